@@ -1,0 +1,95 @@
+// physmem/region.hpp — one contiguous mapping on the best page size the machine gives.
+//
+// A Region is the unit the block pool (and the prefaulting allocator) get memory in.
+// It walks the backing ladder (1 GiB -> 2 MiB -> THP -> 4 KiB) from the requested rung,
+// optionally reserves the hugetlb pages it needs (root only; given back on destruction),
+// prefaults and mlocks, and reports the backing it actually obtained, verified from
+// /proc/self/smaps rather than assumed.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "physmem/backing.hpp"
+
+namespace physmem {
+
+class HugePageReservation;
+
+// Thrown when a rung was demanded with `strict_backing` and the machine cannot give it.
+class backing_unavailable : public std::runtime_error {
+  public:
+    using std::runtime_error::runtime_error;
+};
+
+struct RegionOptions {
+    std::size_t bytes = 0;            // rounded up to the page size of the rung obtained
+    std::size_t alignment = 4096;     // power of two; the start is aligned to it
+    Backing backing = Backing::best;  // first rung tried
+    bool strict_backing = false;      // true: that rung or backing_unavailable
+    bool prefault = false;            // populate page tables now (MADV_POPULATE_WRITE)
+    bool lock = false;                // mlock; failure is an error (see RLIMIT_MEMLOCK)
+    bool reserve_huge_pages = false;  // root only: raise nr_hugepages for a hugetlb rung
+};
+
+// What the kernel says backs a region (from /proc/self/smaps).
+struct BackingReport {
+    Backing backing = Backing::page_4k;  // rung obtained (thp counts only if huge_bytes > 0
+                                         // once touched; see `verified`)
+    std::size_t kernel_page_size = 0;    // smaps KernelPageSize, bytes
+    std::size_t huge_bytes = 0;          // bytes on huge pages (AnonHugePages or hugetlb)
+    std::size_t resident_bytes = 0;      // Rss (hugetlb: pages mapped)
+    bool verified = false;               // smaps entry found and consistent with `backing`
+};
+
+class Region {
+  public:
+    // Maps memory as described; throws std::bad_alloc when no rung can give `bytes`,
+    // backing_unavailable when `strict_backing` and the rung is unavailable,
+    // std::invalid_argument for a zero size or a bad alignment, std::system_error when
+    // `lock` is asked and mlock fails.
+    explicit Region(const RegionOptions& options);
+    ~Region();
+    Region(Region&& other) noexcept;
+    Region& operator=(Region&& other) noexcept;
+    Region(const Region&) = delete;
+    Region& operator=(const Region&) = delete;
+
+    std::byte* data() const noexcept { return base_; }
+    std::size_t size() const noexcept { return bytes_; }
+    Backing backing() const noexcept { return backing_; }
+    std::size_t page_size() const noexcept { return page_size_of(backing_); }
+    std::size_t prefaulted_bytes() const noexcept { return prefaulted_; }
+    bool locked() const noexcept { return locked_; }
+    bool contains(const void* p) const noexcept {
+        auto* b = static_cast<const std::byte*>(p);
+        return b >= base_ && b < base_ + bytes_;
+    }
+    // Huge pages this region reserved (nr_hugepages raised by it), 0 if none.
+    std::size_t reserved_huge_pages() const noexcept;
+    // Why higher rungs were skipped, one line each (empty when the first rung worked).
+    const std::vector<std::string>& notes() const noexcept { return notes_; }
+
+    // Reads /proc/self/smaps now. For THP, huge_bytes counts only touched memory.
+    BackingReport verify() const;
+
+  private:
+    void map_with_ladder(const RegionOptions& o);
+    bool try_rung(Backing rung, const RegionOptions& o);
+    void release() noexcept;
+
+    std::byte* base_ = nullptr;
+    std::size_t bytes_ = 0;        // usable bytes from base_
+    std::byte* map_base_ = nullptr;  // what to munmap
+    std::size_t map_bytes_ = 0;
+    Backing backing_ = Backing::page_4k;
+    std::size_t prefaulted_ = 0;
+    bool locked_ = false;
+    std::unique_ptr<HugePageReservation> reservation_;
+    std::vector<std::string> notes_;
+};
+
+}  // namespace physmem

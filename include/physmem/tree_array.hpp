@@ -1,0 +1,308 @@
+// physmem/tree_array.hpp — an array laid across pool blocks as a tree walked in software.
+//
+// Leaves are pool blocks holding elements; inner blocks hold pointers to the level below,
+// like a page table. No part of the array needs more contiguous memory than one block.
+//
+//   physmem::BlockPool pool({.block_size = 64 << 10, .capacity = 1ull << 30});
+//   physmem::TreeArray<int> a(1'000'000, pool);   // depth 2: 245 leaves under one root
+//   a[12] = 7;                                     // a software page walk
+//   for (int& x : a) ...                           // iterator: walks once per leaf
+//   physmem::for_each_segment(a, [](std::span<int> s) { ... });  // plain loops per leaf
+//
+// Costs: operator[] is depth-1 dependent loads plus the element (the inner blocks of a
+// scan stay in cache). The level loop reads the depth from the object: it is not a chain
+// of depth tests. For a walk with the depth fixed at compile time, dispatch once with
+// physmem::with_fixed_depth (segments.hpp). Iterators cache the current leaf and walk
+// only when they cross into another leaf.
+//
+// Copying makes a deep copy in the same pool; moving is O(1) and leaves the source empty.
+// Elements are value-initialised. Every block comes from the pool: when the pool runs
+// out, std::bad_alloc is thrown and the array is left as it was before the call.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <span>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
+#include "physmem/pool.hpp"
+#include "physmem/tree_iterator.hpp"
+#include "physmem/tree_shape.hpp"
+
+namespace physmem {
+
+template <class T>
+class TreeArray {
+    static_assert(!std::is_reference_v<T> && !std::is_const_v<T>, "TreeArray<T>: T must be an object type");
+
+  public:
+    using value_type = T;
+    using size_type = std::size_t;
+    using difference_type = std::ptrdiff_t;
+    using reference = T&;
+    using const_reference = const T&;
+    using iterator = TreeIterator<TreeArray, false>;
+    using const_iterator = TreeIterator<TreeArray, true>;
+
+    // Empty, on the default pool (physmem::default_pool()).
+    TreeArray() : TreeArray(0) {}
+    // n value-initialised elements on `pool` (or the default pool).
+    explicit TreeArray(size_type n) : TreeArray(n, default_pool()) {}
+    TreeArray(size_type n, BlockPool& pool) : pool_(&pool), shape_(make_shape(pool)) { resize(n); }
+    TreeArray(size_type n, const T& value, BlockPool& pool) : pool_(&pool), shape_(make_shape(pool)) {
+        resize(n, value);
+    }
+
+    ~TreeArray() { clear(); }
+
+    TreeArray(const TreeArray& other) : pool_(other.pool_), shape_(other.shape_) { copy_from(other); }
+    TreeArray(TreeArray&& other) noexcept
+        : pool_(other.pool_), shape_(other.shape_), root_(std::exchange(other.root_, nullptr)),
+          size_(std::exchange(other.size_, 0)), leaves_(std::exchange(other.leaves_, 0)),
+          depth_(std::exchange(other.depth_, 0)) {}
+    TreeArray& operator=(const TreeArray& other) {
+        if (this != &other) {
+            TreeArray copy(other);
+            swap(copy);
+        }
+        return *this;
+    }
+    TreeArray& operator=(TreeArray&& other) noexcept {
+        if (this != &other) {
+            TreeArray moved(std::move(other));
+            swap(moved);
+        }
+        return *this;
+    }
+    void swap(TreeArray& o) noexcept {
+        std::swap(pool_, o.pool_);
+        std::swap(shape_, o.shape_);
+        std::swap(root_, o.root_);
+        std::swap(size_, o.size_);
+        std::swap(leaves_, o.leaves_);
+        std::swap(depth_, o.depth_);
+    }
+    friend void swap(TreeArray& a, TreeArray& b) noexcept { a.swap(b); }
+
+    // --- size and shape ---------------------------------------------------------------
+    size_type size() const noexcept { return size_; }
+    bool empty() const noexcept { return size_ == 0; }
+    // Levels of blocks: 0 when empty, 1 when the elements fit one leaf, then as needed.
+    unsigned depth() const noexcept { return depth_; }
+    size_type block_size() const noexcept { return pool_->block_size(); }
+    // Elements per leaf block (a power of two).
+    size_type leaf_length() const noexcept { return shape_.leaf_len(); }
+    // Leaf blocks allocated (= leaves needed for size()).
+    size_type leaf_count() const noexcept { return leaves_; }
+    // Elements the allocated leaves hold without allocating.
+    size_type capacity() const noexcept { return leaves_ << shape_.leaf_shift; }
+    const TreeShape& shape() const noexcept { return shape_; }
+    BlockPool& pool() const noexcept { return *pool_; }
+    // Root block (a leaf when depth() == 1), for fixed-depth views. nullptr when empty.
+    void* root() const noexcept { return root_; }
+
+    // --- element access ---------------------------------------------------------------
+    // pre: i < size(). No bounds check.
+    T& operator[](size_type i) noexcept { return leaf_data(i >> shape_.leaf_shift)[i & shape_.leaf_mask()]; }
+    const T& operator[](size_type i) const noexcept {
+        return leaf_data(i >> shape_.leaf_shift)[i & shape_.leaf_mask()];
+    }
+    T& at(size_type i) { return check(i), (*this)[i]; }
+    const T& at(size_type i) const { return check(i), (*this)[i]; }
+    T& front() noexcept { return (*this)[0]; }
+    const T& front() const noexcept { return (*this)[0]; }
+    T& back() noexcept { return (*this)[size_ - 1]; }
+    const T& back() const noexcept { return (*this)[size_ - 1]; }
+
+    // First element of leaf k: the software page walk, depth-1 dependent loads.
+    // pre: k < leaf_count().
+    T* leaf_data(size_type k) const noexcept {
+        void* node = root_;
+        for (unsigned level = depth_ - 1; level > 0; --level)
+            node = static_cast<void**>(node)[(k >> (shape_.fan_shift * (level - 1))) & shape_.fan_mask()];
+        return static_cast<T*>(node);
+    }
+    // The elements of leaf k that are in use. pre: k < leaf_count().
+    std::span<T> segment(size_type k) noexcept { return {leaf_data(k), segment_length(k)}; }
+    std::span<const T> segment(size_type k) const noexcept { return {leaf_data(k), segment_length(k)}; }
+
+    // --- iteration --------------------------------------------------------------------
+    iterator begin() noexcept { return iterator(this, 0); }
+    iterator end() noexcept { return iterator(this, size_); }
+    const_iterator begin() const noexcept { return const_iterator(this, 0); }
+    const_iterator end() const noexcept { return const_iterator(this, size_); }
+    const_iterator cbegin() const noexcept { return begin(); }
+    const_iterator cend() const noexcept { return end(); }
+
+    // --- modifiers --------------------------------------------------------------------
+    // Grows with value-initialised (or copied) elements, or shrinks (freeing blocks).
+    // Strong guarantee: on std::bad_alloc or an element constructor's exception the
+    // array is unchanged.
+    void resize(size_type n) { resize_with(n, [](T* p, size_type k) { std::uninitialized_value_construct_n(p, k); }); }
+    void resize(size_type n, const T& value) {
+        resize_with(n, [&value](T* p, size_type k) { std::uninitialized_fill_n(p, k, value); });
+    }
+    void clear() noexcept {
+        destroy_range(0, size_);
+        size_ = 0;
+        trim_leaves(0);
+    }
+    void push_back(const T& v) { emplace_back(v); }
+    void push_back(T&& v) { emplace_back(std::move(v)); }
+    template <class... Args>
+    T& emplace_back(Args&&... args) {
+        bool added = size_ == capacity();
+        if (added) add_leaf();
+        T* slot = &(*this)[size_];
+        try {
+            ::new (static_cast<void*>(slot)) T(std::forward<Args>(args)...);
+        } catch (...) {
+            if (added) trim_leaves(leaves_ - 1);
+            throw;
+        }
+        ++size_;
+        return *slot;
+    }
+    // pre: !empty().
+    void pop_back() noexcept {
+        std::destroy_at(&back());
+        --size_;
+        trim_leaves(shape_.leaves_for(size_));
+    }
+
+  private:
+    static TreeShape make_shape(const BlockPool& pool) {
+        if (alignof(T) > pool.block_size()) throw std::invalid_argument("physmem::TreeArray: alignment exceeds block size");
+        return TreeShape::make(pool.block_size(), sizeof(T));
+    }
+    void check(size_type i) const {
+        if (i >= size_) throw std::out_of_range("physmem::TreeArray::at: index " + std::to_string(i) +
+                                                " >= size " + std::to_string(size_));
+    }
+    size_type segment_length(size_type k) const noexcept {
+        return std::min(shape_.leaf_len(), size_ - (k << shape_.leaf_shift));
+    }
+
+    // Calls f(T* first, count) for each leaf-contained run of [lo, hi).
+    template <class F>
+    void for_runs(size_type lo, size_type hi, F&& f) {
+        while (lo < hi) {
+            size_type end = std::min(hi, ((lo >> shape_.leaf_shift) + 1) << shape_.leaf_shift);
+            f(&(*this)[lo], end - lo);
+            lo = end;
+        }
+    }
+    void destroy_range(size_type lo, size_type hi) noexcept {
+        if constexpr (!std::is_trivially_destructible_v<T>)
+            for_runs(lo, hi, [](T* p, size_type k) { std::destroy_n(p, k); });
+    }
+
+    template <class Construct>
+    void resize_with(size_type n, Construct&& construct) {
+        if (n <= size_) {
+            destroy_range(n, size_);
+            size_ = n;
+            trim_leaves(shape_.leaves_for(n));
+            return;
+        }
+        size_type old_leaves = leaves_, done = size_;
+        try {
+            while (leaves_ < shape_.leaves_for(n)) add_leaf();
+            for_runs(size_, n, [&](T* p, size_type k) { construct(p, k); done += k; });
+        } catch (...) {
+            destroy_range(size_, done);
+            trim_leaves(old_leaves);
+            throw;
+        }
+        size_ = n;
+    }
+
+    // Copy-constructs other's elements; both trees have the same shape, so every run
+    // of this tree is one run of the other too.
+    void copy_from(const TreeArray& other) {
+        resize_with(other.size_, [&other, pos = size_type{0}](T* p, size_type k) mutable {
+            std::uninitialized_copy_n(&other[pos], k, p);
+            pos += k;
+        });
+    }
+
+    // Appends leaf number leaves_, with any inner blocks it needs and, when the tree is
+    // full, a new root above the old one. All blocks are taken before anything is
+    // linked, so a bad_alloc leaves the tree unchanged.
+    void add_leaf() {
+        size_type k = leaves_;
+        unsigned depth = depth_ + (k == shape_.leaf_capacity(depth_));
+        unsigned fresh = 1 + (depth > depth_ && depth_ > 0);  // leaf, new root
+        for (unsigned level = 1; level + 1 < depth; ++level)  // inner blocks below the root
+            fresh += (k & ((std::size_t{1} << (shape_.fan_shift * level)) - 1)) == 0;
+        void* blocks[80];
+        unsigned got = 0;
+        try {
+            for (; got < fresh; ++got) blocks[got] = pool_->allocate();
+        } catch (...) {
+            while (got) pool_->deallocate(blocks[--got]);
+            throw;
+        }
+        link_leaf(k, depth, blocks);
+    }
+
+    void link_leaf(size_type k, unsigned depth, void** blocks) noexcept {
+        unsigned used = 0;
+        if (depth_ == 0) {
+            root_ = blocks[used++];
+        } else if (depth > depth_) {
+            void** r = static_cast<void**>(blocks[used++]);
+            r[0] = root_;
+            root_ = r;
+        }
+        depth_ = depth;
+        void** node = static_cast<void**>(root_);
+        for (unsigned level = depth_ - 1; level > 0; --level) {
+            unsigned span = shape_.fan_shift * (level - 1);
+            void*& slot = node[(k >> span) & shape_.fan_mask()];
+            if ((k & ((std::size_t{1} << span) - 1)) == 0) slot = blocks[used++];
+            node = static_cast<void**>(slot);
+        }
+        ++leaves_;
+    }
+
+    // Frees leaves [target, leaves_) and the inner blocks left empty, then lowers the
+    // root while the tree is deeper than the remaining leaves need.
+    void trim_leaves(size_type target) noexcept {
+        while (leaves_ > target) drop_last_leaf();
+        while (depth_ > 1 && leaves_ <= shape_.leaf_capacity(depth_ - 1)) {
+            void* old = root_;
+            root_ = static_cast<void**>(old)[0];
+            pool_->deallocate(old);
+            --depth_;
+        }
+    }
+
+    void drop_last_leaf() noexcept {
+        size_type k = --leaves_;
+        void* path[80];  // path[level]: block at that level on the way to leaf k
+        path[depth_ - 1] = root_;
+        for (unsigned level = depth_ - 1; level > 0; --level)
+            path[level - 1] = static_cast<void**>(path[level])[(k >> (shape_.fan_shift * (level - 1))) & shape_.fan_mask()];
+        for (unsigned level = 0; level + 1 < depth_; ++level)
+            if ((k & ((std::size_t{1} << (shape_.fan_shift * level)) - 1)) == 0) pool_->deallocate(path[level]);
+        if (k == 0) {
+            pool_->deallocate(root_);
+            root_ = nullptr;
+            depth_ = 0;
+        }
+    }
+
+    BlockPool* pool_;
+    TreeShape shape_;
+    void* root_ = nullptr;
+    size_type size_ = 0;
+    size_type leaves_ = 0;
+    unsigned depth_ = 0;
+};
+
+}  // namespace physmem

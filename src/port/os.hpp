@@ -1,0 +1,79 @@
+// src/port/os.hpp — every operating-system call physmem makes, behind one small port.
+//
+// Linux only. Functions return an errno-style int (0 = success) or a value with a
+// documented failure value; none throws. Nothing outside src/port includes <sys/mman.h>,
+// reads /proc or /sys, or calls perf_event_open.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace physmem::os {
+
+// --- memory (memory.cpp) -------------------------------------------------------------
+
+// Anonymous private mapping of `bytes` backed by hugetlb pages of `page_size`
+// (2 MiB or 1 GiB), starting at a multiple of `alignment` (power of two; at least
+// page_size is implied). pre: bytes is a multiple of page_size. nullptr on failure
+// (errno set: ENOMEM when no pages are free). The pages are reserved by the kernel at
+// this call, so touching them later cannot fail.
+void* map_hugetlb(std::size_t bytes, std::size_t page_size, std::size_t alignment) noexcept;
+
+// Anonymous private mapping of at least `bytes`, whose usable start is aligned to
+// `alignment` (power of two). Over-maps and trims the excess. nullptr on failure.
+void* map_aligned(std::size_t bytes, std::size_t alignment) noexcept;
+
+// munmap. pre: [p, p+bytes) was mapped by this port.
+int unmap(void* p, std::size_t bytes) noexcept;
+
+// madvise(MADV_HUGEPAGE) when `huge`, else madvise(MADV_NOHUGEPAGE).
+int advise_huge(void* p, std::size_t bytes, bool huge) noexcept;
+
+// Make every page of [p, p+bytes) present and writable now: MADV_POPULATE_WRITE
+// (Linux 5.14+), else one write per page. pre: p page-aligned; memory is zero
+// (freshly mapped) or the caller accepts that the fallback writes zero bytes.
+int populate_write(void* p, std::size_t bytes, std::size_t page_size) noexcept;
+
+// MADV_DONTNEED: give the pages back; the range reads as zero afterwards.
+int discard(void* p, std::size_t bytes) noexcept;
+
+int lock(void* p, std::size_t bytes) noexcept;
+int unlock(void* p, std::size_t bytes) noexcept;
+
+std::size_t base_page_size() noexcept;
+
+// --- procfs and sysfs (procfs.cpp) ---------------------------------------------------
+
+// The /proc/self/smaps entry of the mapping that contains `addr`.
+struct SmapsEntry {
+    bool found = false;
+    std::size_t kernel_page_size = 0;  // bytes
+    std::size_t rss = 0;               // bytes
+    std::size_t anon_huge = 0;         // AnonHugePages, bytes
+    std::size_t hugetlb = 0;           // Private_Hugetlb + Shared_Hugetlb, bytes
+    std::size_t locked = 0;            // Locked, bytes
+    bool thp_eligible = false;         // THPeligible: 1
+};
+SmapsEntry smaps_entry(const void* addr) noexcept;
+
+// Physical address of `addr` from /proc/self/pagemap; nullopt when not root, not
+// present, or unreadable.
+std::optional<std::uint64_t> physical_address(const void* addr) noexcept;
+
+// The bracketed word of /sys/kernel/mm/transparent_hugepage/enabled ("always",
+// "madvise", "never"), or "" when THP is absent.
+std::string thp_mode() noexcept;
+
+// hugetlb sysfs counters for `page_size`; -1 when the page size is not supported.
+long hugepages_read(std::size_t page_size, const char* counter) noexcept;
+// Write nr_hugepages for `page_size`. 0 or errno.
+int hugepages_set_total(std::size_t page_size, long total) noexcept;
+
+bool is_root() noexcept;
+
+// --- counters (counters.cpp) ---------------------------------------------------------
+// The public PageFaultCounter (physmem/counters.hpp) is implemented there.
+
+}  // namespace physmem::os

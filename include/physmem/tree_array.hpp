@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <memory>
 #include <new>
 #include <span>
@@ -47,6 +48,8 @@ class TreeArray {
     using const_reference = const T&;
     using iterator = TreeIterator<TreeArray, false>;
     using const_iterator = TreeIterator<TreeArray, true>;
+    using reverse_iterator = std::reverse_iterator<iterator>;
+    using const_reverse_iterator = std::reverse_iterator<const_iterator>;
 
     // Empty, on the default pool (physmem::default_pool()).
     TreeArray() : TreeArray(0) {}
@@ -137,6 +140,10 @@ class TreeArray {
     const_iterator end() const noexcept { return const_iterator(this, size_); }
     const_iterator cbegin() const noexcept { return begin(); }
     const_iterator cend() const noexcept { return end(); }
+    reverse_iterator rbegin() noexcept { return reverse_iterator(end()); }
+    reverse_iterator rend() noexcept { return reverse_iterator(begin()); }
+    const_reverse_iterator rbegin() const noexcept { return const_reverse_iterator(end()); }
+    const_reverse_iterator rend() const noexcept { return const_reverse_iterator(begin()); }
 
     // --- modifiers --------------------------------------------------------------------
     // Grows with value-initialised (or copied) elements, or shrinks (freeing blocks).

@@ -14,13 +14,13 @@
 namespace physmem {
 
 struct BlockPool::Slab {
-    Region region;
-    std::size_t blocks;       // region.size() / block_size
+    Region region;            // may be larger than asked: rounded up to its page size
+    std::size_t blocks;       // asked bytes / block_size: capacity is honoured exactly
     std::size_t bumped = 0;   // blocks [0, bumped) have been handed out at least once
     std::vector<std::uint64_t> in_use;  // one bit per block
 
     Slab(const RegionOptions& o, std::size_t block_size)
-        : region(o), blocks(region.size() / block_size), in_use((blocks + 63) / 64) {}
+        : region(o), blocks(o.bytes / block_size), in_use((blocks + 63) / 64) {}
 
     std::size_t index_of(const void* p, unsigned shift) const noexcept {
         return static_cast<std::size_t>(static_cast<const std::byte*>(p) - region.data()) >> shift;
@@ -72,10 +72,11 @@ void BlockPool::add_region(std::size_t bytes) {
 
 bool BlockPool::grow_locked() noexcept {
     if (!options_.grow || slabs_.empty()) return false;
-    std::size_t next = slabs_.back()->region.size() * 2;
+    std::size_t next = slabs_.back()->blocks * block_size_ * 2;
     if (options_.max_capacity) {
-        if (mapped_ >= options_.max_capacity) return false;
-        next = std::min(next, options_.max_capacity - mapped_);
+        std::size_t have = total_ * block_size_;
+        if (have >= options_.max_capacity) return false;
+        next = std::min(next, options_.max_capacity - have);
         next = next / block_size_ * block_size_;
         if (next == 0) return false;
     }

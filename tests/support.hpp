@@ -10,6 +10,16 @@
 
 namespace physmem_test {
 
+// Under AddressSanitizer every first write to memory also faults in ASan's shadow pages,
+// so page-fault counts say nothing about physmem there.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kShadowFaults = true;
+#else
+inline constexpr bool kShadowFaults = false;
+#endif
+#define PHYSMEM_SKIP_IF_SHADOW_FAULTS() \
+    if (physmem_test::kShadowFaults) GTEST_SKIP() << "AddressSanitizer's shadow memory takes its own page faults"
+
 // A non-trivial element: owns heap memory (so leaks show under ASan), counts live
 // instances, and can be told to throw on the k-th construction.
 struct Tracked {

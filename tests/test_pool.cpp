@@ -72,6 +72,7 @@ TEST(BlockPool, GrowsByAddingRegionsWhenAllowed) {
 }
 
 TEST(BlockPool, PrefaultedPoolTakesNoFaultsOnFirstTouch) {
+    PHYSMEM_SKIP_IF_SHADOW_FAULTS();
     PoolOptions o = pool_options(64 << 10, 32 << 20);
     o.prefault = true;
     BlockPool pool(o);

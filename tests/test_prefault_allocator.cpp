@@ -10,6 +10,7 @@
 
 #include "physmem/counters.hpp"
 #include "physmem/prefault_allocator.hpp"
+#include "support.hpp"
 
 namespace {
 
@@ -29,6 +30,7 @@ TEST(PrefaultAllocator, CounterSeesFaultsOnOrdinaryMemory) {
 }
 
 TEST(PrefaultAllocator, VectorReserveIsBackedBeforeFirstTouch) {
+    PHYSMEM_SKIP_IF_SHADOW_FAULTS();
     std::vector<int, pf<int>> v;
     std::size_t n = 8 << 20;  // 32 MiB
     v.reserve(n);
@@ -41,6 +43,7 @@ TEST(PrefaultAllocator, VectorReserveIsBackedBeforeFirstTouch) {
 }
 
 TEST(PrefaultAllocator, UnorderedMapReserveIsBackedBeforeFirstTouch) {
+    PHYSMEM_SKIP_IF_SHADOW_FAULTS();
     std::size_t n = 200000;
     physmem::prefault_reserve(n * 64);  // the nodes
     std::unordered_map<std::uint64_t, std::uint64_t, std::hash<std::uint64_t>, std::equal_to<>,
@@ -57,6 +60,7 @@ TEST(PrefaultAllocator, UnorderedMapReserveIsBackedBeforeFirstTouch) {
 }
 
 TEST(PrefaultAllocator, MapNodesComeFromPrefaultedMemory) {
+    PHYSMEM_SKIP_IF_SHADOW_FAULTS();
     std::size_t n = 100000;
     physmem::prefault_reserve(n * 64);
     std::map<int, int, std::less<>, pf<std::pair<const int, int>>> m;

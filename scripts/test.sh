@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# scripts/test.sh — set up, then run every test:
+#   1. the GoogleTest suite (Release), huge-page tests serially;
+#   2. the same suite under AddressSanitizer + UndefinedBehaviorSanitizer;
+#   3. install into a scratch prefix and build a consumer with find_package and pkg-config;
+#   4. smoke runs of the demo and the benchmark, so they never rot.
+#
+# As root, the backing tests reserve the huge pages they need (1 x 1 GiB, a few 2 MiB)
+# and give them back; nr_hugepages is also restored here on exit, whatever happens.
+# PHYSMEM_TEST_RESERVE_HUGE_PAGES=0 turns that off (those tests then skip).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root="$(pwd)"
+
+hp2m=/proc/sys/vm/nr_hugepages
+hp1g=/sys/kernel/mm/hugepages/hugepages-1048576kB/nr_hugepages
+if [[ $(id -u) -eq 0 && "${PHYSMEM_TEST_RESERVE_HUGE_PAGES:-1}" == 1 ]]; then
+  export PHYSMEM_TEST_RESERVE_HUGE_PAGES=1
+  saved2m=$(cat $hp2m); saved1g=$(cat $hp1g 2>/dev/null || echo "")
+  restore() {
+    echo "$saved2m" > $hp2m || true
+    [[ -n "$saved1g" ]] && { echo "$saved1g" > $hp1g || true; }
+    echo "test: nr_hugepages now 2 MiB: $(cat $hp2m), 1 GiB: $(cat $hp1g 2>/dev/null || echo n/a) (restored)"
+  }
+  trap restore EXIT
+  echo "test: huge-page tests will reserve pages (2 MiB: $saved2m, 1 GiB: ${saved1g:-n/a} now); restored afterwards"
+else
+  export PHYSMEM_TEST_RESERVE_HUGE_PAGES=0
+fi
+
+HUGE_TESTS='BackingRung|OneGigPage'
+log="$(mktemp)"
+# ctest, with its output kept in $log for the closing count.
+run_ctest() { ctest --output-on-failure "$@" 2>&1 | tee -a "$log"; return "${PIPESTATUS[0]}"; }
+
+echo "== 1. unit tests (Release)"
+scripts/setup.sh build
+(cd build && run_ctest -j2 -E "$HUGE_TESTS" && run_ctest -R "$HUGE_TESTS")
+
+echo "== 2. unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+scripts/setup.sh build-san -DCMAKE_BUILD_TYPE=Debug -DPHYSMEM_SANITIZE=address,undefined -DPHYSMEM_BUILD_BENCH=OFF
+(cd build-san && PHYSMEM_TEST_RESERVE_HUGE_PAGES=0 run_ctest -j2)
+
+echo "== 3. install, then build a consumer with find_package(physmem) and with pkg-config"
+prefix="$(mktemp -d)"; consumer="$(mktemp -d)"
+cmake --install build --prefix "$prefix" >/dev/null
+cmake -S examples/consumer -B "$consumer/cmake" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake --build "$consumer/cmake" >/dev/null
+"$consumer/cmake/physmem_consumer"
+PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib/x86_64-linux-gnu/pkgconfig" \
+  bash -c 'g++ examples/consumer/main.cpp -o "$0/pc_consumer" $(pkg-config --cflags --libs --static physmem)' "$consumer"
+"$consumer/pc_consumer"
+rm -rf "$prefix" "$consumer"
+
+echo "== 4. smoke runs"
+build/examples/physmem_demo --elements 1M --capacity 64M
+build/bench/physmem_scan_bench --smoke
+# One closing line over every ctest run above (skipped tests are not counted as passed).
+total=$(grep -oE 'tests failed out of [0-9]+' "$log" | awk '{s += $5} END {print s + 0}')
+failed=$(grep -oE '[0-9]+ tests failed out of' "$log" | awk '{s += $1} END {print s + 0}')
+skipped=$(grep -cE '\(Skipped\)$' "$log" || true)
+rm -f "$log"
+echo "test: all stages passed (install, consumer and smoke stages included)"
+echo "physmem: $((total - failed - skipped)) passed, $failed failed, $skipped skipped"

@@ -229,3 +229,22 @@ TEST(BlockPool, DefaultPoolServesBlocks) {
 }
 
 }  // namespace
+
+namespace {
+
+// smaps entries of neighbouring mappings can merge; each Region must be reported alone.
+TEST(Region, VerifyDescribesThisRegionOnlyNotItsNeighbours) {
+    physmem::RegionOptions o{.bytes = 8 << 20, .alignment = 2 << 20, .backing = Backing::thp, .strict_backing = true};
+    try {
+        physmem::Region touched(o), untouched(o);
+        std::memset(touched.data(), 1, touched.size());
+        EXPECT_GT(touched.verify().huge_bytes, 0u);
+        EXPECT_LE(touched.verify().resident_bytes, touched.size());
+        EXPECT_EQ(untouched.verify().resident_bytes, 0u);
+        EXPECT_FALSE(untouched.verify().verified) << "untouched THP region reported as on huge pages";
+    } catch (const physmem::backing_unavailable& e) {
+        GTEST_SKIP() << e.what();
+    }
+}
+
+}  // namespace

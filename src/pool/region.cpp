@@ -107,7 +107,8 @@ Region::~Region() { release(); }
 void Region::release() noexcept {
     if (map_base_) {
         if (locked_) os::unlock(base_, bytes_);
-        os::unmap(map_base_, map_bytes_);
+        if (backing_ == Backing::page_1g || backing_ == Backing::page_2m) os::unmap(map_base_, map_bytes_);
+        else os::unmap_aligned(map_base_, map_bytes_);
     }
     map_base_ = base_ = nullptr;
     map_bytes_ = bytes_ = 0;

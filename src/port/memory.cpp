@@ -47,18 +47,24 @@ void* map_hugetlb(std::size_t bytes, std::size_t page_size, std::size_t alignmen
 void* map_aligned(std::size_t bytes, std::size_t alignment) noexcept {
     std::size_t page = base_page_size();
     if (alignment < page) alignment = page;
-    std::size_t extra = alignment - page;
+    std::size_t extra = alignment - page + 2 * page;  // slack for alignment, two guards
     if (bytes + extra < bytes) { errno = ENOMEM; return nullptr; }
     void* raw = ::mmap(nullptr, bytes + extra, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (raw == MAP_FAILED) return nullptr;
     auto start = reinterpret_cast<std::uintptr_t>(raw);
-    auto aligned = (start + alignment - 1) & ~(std::uintptr_t{alignment} - 1);
-    std::size_t head = aligned - start;
-    std::size_t tail = extra - head;
-    if (head) ::munmap(raw, head);
-    if (tail) ::munmap(reinterpret_cast<void*>(aligned + bytes), tail);
+    auto aligned = (start + page + alignment - 1) & ~(std::uintptr_t{alignment} - 1);
+    std::uintptr_t lo = aligned - page, hi = aligned + bytes + page, end = start + bytes + extra;
+    if (lo > start) ::munmap(raw, lo - start);
+    if (end > hi) ::munmap(reinterpret_cast<void*>(hi), end - hi);
+    ::mprotect(reinterpret_cast<void*>(lo), page, PROT_NONE);
+    ::mprotect(reinterpret_cast<void*>(aligned + bytes), page, PROT_NONE);
     return reinterpret_cast<void*>(aligned);
+}
+
+int unmap_aligned(void* p, std::size_t bytes) noexcept {
+    std::size_t page = base_page_size();
+    return unmap(static_cast<char*>(p) - page, bytes + 2 * page);
 }
 
 int unmap(void* p, std::size_t bytes) noexcept {

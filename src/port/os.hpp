@@ -21,9 +21,14 @@ namespace physmem::os {
 // this call, so touching them later cannot fail.
 void* map_hugetlb(std::size_t bytes, std::size_t page_size, std::size_t alignment) noexcept;
 
-// Anonymous private mapping of at least `bytes`, whose usable start is aligned to
-// `alignment` (power of two). Over-maps and trims the excess. nullptr on failure.
+// Anonymous private mapping of `bytes` (a multiple of the base page), whose start is
+// aligned to `alignment` (power of two). Over-maps and trims the excess. One PROT_NONE
+// guard page sits on each side, so the kernel never merges the mapping with a
+// neighbour and its /proc/self/smaps entry describes it alone. nullptr on failure.
+// Release with unmap_aligned.
 void* map_aligned(std::size_t bytes, std::size_t alignment) noexcept;
+// pre: p, bytes as returned by and passed to map_aligned. Unmaps the guards too.
+int unmap_aligned(void* p, std::size_t bytes) noexcept;
 
 // munmap. pre: [p, p+bytes) was mapped by this port.
 int unmap(void* p, std::size_t bytes) noexcept;

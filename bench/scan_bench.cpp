@@ -443,18 +443,6 @@ struct RunInfo {
     std::vector<std::string> notes;
 };
 
-// Region::verify() reads the smaps entry (the VMA) that holds the region. The kernel
-// merges adjacent anonymous mappings with equal flags (the pool's region and the flat
-// one, both THP, usually are), and then that entry covers both: say so next to the counts.
-void note_merged_vma(std::vector<std::string>& notes, const char* who, const physmem::BackingReport& r,
-                     std::size_t mapped) {
-    if (r.resident_bytes <= mapped) return;
-    notes.push_back(std::string(who) + ": its smaps entry has " + physmem::format_size(r.resident_bytes) +
-                    " resident, more than the " + physmem::format_size(mapped) +
-                    " it mapped: the kernel merged it with an adjacent mapping, so the counts cover both" +
-                    (r.huge_bytes == r.resident_bytes ? " (all of it on huge pages)" : ""));
-}
-
 RunInfo describe(const Layouts& l, const Settings& s, const physmem::PageFaultCounter& faults) {
     RunInfo r;
     r.block_size = l.pool->block_size();
@@ -470,8 +458,6 @@ RunInfo describe(const Layouts& l, const Settings& s, const physmem::PageFaultCo
     r.flat_smaps = l.flat->verify();
     r.fault_source = std::string(faults.source());
     r.notes = l.notes;
-    note_merged_vma(r.notes, "pool", r.pool_smaps, l.pool->stats().bytes_mapped);
-    note_merged_vma(r.notes, "contiguous", r.flat_smaps, l.flat->size());
     return r;
 }
 

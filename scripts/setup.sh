@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(cmake ninja-build g++ libgtest-dev pkgconf)
+PACKAGES=(cmake ninja-build g++ libgtest-dev pkgconf nlohmann-json3-dev)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

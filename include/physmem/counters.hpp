@@ -4,7 +4,10 @@
 // physmem counts what it can in software and says which source it used.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
 
 namespace physmem {
@@ -31,5 +34,39 @@ class PageFaultCounter {
 
 // true when a hardware event (CPU cycles) can be counted for this process.
 bool hardware_counters_available() noexcept;
+
+// The events the lab counts around a measured region, software and hardware.
+enum class Event { page_faults, cycles, instructions, dtlb_load_misses, page_walk_cycles };
+inline constexpr std::size_t kEventCount = 5;
+// "page_faults", "cycles", "instructions", "dtlb_load_misses", "page_walk_cycles".
+std::string_view to_string(Event e) noexcept;
+
+// A set of per-thread event counters, each opened independently with perf_event_open
+// (user space only). Events this machine cannot count are reported unavailable with the
+// reason (errno text) instead of failing: on a VM without a PMU only page_faults opens,
+// and page_faults falls back to getrusage when perf is refused. page_walk_cycles is the
+// Intel event DTLB_LOAD_MISSES.WALK_ACTIVE (Skylake and later), so it is unavailable on
+// other CPUs. Read from the thread that created it.
+class EventCounters {
+  public:
+    EventCounters() noexcept;
+    ~EventCounters();
+    EventCounters(const EventCounters&) = delete;
+    EventCounters& operator=(const EventCounters&) = delete;
+
+    using Values = std::array<std::optional<std::uint64_t>, kEventCount>;
+    // Current counts, nullopt for unavailable events. Differences of two reads count
+    // the region between them.
+    Values read() const noexcept;
+    bool available(Event e) const noexcept;
+    // "perf:<event>", "getrusage" or "" when unavailable.
+    std::string_view source(Event e) const noexcept;
+    // Why an event is unavailable ("" when it is available).
+    const std::string& unavailable_reason(Event e) const noexcept;
+
+  private:
+    std::array<int, kEventCount> fd_{};
+    std::array<std::string, kEventCount> why_{};
+};
 
 }  // namespace physmem

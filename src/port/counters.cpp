@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 
 #include "physmem/counters.hpp"
@@ -56,6 +57,88 @@ bool hardware_counters_available() noexcept {
     if (fd < 0) return false;
     ::close(fd);
     return true;
+}
+
+}  // namespace physmem
+
+namespace physmem {
+
+namespace {
+
+struct EventSpec {
+    std::uint32_t type;
+    std::uint64_t config;
+    std::string_view source;
+};
+
+// DTLB_LOAD_MISSES.WALK_ACTIVE on Skylake: event 0x08, umask 0x10, cmask 1.
+constexpr std::uint64_t kWalkActive = 0x08 | (0x10 << 8) | (std::uint64_t{1} << 24);
+constexpr std::uint64_t kDtlbReadMiss = PERF_COUNT_HW_CACHE_DTLB | (PERF_COUNT_HW_CACHE_OP_READ << 8) |
+                                        (PERF_COUNT_HW_CACHE_RESULT_MISS << 16);
+
+constexpr std::array<EventSpec, kEventCount> kEvents{{
+    {PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS, "perf:page-faults"},
+    {PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "perf:cycles"},
+    {PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, "perf:instructions"},
+    {PERF_TYPE_HW_CACHE, kDtlbReadMiss, "perf:dTLB-load-misses"},
+    {PERF_TYPE_RAW, kWalkActive, "perf:dtlb_load_misses.walk_active"},
+}};
+
+bool is_intel() noexcept {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    __asm__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0));
+    return b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e;  // "GenuineIntel"
+}
+
+}  // namespace
+
+std::string_view to_string(Event e) noexcept {
+    constexpr std::array<std::string_view, kEventCount> names{"page_faults", "cycles", "instructions",
+                                                              "dtlb_load_misses", "page_walk_cycles"};
+    return names[static_cast<std::size_t>(e)];
+}
+
+EventCounters::EventCounters() noexcept {
+    for (std::size_t i = 0; i < kEventCount; ++i) {
+        if (kEvents[i].type == PERF_TYPE_RAW && !is_intel()) {
+            fd_[i] = -1;
+            why_[i] = "model-specific event of Intel CPUs; this CPU is not Intel";
+            continue;
+        }
+        fd_[i] = open_event(kEvents[i].type, kEvents[i].config);
+        if (fd_[i] < 0) why_[i] = std::string("perf_event_open: ") + std::strerror(errno);
+    }
+    // Page faults always have a source: getrusage when perf is refused.
+    if (fd_[0] < 0) why_[0].clear();
+}
+
+EventCounters::~EventCounters() {
+    for (int fd : fd_)
+        if (fd >= 0) ::close(fd);
+}
+
+EventCounters::Values EventCounters::read() const noexcept {
+    Values v{};
+    for (std::size_t i = 0; i < kEventCount; ++i) {
+        std::uint64_t x = 0;
+        if (fd_[i] >= 0 && ::read(fd_[i], &x, sizeof x) == static_cast<ssize_t>(sizeof x)) v[i] = x;
+    }
+    if (!v[0]) v[0] = rusage_faults();
+    return v;
+}
+
+bool EventCounters::available(Event e) const noexcept {
+    return e == Event::page_faults || fd_[static_cast<std::size_t>(e)] >= 0;
+}
+
+std::string_view EventCounters::source(Event e) const noexcept {
+    auto i = static_cast<std::size_t>(e);
+    if (fd_[i] >= 0) return kEvents[i].source;
+    return e == Event::page_faults ? "getrusage" : "";
+}
+
+const std::string& EventCounters::unavailable_reason(Event e) const noexcept {
+    return why_[static_cast<std::size_t>(e)];
 }
 
 }  // namespace physmem

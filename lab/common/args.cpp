@@ -1,0 +1,127 @@
+// lab/common/args.cpp — the command line of every experiment program (PROTOCOL.md).
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+
+#include "physmem/options.hpp"
+#include "settings.hpp"
+
+namespace lab {
+
+namespace {
+
+constexpr std::string_view kKindNames[] = {"array", "tree-index", "tree-iter", "tree-seg", "malloc", "pool"};
+
+std::string usage(const ProgramSpec& spec) {
+    std::string u = "usage: " + spec.name +
+                    " --variant KIND-BACKING --size BYTES [--block-size B] [--reps R] [--warmup W]\n"
+                    "       [--min-rep-ms MS] [--seed S] [--param KEY=VALUE]...\n       " +
+                    spec.name + " --probe | --list | --help\n  kinds:";
+    for (Kind k : spec.kinds) u += " " + std::string(to_string(k));
+    u += "; backings: 4k thp 2m 1g\n";
+    for (const ParamSpec& p : spec.params) u += "  --param " + p.name + "=... " + p.help + " (default " + p.default_value + ")\n";
+    return u;
+}
+
+std::size_t parse_bytes(const ProgramSpec& spec, std::string_view flag, std::string_view v) {
+    auto n = physmem::parse_size(v);
+    if (!n || *n == 0) usage_error(spec, std::string(flag) + ": '" + std::string(v) + "' is not a positive size (e.g. 64M)");
+    return *n;
+}
+
+template <class N>
+N parse_number(const ProgramSpec& spec, std::string_view flag, std::string_view v, N lo, N hi) {
+    N x{};
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+    if (ec != std::errc{} || end != v.data() + v.size() || x < lo || x > hi)
+        usage_error(spec, std::string(flag) + ": '" + std::string(v) + "' is out of range");
+    return x;
+}
+
+// "tree-seg-1g" -> (tree_seg, page_1g); exits 2 on an unknown or undeclared kind.
+void parse_variant(const ProgramSpec& spec, std::string_view v, Settings& s) {
+    auto dash = v.rfind('-');
+    if (dash == std::string_view::npos) usage_error(spec, "--variant: '" + std::string(v) + "' is not KIND-BACKING");
+    std::string_view kind = v.substr(0, dash), backing = v.substr(dash + 1);
+    auto it = std::find(std::begin(kKindNames), std::end(kKindNames), kind);
+    auto b = physmem::parse_backing(backing);
+    if (it == std::end(kKindNames) || !b || *b == physmem::Backing::best)
+        usage_error(spec, "--variant: '" + std::string(v) + "' is not KIND-BACKING with BACKING one of 4k thp 2m 1g");
+    s.kind = static_cast<Kind>(it - std::begin(kKindNames));
+    if (std::find(spec.kinds.begin(), spec.kinds.end(), s.kind) == spec.kinds.end())
+        usage_error(spec, "--variant: kind '" + std::string(kind) + "' is not measured by " + spec.experiment);
+    s.backing = *b;
+    s.variant = v;
+}
+
+void parse_param(const ProgramSpec& spec, std::string_view kv, Settings& s) {
+    auto eq = kv.find('=');
+    std::string key(kv.substr(0, eq));
+    auto p = std::find_if(spec.params.begin(), spec.params.end(), [&](const ParamSpec& ps) { return ps.name == key; });
+    if (eq == std::string_view::npos || p == spec.params.end())
+        usage_error(spec, "--param: '" + std::string(kv) + "' is not KEY=VALUE with a known KEY");
+    std::string value(kv.substr(eq + 1));
+    if (!p->choices.empty() && std::find(p->choices.begin(), p->choices.end(), value) == p->choices.end())
+        usage_error(spec, "--param " + key + ": '" + value + "' is not one of the accepted values");
+    s.params[key] = value;
+}
+
+}  // namespace
+
+std::string_view to_string(Kind k) noexcept { return kKindNames[static_cast<int>(k)]; }
+
+void usage_error(const ProgramSpec& spec, const std::string& why) {
+    std::fprintf(stderr, "%s: %s\n%s", spec.name.c_str(), why.c_str(), usage(spec).c_str());
+    std::exit(2);
+}
+
+std::size_t Settings::param_size(const std::string& name) const {
+    auto n = physmem::parse_size(param(name));
+    if (!n) {
+        std::fprintf(stderr, "--param %s: '%s' is not a number\n", name.c_str(), param(name).c_str());
+        std::exit(2);
+    }
+    return *n;
+}
+
+Invocation parse_args(const ProgramSpec& spec, int argc, char** argv) {
+    Invocation inv;
+    Settings& s = inv.settings;
+    s.block_size = spec.default_block_size;
+    for (const ParamSpec& p : spec.params) s.params[p.name] = p.default_value;
+    bool have_variant = false, have_size = false;
+    for (int i = 1; i < argc; ++i) {
+        std::string_view arg = argv[i];
+        std::optional<std::string_view> value;
+        if (auto eq = arg.find('='); arg.starts_with("--") && eq != std::string_view::npos && arg != "--param") {
+            value = arg.substr(eq + 1);
+            arg = arg.substr(0, eq);
+        }
+        auto need = [&]() -> std::string_view {
+            if (value) return *value;
+            if (i + 1 >= argc) usage_error(spec, std::string(arg) + " needs a value");
+            return argv[++i];
+        };
+        if (arg == "--variant") parse_variant(spec, need(), s), have_variant = true;
+        else if (arg == "--size") s.size_bytes = parse_bytes(spec, arg, need()), have_size = true;
+        else if (arg == "--block-size") s.block_size = parse_bytes(spec, arg, need());
+        else if (arg == "--reps") s.reps = parse_number<unsigned>(spec, arg, need(), 1, 1000);
+        else if (arg == "--warmup") s.warmup = parse_number<unsigned>(spec, arg, need(), 0, 100);
+        else if (arg == "--min-rep-ms") s.min_rep_ms = parse_number<unsigned>(spec, arg, need(), 0, 600000);
+        else if (arg == "--seed") s.seed = parse_number<std::uint64_t>(spec, arg, need(), 0, ~std::uint64_t{0});
+        else if (arg == "--param") parse_param(spec, need(), s);
+        else if (arg == "--probe") inv.mode = Invocation::Mode::probe;
+        else if (arg == "--list") inv.mode = Invocation::Mode::list;
+        else if (arg == "--help" || arg == "-h") std::fputs(usage(spec).c_str(), stdout), std::exit(0);
+        else usage_error(spec, "unknown argument '" + std::string(argv[i]) + "'");
+    }
+    if (s.block_size < (4u << 10) || s.block_size > (std::size_t{1} << 30) || (s.block_size & (s.block_size - 1)))
+        usage_error(spec, "--block-size: must be a power of two from 4K to 1G");
+    if (inv.mode == Invocation::Mode::run && (!have_variant || !have_size))
+        usage_error(spec, "--variant and --size are required");
+    return inv;
+}
+
+}  // namespace lab

@@ -1,0 +1,157 @@
+// lab/common/context.cpp — buffers on verified backings, timed phases, the record.
+#include "context.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+namespace lab {
+
+namespace {
+
+double now_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::string hex(std::uint64_t v) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
+Json report_json(const std::string& name, physmem::Backing requested, const physmem::BackingReport& r) {
+    // THP is only "obtained" when the kernel actually gave huge pages.
+    bool thp_missing = r.backing == physmem::Backing::thp && r.huge_bytes == 0;
+    return Json{{"name", name},
+                {"requested", physmem::to_string(requested)},
+                {"obtained", thp_missing ? "4k" : std::string(physmem::to_string(r.backing))},
+                {"kernel_page_size", r.kernel_page_size},
+                {"huge_bytes", r.huge_bytes},
+                {"resident_bytes", r.resident_bytes},
+                {"verified", r.verified && !thp_missing}};
+}
+
+}  // namespace
+
+Context::Context(const ProgramSpec& spec, const Settings& settings)
+    : spec_(spec), settings_(settings), created_s_(now_s()) {
+    record_ = Json{{"schema", "physmem.lab.record/1"},
+                   {"experiment", spec.experiment},
+                   {"variant", settings.variant},
+                   {"kind", to_string(settings.kind)},
+                   {"backing_requested", physmem::to_string(settings.backing)},
+                   {"size_bytes", settings.size_bytes},
+                   {"elements", 0},
+                   {"unit", spec.unit},
+                   {"params", Json::object()},
+                   {"tree", nullptr}};
+    for (const auto& [k, v] : settings.params) record_["params"][k] = v;
+    if (settings.is_tree() || settings.kind == Kind::pool) record_["params"]["block_size"] = settings.block_size;
+    record_["notes"] = Json::array();
+}
+
+Context::~Context() = default;
+
+void* Context::map_array(const std::string& name, std::size_t bytes, physmem::Backing backing) {
+    auto r = std::make_unique<physmem::Region>(physmem::RegionOptions{
+        .bytes = std::max<std::size_t>(bytes, 1), .alignment = 4096, .backing = backing, .strict_backing = true});
+    void* p = r->data();
+    regions_.emplace_back(name, std::move(r));
+    return p;
+}
+
+physmem::BlockPool& Context::pool(const std::string& name, std::size_t bytes) {
+    std::size_t bs = settings_.block_size;
+    std::size_t blocks = std::max<std::size_t>((bytes + bs - 1) / bs, 1);
+    auto p = std::make_unique<physmem::BlockPool>(physmem::PoolOptions{
+        .block_size = bs, .capacity = blocks * bs, .backing = settings_.backing, .strict_backing = true});
+    pools_.emplace_back(name, std::move(p));
+    return *pools_.back().second;
+}
+
+Timing Context::measure(std::uint64_t ops_per_pass, const std::function<std::uint64_t()>& pass,
+                        std::function<void()> reset) {
+    if (setup_s_ < 0) setup_s_ = now_s() - created_s_;
+    MeasureOptions o{settings_.reps, settings_.warmup, settings_.min_rep_ms, std::move(reset)};
+    Timing t = lab::measure(pass, ops_per_pass, o, counters_);
+    Json fields = timing_json(t);
+    for (auto& [k, v] : fields.items()) record_[k] = v;
+    return t;
+}
+
+Timing Context::measure_phase(const std::string& name, std::uint64_t ops_per_pass,
+                              const std::function<std::uint64_t()>& pass, std::function<void()> reset) {
+    if (setup_s_ < 0) setup_s_ = now_s() - created_s_;
+    MeasureOptions o{settings_.reps, settings_.warmup, settings_.min_rep_ms, std::move(reset)};
+    Timing t = lab::measure(pass, ops_per_pass, o, counters_);
+    record_["phases"][name] = timing_json(t);
+    return t;
+}
+
+Json Context::timing_json(const Timing& t) const {
+    std::vector<double> v = t.ns_per_op;
+    std::sort(v.begin(), v.end());
+    double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    Json counters = Json::object(), unavailable = Json::object();
+    for (std::size_t e = 0; e < physmem::kEventCount; ++e) {
+        auto ev = static_cast<physmem::Event>(e);
+        std::string key(physmem::to_string(ev));
+        if (counters_.available(ev) && t.counters[e].size() == t.ns_per_op.size())
+            counters[key] = Json{{"source", counters_.source(ev)}, {"per_rep", t.counters[e]}};
+        else {
+            counters[key] = nullptr;
+            unavailable[key] = counters_.unavailable_reason(ev).empty() ? "read failed" : counters_.unavailable_reason(ev);
+        }
+    }
+    counters["unavailable"] = unavailable;
+    return Json{{"reps", t.ns_per_op.size()},
+                {"warmup", settings_.warmup},
+                {"passes_per_rep", t.passes_per_rep},
+                {"ops_per_pass", t.ops_per_pass},
+                {"ns_per_op", t.ns_per_op},
+                {"median_ns", median},
+                {"min_ns", v.front()},
+                {"max_ns", v.back()},
+                {"rel_spread", median > 0 ? (v.back() - v.front()) / median : 0.0},
+                {"counters", counters}};
+}
+
+void Context::set_tree(std::size_t block_size, unsigned depth, std::size_t leaf_elements) {
+    record_["tree"] = Json{{"block_size", block_size}, {"depth", depth}, {"leaf_elements", leaf_elements}};
+}
+
+void Context::checksum(std::uint64_t value) { record_["checksum"] = hex(value); }
+
+void Context::verify(bool ok, const std::string& how) {
+    verified_ = (verify_called_ ? verified_ : true) && ok;
+    verify_called_ = true;
+    std::string prev = record_.contains("verification") ? record_["verification"].get<std::string>() + "; " : "";
+    record_["verification"] = prev + how + (ok ? "" : " [FAILED]");
+}
+
+Json Context::backing_json() const {
+    Json out = Json::array();
+    for (const auto& [name, r] : regions_) out.push_back(report_json(name, settings_.backing, r->verify()));
+    for (const auto& [name, p] : pools_) {
+        auto reports = p->verify_backing();
+        for (std::size_t i = 0; i < reports.size(); ++i)
+            out.push_back(report_json(reports.size() == 1 ? name : name + "#" + std::to_string(i), settings_.backing,
+                                      reports[i]));
+    }
+    return out;
+}
+
+Json Context::finish() {
+    if (!verify_called_) {
+        verified_ = false;
+        record_["verification"] = "the program never checked its result";
+    }
+    record_["verified"] = verified_;
+    if (!record_.contains("checksum")) record_["checksum"] = nullptr;
+    record_["backing"] = backing_json();
+    record_["setup_s"] = std::max(setup_s_, 0.0);
+    record_["program"] = Json{{"name", spec_.name}, {"compiler", "g++ " __VERSION__}, {"flags", PHYSMEM_LAB_FLAGS}};
+    return record_;
+}
+
+}  // namespace lab

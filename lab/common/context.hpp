@@ -1,0 +1,106 @@
+// lab/common/context.hpp — what an experiment program gets to build, measure and report.
+//
+// An experiment's main() declares its ProgramSpec and hands a body to lab::run:
+//
+//   int main(int argc, char** argv) {
+//       return lab::run(spec, argc, argv, [](lab::Context& ctx) {
+//           auto a = ctx.array<std::uint32_t>("data", n);        // strict backing, recorded
+//           ...fill...
+//           ctx.measure(n, [&] { return sum(a); });               // the timed region
+//           ctx.verify(sum(a) == expected, "sum equals the closed form");
+//       });
+//   }
+//
+// run() parses the command line (settings.hpp), answers --probe and --list, maps the
+// exceptions the body throws to PROTOCOL.md's exit codes (backing_unavailable -> 3,
+// bad_alloc -> 4, invalid_argument -> 2), verifies every buffer's backing from smaps
+// after the body, and prints the record. A body that never calls verify() is a bug:
+// the record is printed unverified and the program exits 1.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "measure.hpp"
+#include "physmem/counters.hpp"
+#include "physmem/pool.hpp"
+#include "physmem/region.hpp"
+#include "settings.hpp"
+
+namespace lab {
+
+using Json = nlohmann::ordered_json;
+
+class Context {
+  public:
+    Context(const ProgramSpec& spec, const Settings& settings);
+    ~Context();
+
+    const Settings& settings() const noexcept { return settings_; }
+    const ProgramSpec& spec() const noexcept { return spec_; }
+
+    // A contiguous, zeroed array of n T on the requested backing, strictly (4k refuses
+    // THP with MADV_NOHUGEPAGE). Lives as long as the context. Throws
+    // physmem::backing_unavailable when that page size cannot be had.
+    template <class T>
+    std::span<T> array(const std::string& name, std::size_t n, physmem::Backing backing) {
+        return {static_cast<T*>(map_array(name, n * sizeof(T), backing)), n};
+    }
+    template <class T>
+    std::span<T> array(const std::string& name, std::size_t n) {
+        return array<T>(name, n, settings_.backing);
+    }
+    // A block pool of settings().block_size blocks on the requested backing, strictly,
+    // holding at least `bytes` (rounded up to whole blocks). Lives as long as the
+    // context: destroy what uses it before the body returns.
+    physmem::BlockPool& pool(const std::string& name, std::size_t bytes);
+
+    // The main timed region: `pass` does ops_per_pass ops (the unit of the spec) and
+    // returns a value to keep live. Sets the record's top-level timing fields.
+    Timing measure(std::uint64_t ops_per_pass, const std::function<std::uint64_t()>& pass,
+                   std::function<void()> reset = {});
+    // An extra timed phase reported under "phases": {name: {...}}.
+    Timing measure_phase(const std::string& name, std::uint64_t ops_per_pass,
+                         const std::function<std::uint64_t()>& pass, std::function<void()> reset = {});
+
+    // Record fields.
+    void set_elements(std::uint64_t n) { record_["elements"] = n; }
+    void set_tree(std::size_t block_size, unsigned depth, std::size_t leaf_elements);
+    void set_param(const std::string& key, Json value) { record_["params"][key] = std::move(value); }
+    void note(const std::string& text) { record_["notes"].push_back(text); }
+    void checksum(std::uint64_t value);
+    // ok: the result matched its reference; how: what was compared, in words.
+    void verify(bool ok, const std::string& how);
+
+    // Called by run(): backing reports, then the whole record.
+    Json finish();
+    bool verified() const noexcept { return verified_; }
+
+  private:
+    void* map_array(const std::string& name, std::size_t bytes, physmem::Backing backing);
+    Json timing_json(const Timing& t) const;
+    Json backing_json() const;
+
+    const ProgramSpec& spec_;
+    const Settings& settings_;
+    Json record_;
+    physmem::EventCounters counters_;
+    std::vector<std::pair<std::string, std::unique_ptr<physmem::Region>>> regions_;
+    std::vector<std::pair<std::string, std::unique_ptr<physmem::BlockPool>>> pools_;
+    double created_s_ = 0;
+    double setup_s_ = -1;
+    bool verify_called_ = false;
+    bool verified_ = false;
+};
+
+// Parses argv, runs body on a fresh Context, prints the record; returns the exit code.
+int run(const ProgramSpec& spec, int argc, char** argv, const std::function<void(Context&)>& body);
+
+}  // namespace lab

@@ -1,0 +1,53 @@
+// lab/common/measure.cpp — warm-up, calibration and timed repetitions.
+#include "measure.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace lab {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Passes per repetition so that one lasts at least min_ms, from one timed pass.
+unsigned calibrate(const std::function<std::uint64_t()>& pass, double min_ms, std::uint64_t& result) {
+    auto t0 = Clock::now();
+    result ^= pass();
+    double ms = seconds_since(t0) * 1e3;
+    if (ms >= min_ms) return 1;
+    double want = min_ms / std::max(ms, 1e-6);
+    return static_cast<unsigned>(std::clamp(std::ceil(want), 1.0, 1e7));
+}
+
+}  // namespace
+
+Timing measure(const std::function<std::uint64_t()>& pass, std::uint64_t ops_per_pass, const MeasureOptions& o,
+               const physmem::EventCounters& counters) {
+    Timing t;
+    t.ops_per_pass = ops_per_pass;
+    t.counters.resize(physmem::kEventCount);
+    for (unsigned i = 0; i < o.warmup; ++i) {
+        if (o.reset) o.reset();
+        t.result ^= pass();
+    }
+    if (!o.reset) t.passes_per_rep = calibrate(pass, o.min_rep_ms, t.result);
+    for (unsigned r = 0; r < o.reps; ++r) {
+        if (o.reset) o.reset();
+        auto before = counters.read();
+        auto t0 = Clock::now();
+        for (unsigned p = 0; p < t.passes_per_rep; ++p) t.result ^= pass();
+        double s = seconds_since(t0);
+        auto after = counters.read();
+        t.ns_per_op.push_back(s * 1e9 / (static_cast<double>(ops_per_pass) * t.passes_per_rep));
+        for (std::size_t e = 0; e < physmem::kEventCount; ++e)
+            if (before[e] && after[e]) t.counters[e].push_back(*after[e] - *before[e]);
+    }
+    sink(t.result);
+    return t;
+}
+
+}  // namespace lab

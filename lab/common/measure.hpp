@@ -1,0 +1,46 @@
+// lab/common/measure.hpp — timing a measured region: warm-up, repetitions, counters.
+//
+// Only the pass itself is timed (a steady clock read before and after), as the seed
+// paper's regions of interest: set-up and verification stay outside. Each repetition
+// runs the pass `passes` times so that it lasts at least min_rep_ms; the result is
+// nanoseconds per op (ops = ops_per_pass * passes) for each repetition, with the
+// software and hardware counters counted over the same timed region.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "physmem/counters.hpp"
+
+namespace lab {
+
+// Keeps a value alive so the compiler cannot drop the work that produced it.
+inline void sink(std::uint64_t v) noexcept { asm volatile("" : : "r"(v) : "memory"); }
+
+// What one measured phase gave.
+struct Timing {
+    std::vector<double> ns_per_op;  // one per repetition
+    unsigned passes_per_rep = 1;
+    std::uint64_t ops_per_pass = 0;
+    // Per event (physmem::Event order), one delta per repetition; empty if unavailable.
+    std::vector<std::vector<std::uint64_t>> counters;
+    std::uint64_t result = 0;  // XOR of every pass's return value (kept live)
+};
+
+struct MeasureOptions {
+    unsigned reps = 5;
+    unsigned warmup = 1;
+    double min_rep_ms = 50;
+    // Called, untimed, before every pass when set (e.g. rebuilding a structure the pass
+    // consumes). With a reset, every repetition is exactly one pass.
+    std::function<void()> reset;
+};
+
+// Runs `pass` (returns a value to keep live) warmup times untimed, then `reps` timed
+// repetitions, counting with `counters`. pre: ops_per_pass > 0.
+Timing measure(const std::function<std::uint64_t()>& pass, std::uint64_t ops_per_pass, const MeasureOptions& o,
+               const physmem::EventCounters& counters);
+
+}  // namespace lab

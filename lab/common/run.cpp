@@ -1,0 +1,79 @@
+// lab/common/run.cpp — an experiment program's life: parse, probe/list or run, print.
+#include <cstdio>
+#include <exception>
+#include <new>
+#include <stdexcept>
+
+#include "context.hpp"
+#include "physmem/hugepages.hpp"
+
+namespace lab {
+
+namespace {
+
+// Exit codes, PROTOCOL.md.
+constexpr int kUnverified = 1, kBadArgs = 2, kNoBacking = 3, kNoMemory = 4, kError = 5;
+
+void print(const Json& j) { std::printf("%s\n", j.dump().c_str()); }
+
+// --probe: which counters and huge pages this process can get.
+Json probe(const ProgramSpec& spec) {
+    physmem::EventCounters c;
+    Json counters = Json::object();
+    for (std::size_t e = 0; e < physmem::kEventCount; ++e) {
+        auto ev = static_cast<physmem::Event>(e);
+        counters[std::string(physmem::to_string(ev))] =
+            Json{{"available", c.available(ev)}, {"source", c.source(ev)}, {"reason", c.unavailable_reason(ev)}};
+    }
+    Json huge = Json::object();
+    for (auto [name, size] : {std::pair{"2m", std::size_t{2} << 20}, std::pair{"1g", std::size_t{1} << 30}}) {
+        auto h = physmem::huge_page_counts(size);
+        huge[name] = Json{{"supported", h.supported}, {"total", h.total}, {"free", h.free},
+                          {"available", physmem::available_huge_pages(size)}};
+    }
+    return Json{{"schema", "physmem.lab.probe/1"}, {"program", spec.name}, {"counters", counters},
+                {"hugepages", huge}, {"flags", PHYSMEM_LAB_FLAGS}};
+}
+
+// --list: what the program accepts.
+Json list(const ProgramSpec& spec) {
+    Json kinds = Json::array(), params = Json::array();
+    for (Kind k : spec.kinds) kinds.push_back(to_string(k));
+    for (const ParamSpec& p : spec.params)
+        params.push_back(Json{{"name", p.name}, {"default", p.default_value}, {"choices", p.choices}, {"help", p.help}});
+    return Json{{"schema", "physmem.lab.list/1"}, {"program", spec.name},     {"experiment", spec.experiment},
+                {"unit", spec.unit},              {"kinds", kinds},           {"backings", {"4k", "thp", "2m", "1g"}},
+                {"default_block_size", spec.default_block_size}, {"params", params}};
+}
+
+int fail(const ProgramSpec& spec, int code, const std::string& what) {
+    std::fprintf(stderr, "%s: %s\n", spec.name.c_str(), what.c_str());
+    return code;
+}
+
+}  // namespace
+
+int run(const ProgramSpec& spec, int argc, char** argv, const std::function<void(Context&)>& body) {
+    Invocation inv = parse_args(spec, argc, argv);
+    if (inv.mode == Invocation::Mode::probe) return print(probe(spec)), 0;
+    if (inv.mode == Invocation::Mode::list) return print(list(spec)), 0;
+    try {
+        Context ctx(spec, inv.settings);
+        body(ctx);
+        Json record = ctx.finish();
+        print(record);
+        std::fflush(stdout);
+        if (!ctx.verified()) return fail(spec, kUnverified, "VERIFICATION FAILED: " + record["verification"].get<std::string>());
+        return 0;
+    } catch (const physmem::backing_unavailable& e) {
+        return fail(spec, kNoBacking, std::string("backing unavailable: ") + e.what());
+    } catch (const std::bad_alloc&) {
+        return fail(spec, kNoMemory, "out of memory");
+    } catch (const std::invalid_argument& e) {
+        return fail(spec, kBadArgs, e.what());
+    } catch (const std::exception& e) {
+        return fail(spec, kError, std::string("error: ") + e.what());
+    }
+}
+
+}  // namespace lab

@@ -1,0 +1,77 @@
+// lab/common/settings.hpp — what one run of an experiment program is asked to do.
+//
+// Parsed once from the command line (args.cpp) following lab/PROTOCOL.md. An experiment
+// declares which variant kinds and parameters it accepts in a ProgramSpec; anything
+// else is a usage error (exit 2) naming the argument.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "physmem/backing.hpp"
+
+namespace lab {
+
+// How the measured data is laid out: see PROTOCOL.md, "--variant".
+enum class Kind { array, tree_index, tree_iter, tree_seg, malloc, pool };
+
+// "array", "tree-index", "tree-iter", "tree-seg", "malloc", "pool".
+std::string_view to_string(Kind k) noexcept;
+
+// One program-specific parameter: --param name=value, with its default and the values
+// it accepts ("" in `choices` accepts any value the program parses itself).
+struct ParamSpec {
+    std::string name;
+    std::string default_value;
+    std::vector<std::string> choices;
+    std::string help;
+};
+
+// What an experiment program accepts. Declared once in each program's main().
+struct ProgramSpec {
+    std::string name;        // e.g. "physmem_lab_scan"
+    std::string experiment;  // e.g. "scan"
+    std::string unit;        // what one op is: "element", "update", "step", ...
+    std::vector<Kind> kinds;
+    std::size_t default_block_size = 64 << 10;
+    std::vector<ParamSpec> params;
+};
+
+struct Settings {
+    Kind kind = Kind::array;
+    physmem::Backing backing = physmem::Backing::page_4k;  // never `best`
+    std::string variant;       // as given, e.g. "tree-seg-1g"
+    std::size_t size_bytes = 0;
+    std::size_t block_size = 0;
+    unsigned reps = 5;
+    unsigned warmup = 1;
+    double min_rep_ms = 50;
+    std::uint64_t seed = 42;
+    std::map<std::string, std::string> params;  // every declared param, defaults filled in
+
+    const std::string& param(const std::string& name) const { return params.at(name); }
+    // The param as an unsigned integer (size suffixes allowed); exits 2 when it is not.
+    std::size_t param_size(const std::string& name) const;
+    bool is_tree() const noexcept {
+        return kind == Kind::tree_index || kind == Kind::tree_iter || kind == Kind::tree_seg;
+    }
+};
+
+// What the command line asked for.
+struct Invocation {
+    enum class Mode { run, probe, list } mode = Mode::run;
+    Settings settings;
+};
+
+// Parses argv against `spec`. Prints usage and exits 0 for --help, exits 2 with a
+// message naming the argument for anything invalid.
+Invocation parse_args(const ProgramSpec& spec, int argc, char** argv);
+
+// Prints a usage-error message and the usage line on stderr, then exits 2.
+[[noreturn]] void usage_error(const ProgramSpec& spec, const std::string& why);
+
+}  // namespace lab

@@ -1,0 +1,114 @@
+// lab/kernels/scan.hpp — the seed paper's Table 2 kernels: sums of 32-bit ints.
+//
+// linear:  every element once, in order.
+// strided: one read per 4 KiB (every 1024th int) down a "column", for `columns` columns
+//          spread evenly over the 1024 offsets of a 4 KiB page (1024 columns read every
+//          element once, as the paper's repeated strided scan does). Each column starts
+//          at offset o and reads o, o + 1024, o + 2048, ... below n.
+//
+// Each kernel exists for a contiguous span and for a TreeArray read three ways:
+// operator[] (a software walk per read), iterators (a walk per leaf crossed) and per-leaf
+// loops (for_each_segment / for_each_strided). Sums are uint64: no overflow below 2^32
+// elements of any value.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "physmem/segments.hpp"
+#include "physmem/tree_array.hpp"
+
+namespace lab::scan {
+
+using Elem = std::uint32_t;
+using Tree = physmem::TreeArray<Elem>;
+inline constexpr std::size_t kStride = 4096 / sizeof(Elem);
+
+// The value stored at index i: varied, so a wrong index changes the sum.
+constexpr Elem value_at(std::size_t i) noexcept { return static_cast<Elem>(i * 2654435761u) >> 7; }
+
+// The first element of each of `columns` columns (pre: 1 <= columns <= kStride), evenly
+// spread over one 4 KiB page.
+inline std::vector<std::size_t> column_offsets(std::size_t columns) {
+    std::vector<std::size_t> out;
+    for (std::size_t j = 0; j < columns; ++j) out.push_back(j * kStride / columns);
+    return out;
+}
+
+// Reads a strided pass makes: the elements of the chosen columns below n.
+inline std::uint64_t strided_reads(std::size_t n, const std::vector<std::size_t>& offsets) {
+    std::uint64_t reads = 0;
+    for (std::size_t o : offsets)
+        if (o < n) reads += (n - o + kStride - 1) / kStride;
+    return reads;
+}
+
+// The expected sum of a pass, from the values written (no array needed).
+inline std::uint64_t expected_linear(std::size_t n) {
+    std::uint64_t s = 0;
+    for (std::size_t i = 0; i < n; ++i) s += value_at(i);
+    return s;
+}
+inline std::uint64_t expected_strided(std::size_t n, const std::vector<std::size_t>& offsets) {
+    std::uint64_t s = 0;
+    for (std::size_t o : offsets)
+        for (std::size_t i = o; i < n; i += kStride) s += value_at(i);
+    return s;
+}
+
+// ---- linear -------------------------------------------------------------------------
+
+inline std::uint64_t linear(std::span<const Elem> a) noexcept {
+    std::uint64_t s = 0;
+    for (Elem x : a) s += x;
+    return s;
+}
+inline std::uint64_t linear_index(const Tree& a) noexcept {
+    std::uint64_t s = 0;
+    for (std::size_t i = 0, n = a.size(); i < n; ++i) s += a[i];
+    return s;
+}
+inline std::uint64_t linear_iter(const Tree& a) noexcept {
+    std::uint64_t s = 0;
+    for (Elem x : a) s += x;
+    return s;
+}
+inline std::uint64_t linear_seg(const Tree& a) noexcept {
+    std::uint64_t s = 0;
+    physmem::for_each_segment(a, [&s](std::span<const Elem> seg) { s += linear(seg); });
+    return s;
+}
+
+// ---- strided ------------------------------------------------------------------------
+
+inline std::uint64_t strided(std::span<const Elem> a, const std::vector<std::size_t>& offsets) noexcept {
+    std::uint64_t s = 0;
+    for (std::size_t o : offsets)
+        for (std::size_t i = o; i < a.size(); i += kStride) s += a[i];
+    return s;
+}
+inline std::uint64_t strided_index(const Tree& a, const std::vector<std::size_t>& offsets) noexcept {
+    std::uint64_t s = 0;
+    for (std::size_t o : offsets)
+        for (std::size_t i = o, n = a.size(); i < n; i += kStride) s += a[i];
+    return s;
+}
+inline std::uint64_t strided_iter(const Tree& a, const std::vector<std::size_t>& offsets) noexcept {
+    std::uint64_t s = 0;
+    for (std::size_t o : offsets) {
+        if (o >= a.size()) continue;
+        auto it = a.begin() + static_cast<std::ptrdiff_t>(o);
+        for (std::size_t i = o, n = a.size(); i < n; i += kStride, it += kStride) s += *it;
+    }
+    return s;
+}
+inline std::uint64_t strided_seg(const Tree& a, const std::vector<std::size_t>& offsets) noexcept {
+    std::uint64_t s = 0;
+    for (std::size_t o : offsets)
+        if (o < a.size()) physmem::for_each_strided(a, o, kStride, [&s](const Elem& x) { s += x; });
+    return s;
+}
+
+}  // namespace lab::scan

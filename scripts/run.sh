@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# scripts/run.sh — the main job: set up, build, and run the default demonstration and
-# the scan benchmark (tree vs contiguous, side by side). Until the lab exists this is
-# physmem's default run. Extra arguments go to the benchmark.
+# scripts/run.sh — the main job: set up, build, run the lab's default suite and write its
+# report (results/report/report.md and report.html), printing the headline table.
+#
+#   scripts/run.sh [physmem bench arguments...]     e.g. --full, --only scan,gups, --no-reserve
+#
+# As root the run reserves the 1 GiB pages its *-1g variants need, says so before it
+# starts, and restores nr_hugepages at the end (--no-reserve: no system change; those
+# points are then skipped and the report says why).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
 
-echo "== physmem_demo: a pool and a tree array, and what the machine gave them"
-build/examples/physmem_demo
-echo
-echo "== physmem_scan_bench: tree / contiguous on the same backing (a benchmark, not a test)"
-build/bench/physmem_scan_bench "$@"
+mkdir -p results
+stamp="$(date -u +%Y%m%dT%H%M%SZ)"
+.venv/bin/physmem bench --suite default -o "results/lab-$stamp.json" --report results/report "$@"
+cp "results/lab-$stamp.json" results/latest.json
+echo "run: results in results/lab-$stamp.json (also results/latest.json); report in results/report/"

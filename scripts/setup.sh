@@ -3,13 +3,14 @@
 #
 #   scripts/setup.sh [BUILD_DIR [CMAKE_ARGS...]]     default BUILD_DIR: build (Release)
 #
-# Installs missing Debian packages with apt-get (root, or sudo), then configures and
+# Installs missing Debian packages with apt-get (root, or sudo), the lab harness (the
+# `physmem` command, python/) into a virtualenv at .venv with pip, then configures and
 # builds with CMake + Ninja. Safe to run again: it installs nothing already present and
-# rebuilds only what changed.
+# rebuilds only what changed. PHYSMEM_SETUP_PYTHON=0 skips the harness.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(cmake ninja-build g++ libgtest-dev pkgconf nlohmann-json3-dev)
+PACKAGES=(cmake ninja-build g++ libgtest-dev pkgconf nlohmann-json3-dev python3-venv)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -20,6 +21,18 @@ if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# The harness: reinstalled only when python/pyproject.toml changes (the stamp holds its hash).
+if [[ "${PHYSMEM_SETUP_PYTHON:-1}" == 1 && -f python/pyproject.toml ]]; then
+  stamp=.venv/.physmem-setup
+  want="$(sha256sum python/pyproject.toml | cut -d' ' -f1)"
+  if [[ ! -x .venv/bin/physmem || "$(cat "$stamp" 2>/dev/null)" != "$want" ]]; then
+    echo "setup: installing the lab harness into .venv (pip)"
+    [[ -x .venv/bin/python ]] || python3 -m venv .venv
+    .venv/bin/pip install -q --disable-pip-version-check -e 'python[test]'
+    echo "$want" > "$stamp"
+  fi
 fi
 
 build_dir="${1:-build}"

@@ -3,7 +3,9 @@
 #   1. the GoogleTest suite (Release), huge-page tests serially;
 #   2. the same suite under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. install into a scratch prefix and build a consumer with find_package and pkg-config;
-#   4. smoke runs of the demo and the benchmark, so they never rot.
+#   4. smoke runs of the demo and the benchmark, so they never rot;
+#   5. the lab harness (pytest): schemas, report, compare, doctor, and `physmem bench
+#      --suite tiny` end to end on the real experiment programs.
 #
 # As root, the backing tests reserve the huge pages they need (1 x 1 GiB, a few 2 MiB)
 # and give them back; nr_hugepages is also restored here on exit, whatever happens.
@@ -55,10 +57,17 @@ rm -rf "$prefix" "$consumer"
 echo "== 4. smoke runs"
 build/examples/physmem_demo --elements 1M --capacity 64M
 build/bench/physmem_scan_bench --smoke
+
+echo "== 5. the lab harness (pytest, end to end on the experiment programs)"
+PHYSMEM_LAB_REQUIRE_BUILD=1 .venv/bin/python -m pytest -q python/tests 2>&1 | tee "$log.py"
+[[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "test: pytest failed"; exit 1; }
+py_passed=$(grep -oE '[0-9]+ passed' "$log.py" | tail -1 | awk '{print $1}')
+py_skipped=$(grep -oE '[0-9]+ skipped' "$log.py" | tail -1 | awk '{print $1}')
+rm -f "$log.py"
 # One closing line over every ctest run above (skipped tests are not counted as passed).
 total=$(grep -oE 'tests failed out of [0-9]+' "$log" | awk '{s += $5} END {print s + 0}')
 failed=$(grep -oE '[0-9]+ tests failed out of' "$log" | awk '{s += $1} END {print s + 0}')
 skipped=$(grep -cE '\(Skipped\)$' "$log" || true)
 rm -f "$log"
 echo "test: all stages passed (install, consumer and smoke stages included)"
-echo "physmem: $((total - failed - skipped)) passed, $failed failed, $skipped skipped"
+echo "physmem: $((total - failed - skipped + ${py_passed:-0})) passed, $failed failed, $((skipped + ${py_skipped:-0})) skipped"

@@ -81,10 +81,18 @@ Timing Context::measure(std::uint64_t ops_per_pass, const std::function<std::uin
 
 Timing Context::measure_phase(const std::string& name, std::uint64_t ops_per_pass,
                               const std::function<std::uint64_t()>& pass, std::function<void()> reset) {
+    return measure_phase(name, ops_per_pass, pass, std::move(reset), settings_.reps, settings_.warmup);
+}
+
+Timing Context::measure_phase(const std::string& name, std::uint64_t ops_per_pass,
+                              const std::function<std::uint64_t()>& pass, std::function<void()> reset, unsigned reps,
+                              unsigned warmup) {
     if (setup_s_ < 0) setup_s_ = now_s() - created_s_;
-    MeasureOptions o{settings_.reps, settings_.warmup, settings_.min_rep_ms, std::move(reset)};
+    MeasureOptions o{reps, warmup, settings_.min_rep_ms, std::move(reset)};
     Timing t = lab::measure(pass, ops_per_pass, o, counters_);
-    record_["phases"][name] = timing_json(t);
+    Json fields = timing_json(t);
+    fields["warmup"] = warmup;
+    record_["phases"][name] = fields;
     return t;
 }
 

@@ -69,6 +69,12 @@ class Context {
     // An extra timed phase reported under "phases": {name: {...}}.
     Timing measure_phase(const std::string& name, std::uint64_t ops_per_pass,
                          const std::function<std::uint64_t()>& pass, std::function<void()> reset = {});
+    // The same with its own repetition counts, for a phase too slow to repeat
+    // settings().reps times (e.g. building a structure of hundreds of MiB node by node).
+    // pre: reps >= 1.
+    Timing measure_phase(const std::string& name, std::uint64_t ops_per_pass,
+                         const std::function<std::uint64_t()>& pass, std::function<void()> reset, unsigned reps,
+                         unsigned warmup);
 
     // Record fields.
     void set_elements(std::uint64_t n) { record_["elements"] = n; }

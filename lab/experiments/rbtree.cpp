@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <malloc.h>
+#include <map>
 #include <string>
 
 #include "context.hpp"
@@ -72,14 +73,20 @@ long long distance(const Node* a, const Node* b) {
     return static_cast<long long>(reinterpret_cast<std::uintptr_t>(b)) - static_cast<long long>(reinterpret_cast<std::uintptr_t>(a));
 }
 
-// Notes on where malloc put the nodes (its mapping's backing, from smaps) and the
-// distance between the nodes of the first two keys inserted.
-void note_malloc_backing(lab::Context& ctx, const Node* a, const Node* b) {
-    std::string line = smaps_line(a);
+// Notes on where malloc put the nodes (its mapping's backing, from smaps), its chunk
+// size, and the commonest distance between nodes of consecutively inserted keys.
+template <class Tree>
+void note_malloc_backing(lab::Context& ctx, const Tree& t, const std::vector<std::uint64_t>& keys) {
+    const Node* first = t.find(keys.front());
+    std::string line = smaps_line(first);
     ctx.note("malloc-4k: node mapping from /proc/self/smaps: " + (line.empty() ? "not found (unverified)" : line));
-    if (a && b)
-        ctx.note("malloc-4k: malloc_usable_size(node) = " + std::to_string(malloc_usable_size(const_cast<Node*>(a))) +
-                 ", distance between the nodes of the first two keys = " + std::to_string(distance(a, b)) + " bytes");
+    std::map<long long, std::size_t> seen;
+    for (std::size_t i = 1; i < std::min<std::size_t>(keys.size(), 1001); ++i) ++seen[distance(t.find(keys[i - 1]), t.find(keys[i]))];
+    if (seen.empty()) return;
+    auto most = std::max_element(seen.begin(), seen.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    ctx.note("malloc-4k: malloc_usable_size(node) = " + std::to_string(malloc_usable_size(const_cast<Node*>(first))) +
+             "; consecutively inserted keys' nodes are " + std::to_string(most->first) + " bytes apart in " +
+             std::to_string(most->second) + " of the first " + std::to_string(std::min<std::size_t>(keys.size(), 1001) - 1) + " pairs");
 }
 
 // Insert phase, invariant check, traversal measure and sum check, on one allocator.
@@ -107,7 +114,7 @@ void run_tree(lab::Context& ctx, Alloc& alloc, const std::vector<std::uint64_t>&
     ctx.checksum(got);
     ctx.verify(got == expected, "in-order sum of key + payload equals the sum over the sorted distinct keys");
     if constexpr (!Alloc::bulk_release)
-        note_malloc_backing(ctx, t.find(keys.front()), keys.size() > 1 ? t.find(keys[1]) : nullptr);
+        note_malloc_backing(ctx, t, keys);
 }
 
 void body(lab::Context& ctx) {

@@ -1,0 +1,289 @@
+"""From records to the numbers a report shows: lookups, ratios with spread, goals.
+
+Contract: every number here is computed from records of a result file; nothing is
+hard-coded except the goal thresholds (:data:`GOALS`). A ratio carries its range
+(best and worst case from the repetitions' min and max) and the reasons to distrust it.
+"""
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+from .units import format_size
+
+G = 1 << 30
+SPREAD_WARN = 0.10       # pyperf-style: warn at a relative spread of 10% or more
+MIN_REPS = 5
+DIMENSION = {"scan": "access", "blackscholes": "layout"}   # params that split a table
+
+
+def timing(rec: dict, phase: Optional[str] = None) -> dict:
+    """The timing fields of a record, or of one of its ``phases``."""
+    return rec["phases"][phase] if phase else rec
+
+
+def obtained(rec: dict) -> str:
+    """The backing actually obtained, e.g. ``1g`` or ``thp+4k`` when mappings differ."""
+    got = sorted({b["obtained"] for b in rec.get("backing", [])})
+    return "+".join(got) or "malloc (no mapping of its own)"
+
+
+def fell_back(rec: dict) -> bool:
+    return any(b["obtained"] != b["requested"] or not b.get("verified", True)
+               for b in rec.get("backing", []))
+
+
+def timed_faults(rec: dict) -> float:
+    pf = (rec.get("counters") or {}).get("page_faults") or {}
+    return sum(pf.get("per_rep") or [])
+
+
+class Records:
+    """Records of one result file, looked up by experiment, variant, size and dimension."""
+
+    def __init__(self, results: dict):
+        self.results = results
+        self.all = results.get("records", [])
+
+    def find(self, exp, variant, size=None, dim=None, block_size=None):
+        """Records matching; the first one when ``size`` is given (None if absent)."""
+        key = DIMENSION.get(exp)
+        out = []
+        for r in self.all:
+            if r["experiment"] != exp or r["variant"] != variant:
+                continue
+            if size is not None and r["size_bytes"] != size:
+                continue
+            if dim is not None and key and str(r["params"].get(key)) != dim:
+                continue
+            if block_size is not None and (r.get("tree") or {}).get("block_size") != block_size:
+                continue
+            out.append(r)
+        return (out[0] if out else None) if size is not None else out
+
+    def sizes(self, exp, dim=None) -> List[int]:
+        return sorted({r["size_bytes"] for r in self.all if r["experiment"] == exp and
+                       (dim is None or str(r["params"].get(DIMENSION.get(exp, ""))) == dim)})
+
+    def dims(self, exp) -> List[str]:
+        key = DIMENSION.get(exp)
+        if not key:
+            return [None]
+        return sorted({str(r["params"].get(key)) for r in self.all if r["experiment"] == exp})
+
+    def skipped_reason(self, exp, variant, size=None) -> Optional[str]:
+        for s in self.results.get("skipped", []) + self.results.get("errors", []):
+            if s["experiment"] == exp and s["variant"] == variant and (
+                    size is None or s["size_bytes"] == size):
+                return f"{variant} {format_size(s['size_bytes'])}: {s['reason']}"
+        return None
+
+
+@dataclass
+class Ratio:
+    """num / den of median ns per op, with the range min/max and max/min."""
+    num: dict
+    den: dict
+    phase: Optional[str] = None
+
+    @property
+    def value(self) -> float:
+        return timing(self.num, self.phase)["median_ns"] / timing(self.den, self.phase)["median_ns"]
+
+    @property
+    def lo(self) -> float:
+        return timing(self.num, self.phase)["min_ns"] / timing(self.den, self.phase)["max_ns"]
+
+    @property
+    def hi(self) -> float:
+        return timing(self.num, self.phase)["max_ns"] / timing(self.den, self.phase)["min_ns"]
+
+    def spreads(self):
+        return (timing(self.num, self.phase)["rel_spread"], timing(self.den, self.phase)["rel_spread"])
+
+    def doubts(self) -> List[str]:
+        """Reasons to distrust this ratio (empty when none)."""
+        out = []
+        for side, r in (("tree", self.num), ("baseline", self.den)):
+            t = timing(r, self.phase)
+            if fell_back(r):
+                out.append(f"{r['variant']} got backing {obtained(r)}, asked {r['backing_requested']}")
+            if t["rel_spread"] >= SPREAD_WARN:
+                out.append(f"{r['variant']} spread {t['rel_spread']:.0%}")
+            if t["reps"] < MIN_REPS:
+                out.append(f"{r['variant']} only {t['reps']} reps")
+            if timed_faults(r) > 0 and not self.phase:
+                out.append(f"{r['variant']} took {timed_faults(r):.0f} page faults while timed")
+        return out
+
+    def cell(self) -> str:
+        """``0.95x [0.90-1.02]``, with ``!`` when a backing fell back and ``~`` when the
+        spread is 10% or more."""
+        marks = ("!" if fell_back(self.num) or fell_back(self.den) else "") + (
+            "~" if max(self.spreads()) >= SPREAD_WARN else "")
+        return f"{self.value:.2f}x [{self.lo:.2f}-{self.hi:.2f}]{marks}"
+
+
+def ratio(recs: Records, exp, num_variant, den_variant, size, dim=None, phase=None,
+          block_size=None) -> Optional[Ratio]:
+    n = recs.find(exp, num_variant, size, dim, block_size)
+    d = recs.find(exp, den_variant, size, dim)
+    if n is None or d is None or (phase and (phase not in n.get("phases", {}) or
+                                             phase not in d.get("phases", {}))):
+        return None
+    return Ratio(n, d, phase)
+
+
+# ---------------------------------------------------------------- goals
+
+@dataclass
+class Item:
+    what: str
+    ratio: Ratio
+    target: float
+
+    @property
+    def met(self) -> bool:
+        return self.ratio.value <= self.target
+
+
+@dataclass
+class Goal:
+    number: int
+    title: str
+    items: List[Item] = field(default_factory=list)
+    notes: List[str] = field(default_factory=list)      # measured but not judged (e.g. insert)
+    missing: List[str] = field(default_factory=list)    # why something was not measured
+
+    @property
+    def verdict(self) -> str:
+        if not self.items:
+            return "NOT MEASURED"
+        return "MET" if all(i.met for i in self.items) else "MISSED"
+
+    def why(self) -> List[str]:
+        """For a missed goal: what the data says about each missed item."""
+        out = []
+        for i in self.items:
+            if i.met:
+                continue
+            r = i.ratio
+            reasons = r.doubts()
+            if r.lo <= i.target:
+                reasons.append(f"the range [{r.lo:.2f}-{r.hi:.2f}] reaches the target: within noise")
+            else:
+                reasons.append(f"slower than the target even at the best repetition ({r.lo:.2f}x)")
+            out.append(f"{i.what}: {r.value:.2f}x > {i.target:.2f}x; " + "; ".join(reasons))
+        return out
+
+
+GOALS = {
+    1: "tree-seg and tree-iter linear scan <= 1.00x the array on the same backing (largest size)",
+    2: "strided tree-iter and tree-seg on 1g <= 0.80x array-4k at >= 1 GiB",
+    3: "GUPS tree-index-1g <= 0.60x array-4k and <= 1.15x array-1g at >= 1 GiB",
+    4: "red-black tree pool-1g <= 0.50x malloc-4k (traversal; insert noted)",
+    5: "blackscholes tree (per leaf) <= 1.00x the array on the same backing (largest size)",
+}
+
+
+def _largest_common(recs, exp, a, b, dim=None):
+    both = [s for s in recs.sizes(exp, dim) if recs.find(exp, a, s, dim) and recs.find(exp, b, s, dim)]
+    return max(both) if both else None
+
+
+def _missing(goal, recs, exp, variants, size=None):
+    for v in variants:
+        why = recs.skipped_reason(exp, v, size)
+        if why:
+            goal.missing.append(why)
+
+
+def goal1(recs):
+    g = Goal(1, GOALS[1])
+    for b in ("4k", "thp", "2m", "1g"):
+        for k in ("tree-seg", "tree-iter"):
+            s = _largest_common(recs, "scan", f"{k}-{b}", f"array-{b}", "linear")
+            if s:
+                g.items.append(Item(f"linear {k}-{b} / array-{b} at {format_size(s)}",
+                                    ratio(recs, "scan", f"{k}-{b}", f"array-{b}", s, "linear"), 1.0))
+    if not g.items:
+        _missing(g, recs, "scan", ["tree-seg-4k", "array-4k"])
+    return g
+
+
+def goal2(recs):
+    g = Goal(2, GOALS[2])
+    for k in ("tree-iter", "tree-seg"):
+        for s in recs.sizes("scan", "strided"):
+            r = ratio(recs, "scan", f"{k}-1g", "array-4k", s, "strided") if s >= G else None
+            if r:
+                g.items.append(Item(f"strided {k}-1g / array-4k at {format_size(s)}", r, 0.8))
+    if not g.items:
+        if not [s for s in recs.sizes("scan", "strided") if s >= G]:
+            g.missing.append("no strided scan at >= 1 GiB in these results")
+        _missing(g, recs, "scan", ["tree-iter-1g", "tree-seg-1g"], None)
+    return g
+
+
+def goal3(recs):
+    g = Goal(3, GOALS[3])
+    for s in [s for s in recs.sizes("gups") if s >= G]:
+        for den, target in (("array-4k", 0.6), ("array-1g", 1.15)):
+            r = ratio(recs, "gups", "tree-index-1g", den, s)
+            if r:
+                g.items.append(Item(f"gups tree-index-1g / {den} at {format_size(s)}", r, target))
+    if not g.items:
+        if not [s for s in recs.sizes("gups") if s >= G]:
+            g.missing.append("no gups point at >= 1 GiB in these results")
+        _missing(g, recs, "gups", ["tree-index-1g", "array-1g"])
+    caps = {r["params"].get("updates") for r in recs.find("gups", "tree-index-1g")}
+    if caps:
+        g.notes.append("updates per pass: " + ", ".join(sorted(str(c) for c in caps)))
+    return g
+
+
+def goal4(recs):
+    g = Goal(4, GOALS[4])
+    s = _largest_common(recs, "rbtree", "pool-1g", "malloc-4k")
+    if s:
+        g.items.append(Item(f"rbtree traversal pool-1g / malloc-4k at {format_size(s)}",
+                            ratio(recs, "rbtree", "pool-1g", "malloc-4k", s), 0.5))
+        ins = ratio(recs, "rbtree", "pool-1g", "malloc-4k", s, phase="insert")
+        if ins:
+            g.notes.append(f"insert phase pool-1g / malloc-4k at {format_size(s)}: {ins.cell()}")
+    else:
+        _missing(g, recs, "rbtree", ["pool-1g", "malloc-4k"])
+    return g
+
+
+def goal5(recs):
+    g = Goal(5, GOALS[5])
+    for layout in recs.dims("blackscholes"):
+        for b in ("4k", "thp", "2m", "1g"):
+            s = _largest_common(recs, "blackscholes", f"tree-seg-{b}", f"array-{b}", layout)
+            if s:
+                g.items.append(Item(f"blackscholes {layout} tree-seg-{b} / array-{b} at {format_size(s)}",
+                                    ratio(recs, "blackscholes", f"tree-seg-{b}", f"array-{b}", s, layout), 1.0))
+    if not g.items:
+        _missing(g, recs, "blackscholes", ["tree-seg-4k", "array-4k"])
+    return g
+
+
+def goals(results: dict) -> List[Goal]:
+    recs = Records(results)
+    return [goal1(recs), goal2(recs), goal3(recs), goal4(recs), goal5(recs)]
+
+
+def warnings(results: dict) -> List[str]:
+    """pyperf-style warnings: high spread, too few repetitions, fallbacks, failures."""
+    out = []
+    for r in results.get("records", []):
+        label = f"{r['experiment']} {r['variant']} {format_size(r['size_bytes'])} " + " ".join(
+            f"{k}={v}" for k, v in sorted(r["params"].items()) if k in ("access", "layout"))
+        if r["rel_spread"] >= SPREAD_WARN:
+            out.append(f"{label.strip()}: spread {r['rel_spread']:.0%} >= 10%; the median may be unstable")
+        if r["reps"] < MIN_REPS:
+            out.append(f"{label.strip()}: {r['reps']} reps < {MIN_REPS}; too few to judge the spread")
+        if fell_back(r):
+            out.append(f"{label.strip()}: backing {obtained(r)} (asked {r['backing_requested']})")
+        if not r["verified"]:
+            out.append(f"{label.strip()}: VERIFICATION FAILED: {r.get('verification')}")
+    return out

@@ -1,0 +1,135 @@
+"""The ``physmem`` command: argparse subcommands, each mapped to a ``cmd_<name>``.
+
+Exit status: 0 success; 1 when ``bench`` had errors (verification failures, missing
+programs, crashes, timeouts) or ``compare``/``report`` could not read their input;
+2 for usage errors (argparse); 130 when interrupted.
+"""
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from . import __version__
+from .paths import default_bin_dir
+
+
+def _err(msg: str) -> int:
+    print(f"physmem: error: {msg}", file=sys.stderr)
+    return 1
+
+
+def cmd_bench(args) -> int:
+    from . import machine, suites
+    from .runner import Bench
+    suite = "full" if args.full else args.suite
+    only = [e.strip() for e in args.only.split(",") if e.strip()] if args.only else None
+    known = {r.experiment for r in suites.TABLE}
+    if only and set(only) - known:
+        return _err(f"--only: unknown experiment(s) {', '.join(sorted(set(only) - known))} "
+                    f"(known: {', '.join(sorted(known))})")
+    mem = machine.meminfo().get("MemAvailable")
+    pl = suites.plan(suite, only=only, reps=args.reps, official=args.official,
+                     mem_available=mem)
+    command = "physmem " + " ".join(shlex.quote(a) for a in args.argv)
+    bench = Bench(pl, Path(args.bin_dir), Path(args.output), command,
+                  reserve=not args.no_reserve)
+    try:
+        results = bench.run()
+    except KeyboardInterrupt:
+        print(f"physmem: interrupted; partial results in {args.output}", file=sys.stderr)
+        return 130
+    print(f"physmem: results in {args.output}: {len(results['records'])} records, "
+          f"{len(results['skipped'])} skipped, {len(results['errors'])} errors", file=sys.stderr)
+    if args.report:
+        from .report import write_report, headline
+        paths = write_report(results, Path(args.report), source=args.output)
+        print(headline(results))
+        print(f"physmem: report in {paths['md']} and {paths['html']}", file=sys.stderr)
+    if results["errors"]:
+        print(f"physmem: {len(results['errors'])} POINT(S) FAILED:", file=sys.stderr)
+        for e in results["errors"]:
+            print(f"  - {e['experiment']} {e['variant']} {e['size_bytes']}: {e['reason']}",
+                  file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_report(args) -> int:
+    from .report import headline, write_report
+    from .results import load_results
+    from .schema import SchemaError
+    try:
+        results = load_results(args.results)
+    except (OSError, ValueError, SchemaError) as e:
+        return _err(f"{args.results}: {e}")
+    paths = write_report(results, Path(args.output or Path(args.results).with_suffix("")
+                                       .as_posix() + "-report"), source=args.results)
+    print(headline(results))
+    print(f"physmem: report in {paths['md']} and {paths['html']}", file=sys.stderr)
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from .compare import compare, format_comparison
+    from .results import load_results
+    from .schema import SchemaError
+    try:
+        a, b = load_results(args.a), load_results(args.b)
+    except (OSError, ValueError, SchemaError) as e:
+        return _err(str(e))
+    print(format_comparison(compare(a, b, alpha=args.alpha), args.a, args.b))
+    return 0
+
+
+def cmd_doctor(args) -> int:
+    from .doctor import diagnose
+    print(diagnose(Path(args.bin_dir)))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="physmem", description="physmem's lab harness "
+                                "(lab/PROTOCOL.md): run, report, compare, check the machine")
+    p.add_argument("--version", action="version", version=f"physmem-lab {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    b = sub.add_parser("bench", help="run a suite of measurement points")
+    b.add_argument("--suite", choices=["tiny", "default", "full"], default="default")
+    b.add_argument("--full", action="store_true", help="same as --suite full")
+    b.add_argument("--reps", type=int, help="timed repetitions per point (suite default)")
+    b.add_argument("--only", help="experiments to run, comma-separated (e.g. scan,gups)")
+    b.add_argument("-o", "--output", default="results.json", help="result file")
+    b.add_argument("--report", metavar="DIR", help="also write the report into DIR")
+    b.add_argument("--no-reserve", action="store_true",
+                   help="do not reserve 1 GiB huge pages (as root the default reserves "
+                        "what the suite needs and restores it at the end)")
+    b.add_argument("--official", action="store_true",
+                   help="gups: HPCC's 4*N updates per pass instead of the suite's cap")
+    b.add_argument("--bin-dir", default=str(default_bin_dir()),
+                   help="directory of physmem_lab_* (default: $PHYSMEM_LAB_BIN or build/lab)")
+    b.set_defaults(func=cmd_bench)
+
+    r = sub.add_parser("report", help="write report.md, report.html and plots")
+    r.add_argument("results")
+    r.add_argument("-o", "--output", metavar="DIR", help="default: RESULTS-report/")
+    r.set_defaults(func=cmd_report)
+
+    c = sub.add_parser("compare", help="compare two result files point by point")
+    c.add_argument("a")
+    c.add_argument("b")
+    c.add_argument("--alpha", type=float, default=0.05)
+    c.set_defaults(func=cmd_compare)
+
+    d = sub.add_parser("doctor", help="what this machine offers and what to change")
+    d.add_argument("--bin-dir", default=str(default_bin_dir()))
+    d.set_defaults(func=cmd_doctor)
+    return p
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    args = build_parser().parse_args(argv)
+    args.argv = argv
+    if getattr(args, "reps", None) is not None and args.reps < 1:
+        return _err("--reps must be at least 1")
+    return args.func(args)

@@ -1,0 +1,154 @@
+"""The machine record: what the system a run happened on offers and how it is set.
+
+Contract: :func:`collect` never raises for a missing /proc or /sys file; a value that
+cannot be read is the string ``"unknown"`` (or ``"n/a ..."`` with the reason).
+"""
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+from .paths import REPO_ROOT
+
+HUGEPAGE_DIRS = {"2m": "hugepages-2048kB", "1g": "hugepages-1048576kB"}
+_HP_ROOT = Path("/sys/kernel/mm/hugepages")
+_THP_ROOT = Path("/sys/kernel/mm/transparent_hugepage")
+
+
+def read(path, default="unknown") -> str:
+    """The stripped text of a small file, or ``default``."""
+    try:
+        return Path(path).read_text().strip()
+    except OSError:
+        return default
+
+
+def _bracketed(text: str) -> str:
+    """``"always [madvise] never"`` -> ``"madvise"``."""
+    if "[" in text and "]" in text:
+        return text[text.index("[") + 1:text.index("]")]
+    return text
+
+
+def meminfo() -> dict:
+    """/proc/meminfo in bytes (kB values multiplied out)."""
+    info = {}
+    for line in read("/proc/meminfo", "").splitlines():
+        key, _, rest = line.partition(":")
+        parts = rest.split()
+        if parts and parts[0].isdigit():
+            info[key] = int(parts[0]) * (1024 if len(parts) > 1 else 1)
+    return info
+
+
+def hugepages() -> dict:
+    """Per size (``2m``, ``1g``): supported, nr, free, resv, surplus."""
+    out = {}
+    for size, d in HUGEPAGE_DIRS.items():
+        base = _HP_ROOT / d
+        if not base.is_dir():
+            out[size] = {"supported": False}
+            continue
+        vals = {k: int(read(base / f"{k}_hugepages", "0") or 0)
+                for k in ("nr", "free", "resv", "surplus")}
+        out[size] = {"supported": True, **vals}
+    return out
+
+
+def cpu() -> dict:
+    """CPU model, logical cores and whether it has 1 GiB pages (pdpe1gb)."""
+    model, flags = "unknown", ""
+    for line in read("/proc/cpuinfo", "").splitlines():
+        key, _, val = line.partition(":")
+        if key.strip() == "model name" and model == "unknown":
+            model = val.strip()
+        elif key.strip() == "flags" and not flags:
+            flags = val
+    return {"model": model, "cores": os.cpu_count(), "pdpe1gb": "pdpe1gb" in flags.split(),
+            "hypervisor": "hypervisor" in flags.split()}
+
+
+def governor(is_vm: bool) -> str:
+    """cpufreq governor of cpu0; ``n/a (VM)`` or ``n/a`` without cpufreq."""
+    g = read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "")
+    return g or ("n/a (VM)" if is_vm else "n/a (no cpufreq)")
+
+
+def git_commit() -> str:
+    """HEAD of the repository (with ``+dirty`` when tracked files changed), or unknown."""
+    try:
+        head = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "HEAD"],
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(REPO_ROOT), "status", "--porcelain",
+                                "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (head + ("+dirty" if dirty else "")) if head else "unknown"
+
+
+def collect(probe=None, programs=None) -> dict:
+    """The machine record. ``probe``: one program's ``--probe`` output (counters);
+    ``programs``: the ``program`` objects of records (compiler and flags)."""
+    c, mem = cpu(), meminfo()
+    record = {
+        "cpu_model": c["model"], "cores": c["cores"], "virtual_machine": c["hypervisor"],
+        "memory_bytes": mem.get("MemTotal"), "mem_available_bytes": mem.get("MemAvailable"),
+        "kernel": platform.release(), "os": platform.platform(),
+        "thp_enabled": _bracketed(read(_THP_ROOT / "enabled")),
+        "thp_defrag": _bracketed(read(_THP_ROOT / "defrag")),
+        "hugepages": hugepages(), "pdpe1gb": c["pdpe1gb"],
+        "aslr": read("/proc/sys/kernel/randomize_va_space"),
+        "governor": governor(c["hypervisor"]),
+        "root": hasattr(os, "geteuid") and os.geteuid() == 0,
+        "python": sys.version.split()[0], "git_commit": git_commit(),
+    }
+    record["counters"] = counters_from_probe(probe)
+    record["programs"] = _programs(programs or [])
+    return record
+
+
+def counters_from_probe(probe) -> dict:
+    """``{counter: "available (source)" | "unavailable: reason"}`` from a ``--probe``."""
+    if not probe:
+        return {"note": "unknown (no program probed)"}
+    out = {}
+    for name, c in (probe.get("counters") or {}).items():
+        if isinstance(c, dict):
+            out[name] = (f"available ({c.get('source', '?')})" if c.get("available")
+                         else f"unavailable: {c.get('reason', '?')}")
+    return out
+
+
+def _programs(programs) -> dict:
+    """Distinct compiler/flags of the programs that produced the records."""
+    seen = {}
+    for p in programs:
+        if isinstance(p, dict) and p.get("name"):
+            seen[p["name"]] = {"compiler": p.get("compiler"), "flags": p.get("flags")}
+    return dict(sorted(seen.items()))
+
+
+def summary_lines(m: dict) -> list:
+    """The machine record as short ``key: value`` lines for reports and the terminal."""
+    hp = m.get("hugepages", {})
+    def hps(size):
+        h = hp.get(size, {})
+        return (f"nr {h.get('nr')} free {h.get('free')} resv {h.get('resv')}"
+                if h.get("supported") else "not supported")
+    gib = (m.get("memory_bytes") or 0) / (1 << 30)
+    progs = m.get("programs") or {}
+    compilers = sorted({f"{p.get('compiler')} {p.get('flags')}" for p in progs.values()})
+    counters = m.get("counters") or {}
+    return [
+        f"CPU: {m.get('cpu_model')} ({m.get('cores')} cores"
+        f"{', virtual machine' if m.get('virtual_machine') else ''})",
+        f"Memory: {gib:.1f} GiB; kernel {m.get('kernel')}",
+        f"THP: enabled={m.get('thp_enabled')} defrag={m.get('thp_defrag')}",
+        f"Huge pages 2 MiB: {hps('2m')}; 1 GiB: {hps('1g')} (pdpe1gb: {m.get('pdpe1gb')})",
+        f"ASLR: {m.get('aslr')}; governor: {m.get('governor')}; root: {m.get('root')}",
+        "Counters: " + (", ".join(f"{k} {v}" for k, v in counters.items()) or "unknown"),
+        "Compiler: " + ("; ".join(compilers) or "unknown (no records)"),
+        f"Python {m.get('python')}; git commit {m.get('git_commit')}",
+    ]

@@ -1,0 +1,173 @@
+"""Running a plan: one fresh process per point, classified, collected, written.
+
+Contract of :func:`run_bench`: every planned point ends up in exactly one of the result
+file's ``records`` (exit 0, verified), ``skipped`` (exit 3 backing unavailable, exit 4
+out of memory, or a variant/param the program's ``--list`` does not offer) or ``errors``
+(program missing, exit 1 verification failed — its record is kept in ``records`` too —,
+exit 2/5/other, a timeout, no or invalid record). The result file is rewritten
+atomically after every point, so an interrupted run leaves what it measured
+(``complete: false``). Huge pages reserved for the run are restored before returning.
+"""
+import sys
+from datetime import datetime, timezone
+
+from . import machine, programs
+from .hugepages import Reservation
+from .progress import Progress
+from .results import new_results, write_atomic
+from .schema import SchemaError, validate_record
+from .units import format_duration
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).astimezone().isoformat(timespec="seconds")
+
+
+def _entry(point, reason: str, exit_code=None) -> dict:
+    e = {"experiment": point.experiment, "variant": point.variant,
+         "size_bytes": point.size_bytes, "params": dict(point.params), "reason": reason,
+         "exit_code": exit_code}
+    if point.block_size:
+        e["params"]["block_size"] = point.block_size
+    return e
+
+
+def classify(point, out: programs.Outcome):
+    """(status, record or None, entry or None): status is ok, skipped or error."""
+    code = out.exit_code
+    if out.timed_out:
+        return "error", None, _entry(point, f"timed out after {out.wall_s:.0f} s", None)
+    if code in (3, 4):
+        what = programs.EXIT_MEANING[code]
+        return "skipped", None, _entry(point, f"{what}: {out.message()}", code)
+    if code not in (0, 1):
+        what = programs.EXIT_MEANING.get(code, f"killed by signal {-code}" if code and code < 0
+                                         else "unexpected exit code")
+        return "error", None, _entry(point, f"exit {code} ({what}): {out.message()}", code)
+    if out.record is None:
+        return "error", None, _entry(point, f"exit {code} but no JSON record on stdout", code)
+    try:
+        validate_record(out.record)
+    except SchemaError as e:
+        return "error", None, _entry(point, f"invalid record: {e}", code)
+    r = out.record
+    if (r["experiment"], r["variant"], r["size_bytes"]) != (
+            point.experiment, point.variant, point.size_bytes):
+        return "error", None, _entry(
+            point, f"record is for {r['experiment']} {r['variant']} {r['size_bytes']}", code)
+    if code == 1 or not r["verified"]:
+        return "error", r, _entry(
+            point, f"VERIFICATION FAILED (exit {code}): {r.get('verification', '')}", code)
+    return "ok", r, None
+
+
+def _offered(point, listing: dict):
+    """None when the program offers the point's variant; otherwise the reason. Drops
+    params the program does not declare (returns the names dropped too)."""
+    kinds, backings = listing.get("kinds") or [], listing.get("backings") or []
+    if kinds and point.kind not in kinds:
+        return f"{listing.get('program')} --list does not offer kind {point.kind}", []
+    if backings and point.backing not in backings:
+        return f"{listing.get('program')} --list does not offer backing {point.backing}", []
+    declared = {p["name"] for p in listing.get("params") or []}
+    dropped = [k for k in point.params if declared and k not in declared]
+    for k in dropped:
+        del point.params[k]
+    return None, dropped
+
+
+class Bench:
+    """One ``physmem bench`` run: plan in, result file out."""
+
+    def __init__(self, plan, bin_dir, out_path, command, reserve=True, log=None):
+        self.plan, self.bin_dir, self.out_path = plan, bin_dir, out_path
+        self.reserve = reserve
+        self.log = log or (lambda m: print(m, file=sys.stderr, flush=True))
+        opts = {"reps": plan.reps, "warmup": plan.warmup, "min_rep_ms": plan.min_rep_ms,
+                "updates_cap": plan.cap, "official": plan.official,
+                "reserve_huge_pages": reserve, "bin_dir": str(bin_dir),
+                "planned_points": len(plan.points), "dropped_from_plan": plan.dropped}
+        self.results = new_results(plan.suite, command, _now(), {}, opts)
+
+    def _save(self):
+        write_atomic(self.out_path, self.results)
+
+    def _prepare(self):
+        """Finds programs and their --list; returns [(point, path)] to run."""
+        paths, listings, todo = {}, {}, []
+        probe = None
+        for exp in dict.fromkeys(p.experiment for p in self.plan.points):
+            try:
+                paths[exp] = programs.find(self.bin_dir, exp)
+                listings[exp] = programs.query(paths[exp], "--list")
+                if probe is None:
+                    probe = programs.query(paths[exp], "--probe")
+            except (programs.ProgramMissing, RuntimeError) as e:
+                self.log(f"physmem: ERROR: experiment {exp}: {e}")
+                paths[exp] = None
+                listings[exp] = str(e)
+        warned = set()
+        for p in self.plan.points:
+            if paths[p.experiment] is None:
+                self.results["errors"].append(_entry(p, f"program missing: {listings[p.experiment]}"))
+                continue
+            why, dropped = _offered(p, listings[p.experiment])
+            for name in dropped:
+                if (p.experiment, name) not in warned:
+                    warned.add((p.experiment, name))
+                    msg = (f"{p.experiment}: program declares no param {name!r}; "
+                           "its own default is used (see the records' params)")
+                    self.results["warnings"].append(msg)
+                    self.log(f"physmem: warning: {msg}")
+            if why:
+                self.results["skipped"].append(_entry(p, why))
+            else:
+                todo.append((p, paths[p.experiment]))
+        self.results["machine"] = machine.collect(probe)
+        return todo
+
+    def _run_points(self, todo):
+        pl = self.plan
+        prog = Progress(len(todo), sum(p.est_s for p, _ in todo))
+        for p, path in todo:
+            argv = programs.point_argv(path, p, pl.reps, pl.warmup, pl.min_rep_ms)
+            out = programs.run(argv, timeout_s=max(60.0, 5 * p.est_s))
+            status, record, entry = classify(p, out)
+            if record is not None:
+                self.results["records"].append(record)
+            if status == "skipped":
+                self.results["skipped"].append(entry)
+            elif status == "error":
+                self.results["errors"].append(entry)
+                self.log(f"physmem: ERROR: {p.label()}: {entry['reason']}")
+            prog.step(p.label(), p.est_s, out.wall_s, status)
+            self._save()
+
+    def run(self) -> dict:
+        """Runs everything; returns the result dict (also written to out_path)."""
+        todo = self._prepare()
+        m = self.results["machine"]
+        self.log(f"physmem: suite {self.plan.suite}: {len(todo)} points, estimated "
+                 f"{format_duration(sum(p.est_s for p, _ in todo))}; reps {self.plan.reps}; "
+                 f"updates/probes/steps per pass capped at "
+                 f"{self.plan.cap if not self.plan.official else 'official (gups: 4*N)'}")
+        for d in self.plan.dropped:
+            self.log(f"physmem: left out: {d}")
+        want = max((p.pages_1g() for p, _ in todo), default=0)
+        res = Reservation(want + 1 if want else 0, self.reserve, bool(m.get("root")), self.log)
+        self.log(f"physmem: {res.plan()}")
+        try:
+            with res:
+                self.results["system_changes"] = res.changes
+                self.results["options"]["huge_page_notes"] = res.notes
+                self._save()
+                self._run_points(todo)
+        finally:
+            self.results["system_changes"] = res.changes
+            self.results["finished"] = _now()
+            self.results["machine"]["programs"] = machine._programs(
+                r.get("program") for r in self.results["records"])
+            self._save()
+        self.results["complete"] = True
+        self._save()
+        return self.results

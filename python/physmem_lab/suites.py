@@ -158,7 +158,7 @@ def fits_memory(p: Point, mem_available: Optional[int]) -> bool:
     """Whether a point can run next to what else the machine holds (data + ~25%)."""
     if not mem_available:
         return True
-    need = p.size_bytes * (1.25 if p.backing != "1g" else 1.0) + (p.pages_1g() * G)
+    need = p.pages_1g() * G if p.backing == "1g" else p.size_bytes * 1.25
     return need <= mem_available * 0.8
 
 

@@ -1,0 +1,45 @@
+"""Shared fixtures: the fake program directory and the real build directory."""
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+REPO = HERE.parents[1]
+EXPERIMENTS = ("scan", "gups", "chase", "rbtree", "blackscholes", "hashtable")
+
+
+@pytest.fixture
+def fake_bin(tmp_path):
+    """A directory of physmem_lab_<exp> wrappers around fake_lab.py (all six)."""
+    d = tmp_path / "bin"
+    d.mkdir()
+    for exp in EXPERIMENTS:
+        p = d / f"physmem_lab_{exp}"
+        p.write_text(f"#!/bin/sh\nexec {sys.executable} {HERE / 'fake_lab.py'} {exp} \"$@\"\n")
+        p.chmod(p.stat().st_mode | stat.S_IEXEC)
+    return d
+
+
+def physmem_cmd():
+    """The installed console script, else ``python -m physmem_lab``."""
+    exe = Path(sys.executable).parent / "physmem"
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "physmem_lab"]
+
+
+@pytest.fixture
+def real_bin():
+    """build/lab with all six programs; fails under PHYSMEM_LAB_REQUIRE_BUILD=1 when
+    any is missing, skips otherwise."""
+    d = Path(os.environ.get("PHYSMEM_LAB_BIN") or REPO / "build" / "lab")
+    missing = [e for e in EXPERIMENTS if not (d / f"physmem_lab_{e}").is_file()]
+    if missing:
+        msg = (f"experiment programs not built in {d}: {', '.join(missing)} "
+               "(cmake -S . -B build -G Ninja && cmake --build build)")
+        if os.environ.get("PHYSMEM_LAB_REQUIRE_BUILD") == "1":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return d

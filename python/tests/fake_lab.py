@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""A fake experiment program following lab/PROTOCOL.md, for the harness's error paths.
+
+Usage: fake_lab.py EXPERIMENT [protocol arguments]. Behaviour per variant comes from
+$PHYSMEM_FAKE, e.g. ``array-1g=3,tree-index-4k=1,array-thp=badschema,tree-seg-4k=v2``:
+an integer is the exit code (1 still prints a record with verified false), ``badschema``
+prints an invalid record, ``v2`` a record of major version 2, ``hang`` sleeps.
+"""
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+import synth  # noqa: E402
+
+
+def main(argv):
+    exp, args = argv[0], argv[1:]
+    if "--list" in args:
+        print(json.dumps({"schema": "physmem.lab.list/1", "program": f"physmem_lab_{exp}",
+                          "experiment": exp, "kinds": ["array", "tree-index", "tree-iter",
+                                                       "tree-seg", "malloc", "pool"],
+                          "backings": ["4k", "thp", "2m", "1g"],
+                          "params": [{"name": n} for n in ("access", "layout", "updates")]}))
+        return 0
+    if "--probe" in args:
+        print(json.dumps({"schema": "physmem.lab.probe/1", "counters": {
+            "page_faults": {"available": True, "source": "getrusage"},
+            "cycles": {"available": False, "reason": "fake"}}}))
+        return 0
+    opt = {args[i]: args[i + 1] for i in range(0, len(args) - 1, 2) if args[i].startswith("--")}
+    params = {}
+    for i, a in enumerate(args):
+        if a == "--param":
+            k, v = args[i + 1].split("=", 1)
+            params[k] = v
+    variant, size, reps = opt["--variant"], int(opt["--size"]), int(opt["--reps"])
+    mode = dict(kv.split("=") for kv in os.environ.get("PHYSMEM_FAKE", "").split(",") if kv)
+    how = mode.get(variant, "0")
+    if how == "hang":
+        time.sleep(3600)
+    if how in ("2", "3", "4", "5"):
+        print(f"fake: exit {how} for {variant}", file=sys.stderr)
+        return int(how)
+    r = synth.record(exp, variant, size, synth.tight(1.0, reps), params, verified=how != "1")
+    if how == "badschema":
+        del r["median_ns"]
+    if how == "v2":
+        r["schema"] = "physmem.lab.record/2"
+    print(json.dumps(r))
+    return 1 if how == "1" else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

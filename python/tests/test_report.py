@@ -1,0 +1,90 @@
+"""report: files written, and goal verdicts that follow the (synthetic) data."""
+import pytest
+
+import synth
+from physmem_lab import analysis
+from physmem_lab.report import headline, write_report
+
+G, M = 1 << 30, 1 << 20
+T = synth.tight
+
+
+def _results(good: bool):
+    lin = dict(params={"access": "linear"})
+    strd = dict(params={"access": "strided"})
+    soa = dict(params={"layout": "soa"})
+    recs = [
+        synth.record("scan", "array-1g", G, T(1.0), **lin),
+        synth.record("scan", "array-4k", G, T(1.1), **lin),
+        synth.record("scan", "tree-seg-1g", G, T(0.98 if good else 1.2), **lin,
+                     obtained=None if good else "4k"),
+        synth.record("scan", "tree-iter-1g", G, T(0.99 if good else 1.5), **lin),
+        synth.record("scan", "array-4k", G, T(10.0), **strd),
+        synth.record("scan", "array-1g", G, T(9.0), **strd),
+        synth.record("scan", "tree-iter-1g", G, T(7.0 if good else 9.5), **strd),
+        synth.record("scan", "tree-seg-1g", G, T(7.5 if good else 9.0), **strd),
+        synth.record("gups", "array-4k", G, T(100.0), params={"updates": "4194304"}),
+        synth.record("gups", "array-1g", G, T(50.0), params={"updates": "4194304"}),
+        synth.record("gups", "tree-index-1g", G, T(55.0 if good else 70.0),
+                     params={"updates": "4194304"}),
+        synth.record("rbtree", "malloc-4k", 512 * M, T(100.0),
+                     phases={"insert": synth.phase(T(1000.0))}),
+        synth.record("rbtree", "pool-1g", 512 * M, T(40.0 if good else 80.0),
+                     phases={"insert": synth.phase(T(900.0))}),
+        synth.record("blackscholes", "array-thp", 256 * M, T(3.0), **soa),
+        synth.record("blackscholes", "tree-seg-thp", 256 * M, T(2.95 if good else 3.3), **soa),
+    ]
+    return synth.results(recs)
+
+
+def _verdicts(results):
+    return {g.number: g.verdict for g in analysis.goals(results)}
+
+
+def test_goals_met_on_data_that_meets_them():
+    assert _verdicts(_results(True)) == {n: "MET" for n in range(1, 6)}
+
+
+def test_goals_missed_on_data_that_misses_them_with_reasons():
+    res = _results(False)
+    assert _verdicts(res) == {n: "MISSED" for n in range(1, 6)}
+    g1 = analysis.goals(res)[0]
+    why = " ".join(g1.why())
+    assert "tree-seg-1g got backing 4k, asked 1g" in why
+    assert "1.20x > 1.00x" in why
+
+
+def test_goals_not_measured_say_why():
+    res = synth.results([synth.record("scan", "array-4k", M, T(1.0))],
+                        skipped=[{"experiment": "rbtree", "variant": "pool-1g", "size_bytes": 512 * M,
+                                  "reason": "backing unavailable: 0 x 1 GiB pages free"}])
+    gs = analysis.goals(res)
+    assert [g.verdict for g in gs] == ["NOT MEASURED"] * 5
+    assert any("0 x 1 GiB pages free" in m for m in gs[3].missing)
+
+
+def test_gups_goal_needs_both_bounds():
+    res = _results(True)
+    for i, r in enumerate(res["records"]):
+        if r["experiment"] == "gups" and r["variant"] == "tree-index-1g":
+            res["records"][i] = synth.record("gups", "tree-index-1g", G, [60.0] * 5,
+                                             params={"updates": "4194304"})
+    g3 = analysis.goals(res)[2]
+    assert [i.met for i in g3.items] == [True, False]     # 0.60x array-4k ok, 1.20x array-1g not
+    assert g3.verdict == "MISSED"
+
+
+@pytest.mark.parametrize("good", [True, False])
+def test_report_files(tmp_path, good):
+    res = _results(good)
+    paths = write_report(res, tmp_path / "rep", source="synthetic.json")
+    md = paths["md"].read_text()
+    page = paths["html"].read_text()
+    assert paths["plots"] and all(p.exists() for p in paths["plots"])
+    assert "data:image/png;base64," in page and "<table>" in page
+    assert "## Goals" in md and ("| MET |" in md) == good and ("| MISSED |" in md) != good
+    assert "THEIRS (seed paper)" in md and "3.37x" in md     # their Table 2, labelled
+    assert "physmem bench --suite synthetic" in md           # the command beside the figures
+    assert "Warnings" in md
+    text = headline(res)
+    assert "Goals" in text and ("MISSED" in text) != good

@@ -1,0 +1,57 @@
+"""Suite sizing: memory limits, time budgets, caps, 1 GiB page needs."""
+from physmem_lab import suites
+
+G, M = 1 << 30, 1 << 20
+
+
+def test_tiny_suite_is_quick_and_covers_every_experiment():
+    pl = suites.plan("tiny", mem_available=20 * G)
+    assert pl.total_est_s < 60
+    assert {p.experiment for p in pl.points} == {r.experiment for r in suites.TABLE}
+    assert pl.reps <= 2
+    assert max(p.size_bytes for p in pl.points) <= 4 * M
+
+
+def test_default_suite_fits_its_budget_on_this_vm():
+    pl = suites.plan("default", mem_available=21 * G)
+    assert pl.total_est_s <= 9 * 60
+    scan = [p for p in pl.points if p.experiment == "scan"]
+    assert {p.size_bytes for p in scan} == set(suites.geometric(4 << 10, G, 4))
+    assert {"array-4k", "tree-seg-1g", "tree-iter-thp", "tree-index-1g"} <= {p.variant for p in scan}
+    gups = [p for p in pl.points if p.experiment == "gups"]
+    assert all(p.params["updates"] == str(suites.UPDATES_CAP) for p in gups)
+    assert pl.pages_1g_needed() == 3     # a 1 GiB tree: 2 pages, plus one spare
+
+
+def test_memory_limits_drop_large_points_and_say_why():
+    pl = suites.plan("default", mem_available=1 * G)
+    assert max(p.size_bytes for p in pl.points) < G
+    assert suites.plan("default", mem_available=2 * G).points[-1]   # 1 GiB arrays fit in 2
+    assert any("MemAvailable" in d for d in pl.dropped)
+
+
+def test_full_suite_sizes_follow_memory():
+    small = suites.plan("full", mem_available=8 * G)
+    big = suites.plan("full", mem_available=200 * G)
+    assert max(p.size_bytes for p in big.points) == 64 * G
+    assert max(p.size_bytes for p in small.points) < 8 * G
+
+
+def test_budget_drops_sweeps_before_goal_points():
+    full_est = suites.plan("default", mem_available=21 * G, budget_s=1e9)
+    pl = suites.plan("default", mem_available=21 * G, budget_s=full_est.total_est_s - 1)
+    assert pl.total_est_s <= full_est.total_est_s - 1
+    assert all(p.priority < 2 for p in full_est.points if p not in pl.points) or pl.dropped
+    assert "time budget" in pl.dropped[0] and "block=" in pl.dropped[0]
+
+
+def test_official_gups_and_only():
+    pl = suites.plan("default", only=["gups"], official=True, mem_available=21 * G)
+    assert {p.experiment for p in pl.points} == {"gups"}
+    assert all(p.params["updates"] == "official" for p in pl.points)
+
+
+def test_point_pages_1g():
+    assert suites.Point("scan", "array-1g", G).pages_1g() == 1
+    assert suites.Point("scan", "tree-seg-1g", G).pages_1g() == 2
+    assert suites.Point("scan", "array-4k", G).pages_1g() == 0

@@ -30,7 +30,7 @@ def physmem_cmd():
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "physmem_lab"]
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def real_bin():
     """build/lab with all six programs; fails under PHYSMEM_LAB_REQUIRE_BUILD=1 when
     any is missing, skips otherwise."""

@@ -32,7 +32,9 @@ def diagnose(bin_dir) -> str:
     probe, built, missing = _probe(bin_dir)
     m = machine.collect(probe)
     mem = machine.meminfo()
-    need = suites.plan("default", mem_available=mem.get("MemAvailable")).pages_1g_needed()
+    need = suites.reservation_pages(
+        suites.plan("default", mem_available=mem.get("MemAvailable")).pages_1g_needed(),
+        mem.get("MemAvailable"))
     out, todo = ["physmem doctor: what this machine offers the lab"], []
     out += [f"  {line}" for line in machine.summary_lines(m)]
     out.append(f"  MemAvailable: {format_size((mem.get('MemAvailable', 0) >> 20) << 20)}")

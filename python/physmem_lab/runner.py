@@ -11,7 +11,7 @@ atomically after every point, so an interrupted run leaves what it measured
 import sys
 from datetime import datetime, timezone
 
-from . import machine, programs
+from . import machine, programs, suites
 from .hugepages import Reservation
 from .progress import Progress
 from .results import new_results, write_atomic
@@ -154,7 +154,8 @@ class Bench:
         for d in self.plan.dropped:
             self.log(f"physmem: left out: {d}")
         want = max((p.pages_1g() for p, _ in todo), default=0)
-        res = Reservation(want + 1 if want else 0, self.reserve, bool(m.get("root")), self.log)
+        want = suites.reservation_pages(want + 1 if want else 0, m.get("mem_available_bytes"))
+        res = Reservation(want, self.reserve, bool(m.get("root")), self.log)
         self.log(f"physmem: {res.plan()}")
         try:
             with res:

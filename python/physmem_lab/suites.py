@@ -62,13 +62,15 @@ TABLE: Tuple[Row, ...] = (
     Row("rbtree", ("malloc-4k", "pool-4k", "pool-thp", "pool-1g"),
         sizes={"tiny": (1 * M,), "default": (16 * M, 512 * M), "full": (16 * M, 512 * M, 4 * G)},
         priority=0),
-    Row("blackscholes", ARRAYS + variants("tree-seg") + ("tree-iter-thp", "tree-index-thp"),
+    Row("blackscholes", ARRAYS + variants("tree-seg"),
         params=({"layout": "soa"}, {"layout": "aos"}),
-        sizes={"tiny": (256 * K,), "default": (256 * M,), "full": (16 * M, 256 * M, 1 * G)},
+        sizes={"tiny": (256 * K,), "default": (64 * M,), "full": (16 * M, 256 * M, 1 * G)},
         priority=0),
+    Row("blackscholes", ("tree-iter-thp", "tree-index-thp"), params=({"layout": "soa"},),
+        sizes={"tiny": (256 * K,), "default": (64 * M,), "full": (16 * M, 256 * M, 1 * G)}),
     Row("blackscholes", ("tree-seg-thp",), params=({"layout": "soa"},),
         block_sizes=(4 * K, 16 * K, 64 * K, 256 * K, 1 * M, 2 * M),
-        sizes={"tiny": (), "default": (256 * M,), "full": (256 * M, 1 * G)}, priority=2),
+        sizes={"tiny": (), "default": (64 * M,), "full": (256 * M, 1 * G)}, priority=2),
     Row("hashtable", ARRAYS + TREE_INDEX, cap="probes",
         sizes={"tiny": (1 * M,), "default": (64 * M, 256 * M, 1 * G),
                "full": (64 * M, 256 * M, 1 * G, 4 * G, 16 * G)}),
@@ -112,12 +114,13 @@ class Point:
 
     def pages_1g(self) -> int:
         """1 GiB pages this point needs (0 unless its backing is 1g): the data rounded up,
-        plus one for tree inner blocks / separate arrays of the SoA layout."""
+        plus one for tree inner blocks; an SoA array is 7 mappings (5 inputs, type,
+        output), each on pages of its own."""
         if self.backing != "1g":
             return 0
-        data = -(-self.size_bytes // G)
-        extra = 1 if (self.kind != "array" or self.params.get("layout") == "soa") else 0
-        return data + extra
+        if self.kind == "array" and self.params.get("layout") == "soa":
+            return 7 * -(-self.size_bytes // (7 * G))
+        return -(-self.size_bytes // G) + (0 if self.kind == "array" else 1)
 
 
 # Seconds per GiB of one pass, and fixed ns per op, by (experiment, kind-ish). Rough.
@@ -136,9 +139,10 @@ def _pass_s(p: Point, cap: Optional[int]) -> float:
         ns = (250 if e == "chase" else 100) * min(1.0, 0.05 + p.size_bytes / G)
         return ops * ns * 1e-9
     if e == "rbtree":
-        return p.size_bytes / 48 * 150e-9 * min(1.0, 0.1 + p.size_bytes / (256 * M))
-    if e == "blackscholes":
-        return p.size_bytes / 28 * 10 * 3e-9
+        return p.size_bytes / 48 * 250e-9 * min(1.0, 0.1 + p.size_bytes / (256 * M))
+    if e == "blackscholes":      # measured: soa per leaf ~2.6 ns/option-pricing, scalar ~10x
+        scalar = kind in ("tree-iter", "tree-index") or p.params.get("layout") == "aos"
+        return p.size_bytes / 28 * 10 * (30e-9 if scalar else 3e-9)
     return 0.5 * gib
 
 
@@ -149,7 +153,7 @@ def estimate_s(p: Point, reps: int, warmup: int, min_rep_ms: float,
     if p.backing == "1g":
         setup += 0.15 * p.pages_1g()
     if p.experiment == "rbtree":          # the build (insert phase) dominates
-        setup += p.size_bytes / 48 * 1.4e-6
+        setup += p.size_bytes / 48 * 2.2e-6
     rep = max(min_rep_ms / 1000, _pass_s(p, cap))
     return 0.05 + setup + (reps + warmup) * rep
 
@@ -203,6 +207,14 @@ class Plan:
         may map a little more than the data), 0 without 1g points."""
         need = max((p.pages_1g() for p in self.points), default=0)
         return need + 1 if need else 0
+
+
+def reservation_pages(need: int, mem_available: Optional[int]) -> int:
+    """1 GiB pages to reserve for ``need``: at most half of MemAvailable (the rest of the
+    run and the machine's other users need memory too)."""
+    if not mem_available:
+        return need
+    return min(need, int(mem_available // G) // 2)
 
 
 def plan(suite: str, only=None, reps: Optional[int] = None, official: bool = False,

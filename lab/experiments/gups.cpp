@@ -1,0 +1,96 @@
+// lab/experiments/gups.cpp — Fig. 4 of the seed paper: HPCC RandomAccess (GUPS) on a
+// contiguous array vs a tree array read with operator[] (a software walk per update).
+//
+//   physmem_lab_gups --variant tree-index-1g --size 1G [--param updates=4M|official]
+//
+// The table is N = 2^floor(log2(size / 8)) 64-bit words (`elements`). A pass makes
+// `updates` updates (ops_per_pass; unit "update"): HPCC's official count is 4N, the
+// default caps it at 2^22 so big tables stay affordable (recorded, with a note). The
+// update sequence and the verification are HPCC's (kernels/gups.hpp); verification also
+// compares a position-sensitive signature of the table with the stream's.
+#include <algorithm>
+#include <bit>
+#include <string>
+
+#include "context.hpp"
+#include "kernels/gups.hpp"
+#include "kernels/tree_sizing.hpp"
+#include "physmem/fixed_depth.hpp"
+
+namespace {
+
+using namespace lab::gups;
+using Tree = physmem::TreeArray<std::uint64_t>;
+
+const lab::ProgramSpec kSpec{
+    .name = "physmem_lab_gups",
+    .experiment = "gups",
+    .unit = "update",
+    .kinds = {lab::Kind::array, lab::Kind::tree_index},
+    .default_block_size = 2 << 20,  // depth 2 up to 512 GiB; the root stays in cache
+    .params = {{"updates", "4194304", {}, "updates per pass: a count (rounded up to a multiple of 128, "
+                                          "at most 4N) or official (4N)"},
+               {"walk", "loop", {"loop", "fixed"}, "tree-index: operator[]'s level loop or "
+                                                   "with_fixed_depth's straight-line walk"}},
+};
+
+// Words in the table: the largest power of two that fits size_bytes (at least 1).
+std::uint64_t table_words(std::size_t size_bytes) {
+    return std::bit_floor(std::max<std::uint64_t>(size_bytes / sizeof(std::uint64_t), 1));
+}
+
+// Updates per pass from --param updates; records updates, official_updates and a note.
+std::uint64_t choose_updates(lab::Context& ctx, std::uint64_t n) {
+    const std::uint64_t official = 4 * n;
+    const std::string& want = ctx.settings().param("updates");
+    std::uint64_t u = official;
+    if (want != "official") {
+        std::uint64_t asked = ctx.settings().param_size("updates");
+        if (asked == 0) lab::usage_error(kSpec, "--param updates: must be positive or official");
+        u = std::min(asked, official);
+    }
+    u = round_updates(u);
+    ctx.set_param("updates", u);
+    ctx.set_param("official_updates", official);
+    if (u < official)
+        ctx.note("updates capped: " + std::to_string(u) + " per pass instead of HPCC's official 4N = " +
+                 std::to_string(official));
+    return u;
+}
+
+// Measures the kernel on `access` (a view of `store`), then verifies it HPCC's way.
+template <class Store, class Access>
+void measure_and_verify(lab::Context& ctx, Store& store, Access& access, const Plan& plan) {
+    const std::uint64_t mask = store.size() - 1;
+    reset(store);
+    ctx.measure(plan.updates, [&] { return update_pass(access, plan, mask); });
+    Check c = verify(store, plan.updates, [&] { update_pass(access, plan, mask); });
+    ctx.set_param("errors", c.errors);
+    ctx.checksum(c.signature);
+    ctx.verify(c.ok(store.size()),
+               "HPCC: after one pass from T[i] = i and a sequential replay, " + std::to_string(c.errors) +
+                   " entries differ from i (pass: <= 1% of N); table signature after the pass " +
+                   (c.signature_ok ? "equals" : "DIFFERS from") + " the one computed from the stream");
+}
+
+void body(lab::Context& ctx) {
+    const lab::Settings& s = ctx.settings();
+    const std::uint64_t n = table_words(s.size_bytes);
+    ctx.set_elements(n);
+    const Plan plan = make_plan(choose_updates(ctx, n));
+    if (s.kind == lab::Kind::array) {
+        std::span<std::uint64_t> a = ctx.array<std::uint64_t>("table", n);
+        measure_and_verify(ctx, a, a, plan);
+        return;
+    }
+    Tree t(n, ctx.pool("table", lab::tree_bytes<std::uint64_t>(s.block_size, n)));
+    ctx.set_tree(s.block_size, t.depth(), t.leaf_length());
+    if (s.param("walk") == "fixed")
+        physmem::with_fixed_depth(t, [&](auto view) { measure_and_verify(ctx, t, view, plan); });
+    else
+        measure_and_verify(ctx, t, t, plan);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return lab::run(kSpec, argc, argv, body); }

@@ -30,8 +30,10 @@ const lab::ProgramSpec kSpec{
     .default_block_size = 2 << 20,  // depth 2 up to 512 GiB; the root stays in cache
     .params = {{"updates", "4194304", {}, "updates per pass: a count (rounded up to a multiple of 128, "
                                           "at most 4N) or official (4N)"},
-               {"walk", "loop", {"loop", "fixed"}, "tree-index: operator[]'s level loop or "
-                                                   "with_fixed_depth's straight-line walk"}},
+               {"walk", "fixed", {"loop", "fixed"}, "tree-index: operator[]'s level loop or "
+                                                   "with_fixed_depth's straight-line walk"},
+               {"prefetch", "on", {"on", "off"}, "look-ahead: find and prefetch 128 slots, then update them "
+                                                 "(on), or update each as it is made (off)"}},
 };
 
 // Words in the table: the largest power of two that fits size_bytes (at least 1).
@@ -62,9 +64,11 @@ std::uint64_t choose_updates(lab::Context& ctx, std::uint64_t n) {
 template <class Store, class Access>
 void measure_and_verify(lab::Context& ctx, Store& store, Access& access, const Plan& plan) {
     const std::uint64_t mask = store.size() - 1;
+    const bool prefetch = ctx.settings().param("prefetch") == "on";
+    auto pass = [&] { return prefetch ? update_pass<true>(access, plan, mask) : update_pass<false>(access, plan, mask); };
     reset(store);
-    ctx.measure(plan.updates, [&] { return update_pass(access, plan, mask); });
-    Check c = verify(store, plan.updates, [&] { update_pass(access, plan, mask); });
+    ctx.measure(plan.updates, pass);
+    Check c = verify(store, plan.updates, pass);
     ctx.set_param("errors", c.errors);
     ctx.checksum(c.signature);
     ctx.verify(c.ok(store.size()),

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 
 #include "kernels/random.hpp"
 #include "physmem/segments.hpp"
@@ -85,15 +86,38 @@ void reset(Table& t) {
     });
 }
 
-// The measured kernel: one pass of p.updates updates, kStreams at a time.
-// pre: t.size() is a power of two, mask = t.size() - 1. Returns a value to keep live.
+// A copy of a cheap view (span, FixedDepthView) that the compiler can keep in registers
+// across the table stores; a TreeArray itself is used in place (copying it is deep).
 template <class Table>
-std::uint64_t update_pass(Table& t, const Plan& p, std::uint64_t mask) noexcept {
+decltype(auto) local_view(Table& t) noexcept {
+    if constexpr (std::is_trivially_copyable_v<Table>) return Table(static_cast<const Table&>(t));
+    else return (t);
+}
+
+// The measured kernel: one pass of p.updates updates, kStreams at a time. With
+// Prefetch, each step first finds the kStreams slots (the walk, for a tree) and
+// prefetches them, then updates them: prefetches retire at once, so misses overlap up to
+// the core's miss buffers rather than its reorder window. Without, each update is done
+// as its value is made (HPCC's reference loop). pre: t.size() is a power of two,
+// mask = t.size() - 1. Returns a value to keep live.
+template <bool Prefetch = true, class Table>
+std::uint64_t update_pass(Table& table, const Plan& p, std::uint64_t mask) noexcept {
+    decltype(auto) t = local_view(table);
     std::array<std::uint64_t, kStreams> ran = p.start;
+    std::array<std::uint64_t*, kStreams> slot;
     for (std::uint64_t i = 0, per = p.updates / kStreams; i < per; ++i) {
-        for (unsigned j = 0; j < kStreams; ++j) {
-            ran[j] = step(ran[j]);
-            t[ran[j] & mask] ^= ran[j];
+        if constexpr (Prefetch) {
+            for (unsigned j = 0; j < kStreams; ++j) {
+                ran[j] = step(ran[j]);
+                slot[j] = &t[ran[j] & mask];
+                __builtin_prefetch(slot[j], 1);
+            }
+            for (unsigned j = 0; j < kStreams; ++j) *slot[j] ^= ran[j];
+        } else {
+            for (unsigned j = 0; j < kStreams; ++j) {
+                ran[j] = step(ran[j]);
+                t[ran[j] & mask] ^= ran[j];
+            }
         }
     }
     return ran[0];

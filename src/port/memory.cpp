@@ -1,5 +1,7 @@
 // src/port/memory.cpp — mmap, madvise, mlock (see os.hpp for the contracts).
+#include <sched.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -91,6 +93,40 @@ int lock(void* p, std::size_t bytes) noexcept { return ::mlock(p, bytes) == 0 ? 
 
 int unlock(void* p, std::size_t bytes) noexcept {
     return ::munlock(p, bytes) == 0 ? 0 : errno;
+}
+
+void* map_reserve(std::size_t bytes, std::size_t alignment) noexcept {
+    std::size_t page = base_page_size();
+    if (alignment < page) alignment = page;
+    std::size_t window = bytes + alignment - page;
+    if (window < bytes) { errno = ENOMEM; return nullptr; }
+    void* raw = ::mmap(nullptr, window, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (raw == MAP_FAILED) return nullptr;
+    auto start = reinterpret_cast<std::uintptr_t>(raw);
+    auto aligned = (start + alignment - 1) & ~(std::uintptr_t{alignment} - 1);
+    std::uintptr_t tail = aligned + bytes, end = start + window;
+    if (aligned > start) ::munmap(raw, aligned - start);
+    if (end > tail) ::munmap(reinterpret_cast<void*>(tail), end - tail);
+    return reinterpret_cast<void*>(aligned);
+}
+
+std::uint64_t monotonic_ns() noexcept {
+    struct timespec ts;
+    ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+    return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
+void yield() noexcept { ::sched_yield(); }
+
+void write_stderr(const char* s, std::size_t n) noexcept {
+    while (n > 0) {
+        ssize_t w = ::write(2, s, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return;
+        s += w;
+        n -= static_cast<std::size_t>(w);
+    }
 }
 
 std::size_t base_page_size() noexcept {

@@ -49,6 +49,22 @@ int unlock(void* p, std::size_t bytes) noexcept;
 
 std::size_t base_page_size() noexcept;
 
+// Anonymous private read-write mapping of `bytes` (a multiple of the base page) whose
+// start is a multiple of `alignment` (power of two), without guard pages: the
+// drop-in allocator's arenas. MAP_NORESERVE: nothing is committed until touched.
+// Over-maps and trims the excess. Allocates no heap memory (safe inside malloc).
+// nullptr on failure (errno set). Release with unmap.
+void* map_reserve(std::size_t bytes, std::size_t alignment) noexcept;
+
+// Monotonic clock in nanoseconds (CLOCK_MONOTONIC_COARSE: a vDSO read, no syscall).
+std::uint64_t monotonic_ns() noexcept;
+
+// sched_yield(): give the core away while a lock is held by another thread.
+void yield() noexcept;
+
+// write(2) all of [s, s+n) to stderr, retrying on EINTR. No allocation, no stdio.
+void write_stderr(const char* s, std::size_t n) noexcept;
+
 // --- procfs and sysfs (procfs.cpp) ---------------------------------------------------
 
 // The /proc/self/smaps entry of the mapping that contains `addr`.
@@ -72,9 +88,14 @@ std::optional<std::uint64_t> physical_address(const void* addr) noexcept;
 std::string thp_mode() noexcept;
 
 // hugetlb sysfs counters for `page_size`; -1 when the page size is not supported.
+// Neither call allocates heap memory (the drop-in allocator calls them inside malloc).
 long hugepages_read(std::size_t page_size, const char* counter) noexcept;
 // Write nr_hugepages for `page_size`. 0 or errno.
 int hugepages_set_total(std::size_t page_size, long total) noexcept;
+
+// Resident bytes of this process from /proc/self/statm (second field × base page);
+// 0 when unreadable. Allocates no heap memory.
+std::size_t resident_bytes() noexcept;
 
 bool is_root() noexcept;
 

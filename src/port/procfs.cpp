@@ -43,10 +43,6 @@ void read_smaps_fields(const char* line, SmapsEntry& e) {
         e.thp_eligible = std::strtol(line + 12, nullptr, 10) == 1;
 }
 
-std::string hugepage_dir(std::size_t page_size) {
-    return "/sys/kernel/mm/hugepages/hugepages-" + std::to_string(page_size >> 10) + "kB/";
-}
-
 }  // namespace
 
 SmapsEntry smaps_entry(const void* addr) noexcept {
@@ -97,21 +93,50 @@ std::string thp_mode() noexcept {
     return l && r ? std::string(l + 1, r) : std::string();
 }
 
+// The sysfs file of a hugetlb counter, formatted without heap allocation.
+namespace {
+bool hugepage_path(char (&out)[128], std::size_t page_size, const char* counter) noexcept {
+    int n = std::snprintf(out, sizeof out, "/sys/kernel/mm/hugepages/hugepages-%zukB/%s",
+                          page_size >> 10, counter);
+    return n > 0 && static_cast<std::size_t>(n) < sizeof out;
+}
+}  // namespace
+
 long hugepages_read(std::size_t page_size, const char* counter) noexcept {
-    std::FILE* f = std::fopen((hugepage_dir(page_size) + counter).c_str(), "re");
-    if (!f) return -1;
-    long v = -1;
-    if (std::fscanf(f, "%ld", &v) != 1) v = -1;
-    std::fclose(f);
-    return v;
+    char path[128];
+    if (!hugepage_path(path, page_size, counter)) return -1;
+    int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    char buf[32] = {};
+    ssize_t got = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (got <= 0) return -1;
+    char* end = nullptr;
+    long v = std::strtol(buf, &end, 10);
+    return end == buf ? -1 : v;
 }
 
 int hugepages_set_total(std::size_t page_size, long total) noexcept {
-    std::FILE* f = std::fopen((hugepage_dir(page_size) + "nr_hugepages").c_str(), "we");
-    if (!f) return errno;
-    int rc = std::fprintf(f, "%ld\n", total) < 0 ? EIO : 0;
-    if (std::fclose(f) != 0 && rc == 0) rc = errno;
+    char path[128], buf[32];
+    if (!hugepage_path(path, page_size, "nr_hugepages")) return ENAMETOOLONG;
+    int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return errno;
+    int n = std::snprintf(buf, sizeof buf, "%ld\n", total);
+    int rc = ::write(fd, buf, static_cast<std::size_t>(n)) == n ? 0 : errno;
+    if (::close(fd) != 0 && rc == 0) rc = errno;
     return rc;
+}
+
+std::size_t resident_bytes() noexcept {
+    int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    char buf[128] = {};
+    ssize_t got = ::read(fd, buf, sizeof buf - 1);
+    ::close(fd);
+    if (got <= 0) return 0;
+    char* end = nullptr;
+    std::strtoull(buf, &end, 10);  // size
+    return std::strtoull(end, nullptr, 10) * base_page_size();
 }
 
 bool is_root() noexcept { return ::geteuid() == 0; }

@@ -1,0 +1,70 @@
+/* physmem.h — the whole ABI of the drop-in allocator libphysmem.so.
+ *
+ * Preloaded (LD_PRELOAD=libphysmem.so) or linked, the library replaces malloc, free,
+ * calloc, realloc, reallocarray, memalign, posix_memalign, aligned_alloc, valloc,
+ * pvalloc, malloc_usable_size and every C++ operator new/delete. The pm_* entry points
+ * below are the same allocator under its own names, for side-by-side use.
+ *
+ * Errors: out of memory -> NULL with errno = ENOMEM. A free of a pointer the allocator
+ * never handed out, or a double free, aborts with "physmem: fatal: ..." naming the
+ * pointer. Options come from PHYSMEM_MALLOC_* environment variables (see
+ * src/malloc/options.hpp; PHYSMEM_MALLOC_HELP=1 lists them on stderr).
+ */
+#ifndef PHYSMEM_H
+#define PHYSMEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PM_API __attribute__((visibility("default")))
+
+PM_API void* pm_malloc(size_t size);
+PM_API void pm_free(void* p);
+PM_API void* pm_calloc(size_t count, size_t size);
+PM_API void* pm_realloc(void* p, size_t size);
+/* 0, EINVAL (alignment not a power of two multiple of sizeof(void*)) or ENOMEM. */
+PM_API int pm_posix_memalign(void** out, size_t alignment, size_t size);
+/* NULL + EINVAL when alignment is not a power of two. */
+PM_API void* pm_aligned_alloc(size_t alignment, size_t size);
+/* Bytes usable at p (>= the size asked for); 0 for NULL. */
+PM_API size_t pm_usable_size(const void* p);
+
+/* Counters of the whole process. Bytes unless named otherwise. */
+typedef struct pm_stats_t {
+    uint32_t version;             /* PM_STATS_VERSION */
+    uint32_t backing;             /* rung of the most recent arena: 1 = 1g, 2 = 2m, 3 = thp, 4 = 4k */
+    size_t bytes_mapped;          /* arenas and direct mappings (virtual) */
+    size_t bytes_in_use;          /* pages handed to spans (small-object spans and large objects) */
+    size_t bytes_requested_large; /* bytes asked for by live large (>= 60 KiB) allocations */
+    size_t bytes_huge;            /* bytes in use on huge pages: hugetlb + THP-advised 2 MiB pages */
+    size_t bytes_resident_est;    /* bytes of huge pages in use or empty-but-not-purged */
+    size_t hugetlb_1g_pages;      /* 1 GiB hugetlb pages mapped */
+    size_t hugetlb_2m_pages;      /* 2 MiB hugetlb pages mapped */
+    size_t thp_pages_in_use;      /* 2 MiB THP-advised pages holding data */
+    size_t small_pages_in_use;    /* 2 MiB pages on the 4 KiB rung holding data */
+    size_t huge_pages_empty;      /* 2 MiB pages empty, not yet purged */
+    size_t bytes_purged;          /* bytes given back to the system so far (cumulative) */
+    size_t purges;                /* 2 MiB pages purged so far */
+    size_t arenas;                /* arenas mapped (1 GiB of address space each) */
+    size_t direct_mappings;       /* live allocations mapped on their own */
+    size_t bytes_reserved_hugetlb;/* pages this process added to nr_hugepages */
+} pm_stats_t;
+#define PM_STATS_VERSION 1u
+
+/* Fills *out (which must not be NULL). Also purges what is due. */
+PM_API void pm_stats(pm_stats_t* out);
+/* Prints pm_stats on stderr, one line. */
+PM_API void pm_print_stats(void);
+/* Gives back every empty huge page now (ignores the purge delay when force != 0),
+ * and the calling thread's cache. */
+PM_API void pm_collect(int force);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PHYSMEM_H */

@@ -1,0 +1,652 @@
+// src/malloc/heap.cpp — arenas, 2 MiB huge pages, the huge-page filler, large objects,
+// purging and stats. Everything here runs under the one heap lock (H.lock); the thread
+// caches in cache.cpp keep that lock off the small-object fast path.
+//
+// Filler (TCMalloc Temeraire's HugePageFiller idea, own code): huge pages holding spans
+// sit in buckets by their longest free run of 4 KiB pages; a span of n pages goes to the
+// page with the smallest longest-free-run >= n, i.e. the fullest page that fits, so nearly
+// empty pages are not refilled and drain. Empty pages wait purge_delay_ms on an LRU list,
+// then are purged whole (MADV_DONTNEED on the full 2 MiB): no partially populated 2 MiB
+// range is ever left behind, so khugepaged has nothing to re-collapse.
+#include <cerrno>
+#include <cstring>
+
+#include "malloc/internal.hpp"
+#include "physmem.h"
+#include "port/os.hpp"
+
+namespace physmem::malloc {
+
+std::atomic<Arena*> g_arena_map[kArenaSlots];
+
+namespace {
+
+constexpr unsigned kBuckets = kPagesPerHuge + 1;  // longest free run 0..512
+
+struct HpList {
+    HugePage* head = nullptr;
+    HugePage* tail = nullptr;
+    std::size_t count = 0;
+};
+
+struct Heap {
+    SpinLock lock;
+    HpList bucket[kBuckets];
+    std::uint64_t nonempty[(kBuckets + 63) / 64];
+    HpList empty;   // empty, resident; head = emptied longest ago
+    HpList clean;   // never used or purged
+    Arena* arenas[kArenaSlots / 64];
+    unsigned narenas;
+    Span* free_spans;
+    Arena* free_arenas;
+    char* meta_cur;
+    std::size_t meta_left;
+    std::uint32_t stagger_ctr[64];
+    // stats
+    Rung last_rung;
+    std::size_t bytes_mapped, bytes_in_use, requested_large, direct_bytes, direct_count;
+    std::size_t n1g, n2m, in_use_by_rung[5], purged_bytes, purges;
+    long reserved;
+    std::size_t reserved_page;
+};
+constinit Heap H{};
+
+enum ListId : std::uint8_t { none = 0, on_empty = 1, on_clean = 2, on_bucket = 3 };
+
+void push_back(HpList& l, HugePage* h) noexcept {
+    h->next = nullptr;
+    h->prev = l.tail;
+    (l.tail ? l.tail->next : l.head) = h;
+    l.tail = h;
+    ++l.count;
+}
+
+void push_front(HpList& l, HugePage* h) noexcept {
+    h->prev = nullptr;
+    h->next = l.head;
+    (l.head ? l.head->prev : l.tail) = h;
+    l.head = h;
+    ++l.count;
+}
+
+void remove(HpList& l, HugePage* h) noexcept {
+    (h->prev ? h->prev->next : l.head) = h->next;
+    (h->next ? h->next->prev : l.tail) = h->prev;
+    h->prev = h->next = nullptr;
+    --l.count;
+}
+
+// --- bitmaps of 512 pages ---
+
+bool bit(const std::uint64_t* u, unsigned i) noexcept { return (u[i / 64] >> (i % 64)) & 1; }
+
+// First index of a run of n clear bits, or -1.
+int find_run(const std::uint64_t* u, unsigned n) noexcept {
+    unsigned run = 0, start = 0;
+    for (unsigned i = 0; i < kPagesPerHuge;) {
+        std::uint64_t w = u[i / 64];
+        if (i % 64 == 0 && w == 0) {
+            if (run == 0) start = i;
+            run += 64;
+            i += 64;
+        } else if (i % 64 == 0 && w == ~std::uint64_t{0}) {
+            run = 0;
+            i += 64;
+            continue;
+        } else {
+            if (bit(u, i)) run = 0;
+            else if (run++ == 0) start = i;
+            ++i;
+        }
+        if (run >= n) return static_cast<int>(start);
+    }
+    return -1;
+}
+
+unsigned longest_run(const std::uint64_t* u) noexcept {
+    unsigned run = 0, best = 0;
+    for (unsigned i = 0; i < kPagesPerHuge;) {
+        std::uint64_t w = u[i / 64];
+        if (i % 64 == 0 && (w == 0 || w == ~std::uint64_t{0})) {
+            run = w == 0 ? run + 64 : 0;
+            i += 64;
+        } else {
+            run = bit(u, i) ? 0 : run + 1;
+            ++i;
+        }
+        if (run > best) best = run;
+    }
+    return best;
+}
+
+void set_bits(std::uint64_t* u, unsigned first, unsigned n, bool on) noexcept {
+    for (unsigned i = first; i < first + n; ++i) {
+        std::uint64_t m = std::uint64_t{1} << (i % 64);
+        u[i / 64] = on ? (u[i / 64] | m) : (u[i / 64] & ~m);
+    }
+}
+
+// --- metadata (never freed to the system; descriptors are recycled) ---
+
+void* meta_alloc(std::size_t bytes) noexcept {
+    bytes = (bytes + 63) & ~std::size_t{63};
+    if (bytes > H.meta_left) {
+        void* chunk = os::map_reserve(kHuge, kPage);
+        if (!chunk) return nullptr;
+        H.meta_cur = static_cast<char*>(chunk);
+        H.meta_left = kHuge;
+        H.bytes_mapped += kHuge;
+    }
+    void* p = H.meta_cur;
+    H.meta_cur += bytes;
+    H.meta_left -= bytes;
+    return p;
+}
+
+Span* new_span() noexcept {
+    Span* s = H.free_spans;
+    if (s) H.free_spans = s->next;
+    else s = static_cast<Span*>(meta_alloc(sizeof(Span)));
+    if (s) std::memset(static_cast<void*>(s), 0, sizeof(Span));
+    return s;
+}
+
+void free_span(Span* s) noexcept {
+    s->kind = Span::unused;
+    s->next = H.free_spans;
+    H.free_spans = s;
+}
+
+Arena* new_arena_desc() noexcept {
+    Arena* a = H.free_arenas;
+    if (a) H.free_arenas = a->next_free;
+    else a = static_cast<Arena*>(meta_alloc(sizeof(Arena)));
+    if (a) std::memset(static_cast<void*>(a), 0, sizeof(Arena));
+    return a;
+}
+
+void register_arena(Arena* a, bool on) noexcept {
+    std::uintptr_t last = (a->base + a->size - 1) >> 30;
+    for (std::uintptr_t i = a->base >> 30; i <= last; ++i)
+        g_arena_map[i].store(on ? a : nullptr, std::memory_order_release);
+}
+
+// --- arenas ---
+
+const char* rung_name(Rung r) noexcept {
+    static const char* const names[] = {"best", "1g", "2m", "thp", "4k"};
+    return names[static_cast<unsigned>(r)];
+}
+
+bool hugetlb_wanted() noexcept {
+    return g_opt.backing == Rung::page_1g || g_opt.backing == Rung::page_2m ||
+           (g_opt.backing == Rung::best && H.reserved > 0);
+}
+
+// Maps the memory of a new arena of at least min_huge 2 MiB pages; sets base/size/rung.
+bool map_arena(Arena* a, unsigned min_huge) noexcept {
+    if (hugetlb_wanted() && g_opt.backing != Rung::page_2m &&
+        os::hugepages_read(kArena, "free_hugepages") >= 1) {
+        if (void* p = os::map_hugetlb(kArena, kArena, kArena)) {
+            a->base = reinterpret_cast<std::uintptr_t>(p), a->size = kArena, a->rung = Rung::page_1g;
+            H.n1g += 1;
+            return true;
+        }
+    }
+    long free2m = hugetlb_wanted() ? os::hugepages_read(kHuge, "free_hugepages") : 0;
+    unsigned want = min_huge > 64 ? min_huge : 64;
+    unsigned n = free2m > static_cast<long>(want) ? want : static_cast<unsigned>(free2m > 0 ? free2m : 0);
+    if (n >= min_huge && n > 0) {
+        if (void* p = os::map_hugetlb(std::size_t{n} * kHuge, kHuge, kArena)) {
+            a->base = reinterpret_cast<std::uintptr_t>(p), a->size = std::size_t{n} * kHuge;
+            a->rung = Rung::page_2m;
+            H.n2m += n;
+            return true;
+        }
+    }
+    void* p = os::map_reserve(kArena, kArena);
+    if (!p) return false;
+    a->base = reinterpret_cast<std::uintptr_t>(p), a->size = kArena;
+    bool thp = g_opt.backing != Rung::page_4k && os::advise_huge(p, kArena, true) == 0;
+    if (!thp) os::advise_huge(p, kArena, false);
+    a->rung = thp ? Rung::thp : Rung::page_4k;
+    return true;
+}
+
+Arena* create_arena(unsigned min_huge) noexcept {
+    if (H.narenas == sizeof H.arenas / sizeof H.arenas[0]) return nullptr;
+    Arena* a = new_arena_desc();
+    if (!a || !map_arena(a, min_huge)) return nullptr;
+    a->nhuge = static_cast<std::uint32_t>(a->size / kHuge);
+    a->hp = static_cast<HugePage*>(os::map_reserve(
+        (a->nhuge * sizeof(HugePage) + kPage - 1) & ~(kPage - 1), kPage));
+    a->page_span = static_cast<std::atomic<Span*>*>(
+        os::map_reserve(std::size_t{a->nhuge} * kPagesPerHuge * sizeof(Span*), kPage));
+    if (!a->hp || !a->page_span) return nullptr;  // leaks the mapping; only under ENOMEM
+    for (unsigned i = 0; i < a->nhuge; ++i) {
+        HugePage* h = &a->hp[i];
+        h->arena = a, h->index = i, h->state = HugePage::clean, h->list = on_clean;
+        push_back(H.clean, h);
+    }
+    H.arenas[H.narenas++] = a;
+    H.bytes_mapped += a->size;
+    H.last_rung = a->rung;
+    register_arena(a, true);
+    if (g_opt.verbose)
+        say("physmem: arena %p: %zu MiB on %s pages\n", reinterpret_cast<void*>(a->base),
+            a->size >> 20, rung_name(a->rung));
+    return a;
+}
+
+// --- huge pages ---
+
+void count_in_use(HugePage* h, int delta) noexcept {
+    H.in_use_by_rung[static_cast<unsigned>(h->arena->rung)] += static_cast<std::size_t>(delta);
+}
+
+// A clean page about to hold data: populate and lock as the options ask.
+void prepare(HugePage* h) noexcept {
+    if (g_opt.prefault) os::populate_write(reinterpret_cast<void*>(h->base()), kHuge, kPage);
+    if (g_opt.lock) os::lock(reinterpret_cast<void*>(h->base()), kHuge);
+}
+
+void unlist(HugePage* h) noexcept {
+    if (h->list == on_empty) remove(H.empty, h);
+    else if (h->list == on_clean) remove(H.clean, h);
+    h->list = none;
+}
+
+// An empty or clean huge page taken into use (most recently emptied first: still resident).
+HugePage* take_huge_page() noexcept {
+    HugePage* h = H.empty.tail;
+    if (!h) h = H.clean.head;
+    if (!h && create_arena(1)) h = H.clean.head;
+    if (!h) return nullptr;
+    bool was_clean = h->state == HugePage::clean;
+    unlist(h);
+    if (was_clean) prepare(h);
+    count_in_use(h, +1);
+    return h;
+}
+
+void give_back_huge_page(HugePage* h) noexcept {
+    count_in_use(h, -1);
+    h->state = HugePage::empty;
+    h->empty_since_ns = os::monotonic_ns();
+    h->list = on_empty;
+    push_back(H.empty, h);
+}
+
+void purge(HugePage* h) noexcept {
+    Rung r = h->arena->rung;
+    // hugetlb pages stay mapped (a private hugetlb page given back might not come back);
+    // locked pages cannot be discarded.
+    if ((r == Rung::thp || r == Rung::page_4k) && !g_opt.lock) {
+        os::discard(reinterpret_cast<void*>(h->base()), kHuge);
+        H.purged_bytes += kHuge;
+        H.purges += 1;
+    }
+    h->state = HugePage::clean;
+    h->list = on_clean;
+    push_front(H.clean, h);  // reused before never-touched pages: the heap stays compact
+}
+
+void maybe_purge(bool force) noexcept {
+    if (!H.empty.head) return;
+    std::uint64_t now = os::monotonic_ns(), delay = g_opt.purge_delay_ms * 1000000ull;
+    while (HugePage* h = H.empty.head) {
+        if (!force && now - h->empty_since_ns < delay) break;
+        remove(H.empty, h);
+        purge(h);
+    }
+}
+
+// --- the filler ---
+
+void bucket_insert(HugePage* h) noexcept {
+    push_back(H.bucket[h->lfr], h);
+    H.nonempty[h->lfr / 64] |= std::uint64_t{1} << (h->lfr % 64);
+    h->list = on_bucket;
+}
+
+void bucket_remove(HugePage* h) noexcept {
+    remove(H.bucket[h->lfr], h);
+    if (!H.bucket[h->lfr].head) H.nonempty[h->lfr / 64] &= ~(std::uint64_t{1} << (h->lfr % 64));
+    h->list = none;
+}
+
+// The fullest filler page with a free run of n pages, or nullptr.
+HugePage* fullest_fitting(unsigned n) noexcept {
+    for (unsigned w = n / 64; w < sizeof H.nonempty / 8; ++w) {
+        std::uint64_t bits = H.nonempty[w];
+        if (w == n / 64) bits &= ~std::uint64_t{0} << (n % 64);
+        if (bits) return H.bucket[w * 64 + static_cast<unsigned>(__builtin_ctzll(bits))].head;
+    }
+    return nullptr;
+}
+
+void filler_mark(HugePage* h, unsigned first, unsigned n, bool used) noexcept {
+    set_bits(h->used, first, n, used);
+    h->nused = static_cast<std::uint16_t>(used ? h->nused + n : h->nused - n);
+    h->lfr = static_cast<std::uint16_t>(longest_run(h->used));
+}
+
+// n (1..512) contiguous pages from the filler.
+HugePage* filler_alloc(unsigned n, unsigned& first) noexcept {
+    HugePage* h = fullest_fitting(n);
+    if (h) {
+        bucket_remove(h);
+    } else {
+        h = take_huge_page();
+        if (!h) return nullptr;
+        h->state = HugePage::filler;
+        std::memset(h->used, 0, sizeof h->used);
+        h->nused = 0;
+    }
+    first = static_cast<unsigned>(find_run(h->used, n));
+    filler_mark(h, first, n, true);
+    bucket_insert(h);
+    return h;
+}
+
+void filler_free(HugePage* h, unsigned first, unsigned n) noexcept {
+    bucket_remove(h);
+    filler_mark(h, first, n, false);
+    if (h->nused == 0) give_back_huge_page(h);
+    else bucket_insert(h);
+}
+
+std::atomic<Span*>& page_slot(HugePage* h, unsigned page) noexcept {
+    return h->arena->page_span[std::size_t{h->index} * kPagesPerHuge + page];
+}
+
+// --- runs of whole huge pages (large objects over 2 MiB) ---
+
+bool available(const HugePage& h) noexcept {
+    return h.state == HugePage::clean || h.state == HugePage::empty;
+}
+
+// First arena position with k contiguous available huge pages, or nullptr.
+HugePage* find_huge_run(unsigned k) noexcept {
+    for (unsigned a = 0; a < H.narenas; ++a) {
+        Arena* ar = H.arenas[a];
+        unsigned run = 0;
+        for (unsigned i = 0; i < ar->nhuge; ++i) {
+            run = available(ar->hp[i]) ? run + 1 : 0;
+            if (run == k) return &ar->hp[i + 1 - k];
+        }
+    }
+    return nullptr;
+}
+
+HugePage* take_huge_run(unsigned k) noexcept {
+    HugePage* first = find_huge_run(k);
+    if (!first) {
+        Arena* a = create_arena(k);
+        if (!a || a->nhuge < k) {
+            if (a) say("physmem: a %u-huge-page arena is too small for a %u-page run\n", a->nhuge, k);
+            first = a ? find_huge_run(k) : nullptr;
+            if (!first) return nullptr;
+        } else {
+            first = &a->hp[0];
+        }
+    }
+    for (unsigned i = 0; i < k; ++i) {
+        HugePage* h = first + i;
+        bool was_clean = h->state == HugePage::clean;
+        unlist(h);
+        if (was_clean) prepare(h);
+        count_in_use(h, +1);
+        h->state = HugePage::large;
+    }
+    return first;
+}
+
+// --- large objects ---
+
+// The 12.5%-spaced class of a large request; with stagger, 4 KiB of slack is built in so
+// even exact powers of two have room for 64 offsets.
+std::size_t large_class(std::size_t size, bool stagger) noexcept {
+    std::size_t x = stagger ? size - (size > kPage ? kPage : size) : size;
+    if (x < (std::size_t{64} << 10)) x = std::size_t{64} << 10;
+    std::size_t step = (std::size_t{1} << (63 - __builtin_clzll(x))) / 8;
+    std::size_t c = (x + step - 1) / step * step;
+    return stagger ? c + kPage : c;
+}
+
+std::uint32_t stagger_offset(std::size_t cls_bytes, std::size_t slack, std::size_t step) noexcept {
+    std::size_t limit = (slack < kPage ? slack : kPage) / step * step;
+    if (limit == 0) return 0;
+    std::uint32_t& ctr = H.stagger_ctr[(cls_bytes >> 12) % 64];
+    return static_cast<std::uint32_t>((ctr++ * step) % limit);
+}
+
+void* direct_alloc(std::size_t size, std::size_t align) noexcept {
+    std::size_t off = 0;
+    if (g_opt.stagger && align <= 64) off = stagger_offset(size, kPage, 64);
+    std::size_t bytes = (size + off + kPage - 1) & ~(kPage - 1);
+    void* p = os::map_reserve(bytes, align > kArena ? align : kArena);
+    if (!p) return nullptr;
+    os::advise_huge(p, bytes, g_opt.backing != Rung::page_4k);
+    if (g_opt.prefault) os::populate_write(p, bytes, kPage);
+    if (g_opt.lock) os::lock(p, bytes);
+    Span* s = new_span();
+    Arena* a = new_arena_desc();
+    if (!s || !a) { os::unmap(p, bytes); return nullptr; }
+    s->kind = Span::direct, s->start = reinterpret_cast<std::uintptr_t>(p);
+    s->offset = static_cast<std::uint32_t>(off), s->requested = size, s->mapped = bytes;
+    s->live.store(1, std::memory_order_relaxed);
+    a->base = s->start, a->size = bytes, a->direct = true, a->direct_span = s;
+    a->rung = g_opt.backing == Rung::page_4k ? Rung::page_4k : Rung::thp;
+    register_arena(a, true);
+    H.bytes_mapped += bytes, H.direct_bytes += bytes, H.direct_count += 1;
+    H.requested_large += size;
+    return static_cast<char*>(p) + off;
+}
+
+void direct_free(Span* s) noexcept {
+    Arena* a = g_arena_map[s->start >> 30].load(std::memory_order_relaxed);
+    register_arena(a, false);
+    os::unmap(reinterpret_cast<void*>(s->start), s->mapped);
+    H.bytes_mapped -= s->mapped, H.direct_bytes -= s->mapped, H.direct_count -= 1;
+    H.requested_large -= s->requested;
+    a->next_free = H.free_arenas;
+    H.free_arenas = a;
+    free_span(s);
+}
+
+// Places npages pages: in the filler (<= 512), or as whole huge pages plus a tail in the
+// filler. Fills s->start/hp/first/run/tail_pages.
+bool place_large(Span* s, std::size_t npages) noexcept {
+    if (npages <= kPagesPerHuge) {
+        unsigned first = 0;
+        HugePage* h = filler_alloc(static_cast<unsigned>(npages), first);
+        if (!h) return false;
+        s->hp = h, s->first = static_cast<std::uint16_t>(first);
+        s->start = h->base() + first * kPage;
+        return true;
+    }
+    unsigned whole = static_cast<unsigned>(npages / kPagesPerHuge);
+    unsigned tail = static_cast<unsigned>(npages % kPagesPerHuge);
+    HugePage* h = take_huge_run(whole + (tail ? 1 : 0));
+    if (!h) return false;
+    if (tail) {
+        HugePage* t = h + whole;  // the tail page joins the filler with [0, tail) used
+        t->state = HugePage::filler;
+        std::memset(t->used, 0, sizeof t->used);
+        t->nused = 0;
+        filler_mark(t, 0, tail, true);
+        bucket_insert(t);
+    }
+    s->hp = h, s->first = 0, s->run = static_cast<std::uint16_t>(whole);
+    s->tail_pages = static_cast<std::uint16_t>(tail);
+    s->start = h->base();
+    return true;
+}
+
+void unplace_large(Span* s) noexcept {
+    if (s->run == 0) {
+        filler_free(s->hp, s->first, s->npages);
+        return;
+    }
+    for (unsigned i = 0; i < s->run; ++i) give_back_huge_page(s->hp + i);
+    if (s->tail_pages) filler_free(s->hp + s->run, 0, s->tail_pages);
+}
+
+void* large_alloc_locked(std::size_t size, std::size_t align) noexcept {
+    bool stagger = g_opt.stagger && align <= kPage;
+    std::size_t need = align <= kPage ? large_class(size, stagger)
+                                      : ((size + kPage - 1) & ~(kPage - 1)) + align - kPage;
+    if (need >= kDirectMin) return direct_alloc(size, align);
+    std::size_t npages = (need + kPage - 1) / kPage;
+    Span* s = new_span();
+    if (!s) return nullptr;
+    if (!place_large(s, npages)) { free_span(s); return nullptr; }
+    s->kind = Span::large, s->npages = static_cast<std::uint32_t>(npages), s->requested = size;
+    if (align > kPage)
+        s->offset = static_cast<std::uint32_t>(((s->start + align - 1) & ~(align - 1)) - s->start);
+    else if (stagger)
+        s->offset = stagger_offset(need, npages * kPage - size, align > 64 ? align : 64);
+    s->live.store(1, std::memory_order_relaxed);
+    page_slot(s->hp, s->first).store(s, std::memory_order_release);
+    H.bytes_in_use += npages * kPage;
+    H.requested_large += size;
+    return reinterpret_cast<void*>(s->start + s->offset);
+}
+
+}  // namespace
+
+std::uintptr_t HugePage::base() const noexcept { return arena->base + std::uintptr_t{index} * kHuge; }
+
+void SpinLock::lock() noexcept {
+    for (;;) {
+        if (!held_.exchange(true, std::memory_order_acquire)) return;
+        for (unsigned spins = 0; held_.load(std::memory_order_relaxed); ++spins) {
+            if (spins < 100) __builtin_ia32_pause();
+            else os::yield();
+        }
+    }
+}
+
+void heap_init() noexcept { H.last_rung = Rung::best; }
+
+Span* heap_small_span(std::uint32_t npages, unsigned cls, void (*init)(Span*, unsigned)) noexcept {
+    LockGuard g(H.lock);
+    maybe_purge(false);
+    unsigned first = 0;
+    HugePage* h = filler_alloc(npages, first);
+    if (!h) return nullptr;
+    Span* s = new_span();
+    if (!s) { filler_free(h, first, npages); return nullptr; }
+    s->kind = Span::small, s->hp = h, s->first = static_cast<std::uint16_t>(first);
+    s->start = h->base() + first * kPage, s->npages = npages;
+    init(s, cls);
+    for (unsigned i = 0; i < npages; ++i) page_slot(h, first + i).store(s, std::memory_order_release);
+    H.bytes_in_use += npages * kPage;
+    return s;
+}
+
+void heap_release_small_span(Span* s) noexcept {
+    LockGuard g(H.lock);
+    for (unsigned i = 0; i < s->npages; ++i) page_slot(s->hp, s->first + i).store(nullptr, std::memory_order_release);
+    filler_free(s->hp, s->first, s->npages);
+    H.bytes_in_use -= s->npages * kPage;
+    free_span(s);
+    maybe_purge(false);
+}
+
+void* heap_large_alloc(std::size_t size, std::size_t align) noexcept {
+    if (size > (std::size_t{1} << 46) || align > (std::size_t{1} << 40)) return nullptr;
+    LockGuard g(H.lock);
+    maybe_purge(false);
+    return large_alloc_locked(size, align);
+}
+
+void heap_large_free(Span* s, void* p) noexcept {
+    if (reinterpret_cast<std::uintptr_t>(p) != s->start + s->offset)
+        fatal("free(): invalid pointer %p: inside the large allocation at %p, not its start", p,
+              reinterpret_cast<void*>(s->start + s->offset));
+    if (s->live.exchange(0, std::memory_order_acq_rel) != 1)
+        fatal("free(): double free of %p (large allocation)", p);
+    LockGuard g(H.lock);
+    if (s->kind == Span::direct) { direct_free(s); return; }
+    page_slot(s->hp, s->first).store(nullptr, std::memory_order_release);
+    unplace_large(s);
+    H.bytes_in_use -= std::size_t{s->npages} * kPage;
+    H.requested_large -= s->requested;
+    free_span(s);
+    maybe_purge(false);
+}
+
+std::size_t large_usable(const Span* s, const void*) noexcept {
+    std::size_t bytes = s->kind == Span::direct ? s->mapped : std::size_t{s->npages} * kPage;
+    return bytes - s->offset;
+}
+
+void heap_collect(bool force) noexcept {
+    LockGuard g(H.lock);
+    maybe_purge(force);
+}
+
+void heap_stats(pm_stats_t* out) noexcept {
+    LockGuard g(H.lock);
+    maybe_purge(false);
+    std::memset(out, 0, sizeof *out);
+    out->version = PM_STATS_VERSION;
+    out->backing = static_cast<std::uint32_t>(H.last_rung);
+    out->bytes_mapped = H.bytes_mapped;
+    out->bytes_in_use = H.bytes_in_use + H.direct_bytes;
+    out->bytes_requested_large = H.requested_large;
+    std::size_t huge_in_use = H.in_use_by_rung[1] + H.in_use_by_rung[2] + H.in_use_by_rung[3];
+    std::size_t direct_huge = g_opt.backing == Rung::page_4k ? 0 : H.direct_bytes & ~(kHuge - 1);
+    out->bytes_huge = huge_in_use * kHuge + direct_huge;
+    out->bytes_resident_est = (huge_in_use + H.in_use_by_rung[4] + H.empty.count) * kHuge + H.direct_bytes;
+    out->hugetlb_1g_pages = H.n1g;
+    out->hugetlb_2m_pages = H.n2m;
+    out->thp_pages_in_use = H.in_use_by_rung[3];
+    out->small_pages_in_use = H.in_use_by_rung[4];
+    out->huge_pages_empty = H.empty.count;
+    out->bytes_purged = H.purged_bytes;
+    out->purges = H.purges;
+    out->arenas = H.narenas;
+    out->direct_mappings = H.direct_count;
+    out->bytes_reserved_hugetlb = H.reserved > 0 ? static_cast<std::size_t>(H.reserved) * H.reserved_page : 0;
+}
+
+void heap_lock_all() noexcept { H.lock.lock(); }
+void heap_unlock_all() noexcept { H.lock.unlock(); }
+void heap_reset_all() noexcept {
+    H.lock.reset();
+    H.reserved = 0;  // the parent restores nr_hugepages, not the child
+}
+
+void heap_reserve_at_start() noexcept {
+    if (g_opt.reserve == 0) return;
+    std::size_t ps = g_opt.backing == Rung::page_2m ? kHuge : kArena;
+    if (!os::is_root()) {
+        say("physmem: PHYSMEM_MALLOC_RESERVE=%llu needs root; no pages reserved\n",
+            static_cast<unsigned long long>(g_opt.reserve));
+        return;
+    }
+    long before = os::hugepages_read(ps, "nr_hugepages");
+    if (before < 0) { say("physmem: %zu KiB hugetlb pages are not supported here\n", ps >> 10); return; }
+    int rc = os::hugepages_set_total(ps, before + static_cast<long>(g_opt.reserve));
+    long after = os::hugepages_read(ps, "nr_hugepages");
+    H.reserved = after > before ? after - before : 0;
+    H.reserved_page = ps;
+    say("physmem: reserved %ld of %llu %s hugetlb pages (nr_hugepages %ld -> %ld, errno %d); "
+        "restored at exit\n", H.reserved, static_cast<unsigned long long>(g_opt.reserve),
+        ps == kArena ? "1 GiB" : "2 MiB", before, after, rc);
+}
+
+void heap_restore_at_exit() noexcept {
+    if (H.reserved <= 0) return;
+    long now = os::hugepages_read(H.reserved_page, "nr_hugepages");
+    long target = now - H.reserved;
+    os::hugepages_set_total(H.reserved_page, target < 0 ? 0 : target);
+    say("physmem: nr_hugepages (%s) restored %ld -> %ld\n", H.reserved_page == kArena ? "1 GiB" : "2 MiB",
+        now, os::hugepages_read(H.reserved_page, "nr_hugepages"));
+    H.reserved = 0;
+}
+
+}  // namespace physmem::malloc

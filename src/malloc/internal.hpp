@@ -1,0 +1,174 @@
+// src/malloc/internal.hpp — the drop-in allocator's shared structures.
+//
+// Layers, bottom up (one file each):
+//   heap.cpp    arenas (1 GiB of address space, 1 GiB aligned, one backing rung each),
+//               2 MiB huge pages inside them, the huge-page filler that carves page
+//               spans out of them (fullest first), large objects, purging, stats;
+//   cache.cpp   size classes, per-class central free lists, per-thread caches;
+//   api.cpp     pm_* entry points, lazy init, fork and exit handling;
+//   override.cpp / new_delete.cpp   the exported malloc/free/new/delete shims.
+//
+// Every span and arena descriptor lives in metadata mapped by this library (never in
+// the heap it manages). Nothing here allocates through libstdc++.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "malloc/options.hpp"
+#include "physmem.h"
+
+namespace physmem::malloc {
+
+constexpr std::size_t kPage = 4096;
+constexpr std::size_t kHuge = std::size_t{2} << 20;
+constexpr std::size_t kArena = std::size_t{1} << 30;
+constexpr unsigned kPagesPerHuge = 512;
+constexpr unsigned kHugePerArena = 512;
+constexpr unsigned kAddressBits = 47;                    // user space on x86-64 (4-level)
+constexpr std::size_t kArenaSlots = std::size_t{1} << (kAddressBits - 30);
+constexpr std::size_t kSmallMax = 61440;                  // largest small size class
+constexpr unsigned kMaxObjects = 1024;                    // per small span
+constexpr std::size_t kDirectMin = std::size_t{256} << 20;  // spans this big map directly
+
+// Test-and-test-and-set lock; yields after a short spin (2 cores: spinning long is waste).
+class SpinLock {
+public:
+    void lock() noexcept;
+    void unlock() noexcept { held_.store(false, std::memory_order_release); }
+    // After fork in the child: the lock was held by a thread that no longer exists.
+    void reset() noexcept { held_.store(false, std::memory_order_relaxed); }
+private:
+    std::atomic<bool> held_{false};
+};
+
+struct LockGuard {
+    explicit LockGuard(SpinLock& l) noexcept : l_(l) { l_.lock(); }
+    ~LockGuard() { l_.unlock(); }
+    SpinLock& l_;
+};
+
+struct Arena;
+
+// One 2 MiB page of an arena.
+struct HugePage {
+    enum State : std::uint8_t { clean, empty, filler, large };
+    std::uint64_t used[kPagesPerHuge / 64];  // 4 KiB pages in use (filler state)
+    std::uint16_t nused;                     // popcount of used
+    std::uint16_t lfr;                       // longest free run of pages
+    State state;
+    std::uint8_t list;                       // which list it is on (0: none)
+    HugePage* prev;
+    HugePage* next;
+    std::uint64_t empty_since_ns;
+    Arena* arena;
+    std::uint32_t index;                     // within the arena
+    std::uintptr_t base() const noexcept;
+};
+
+// A run of 4 KiB pages: either the slab of one small size class, or one large object.
+struct Span {
+    enum Kind : std::uint8_t { unused, small, large, direct };
+    std::uintptr_t start;
+    std::uint32_t npages;
+    std::uint16_t cls;          // small: size class
+    Kind kind;
+    std::atomic<std::uint8_t> live;  // large/direct: 1 while handed out (double-free check)
+    // where the pages came from
+    HugePage* hp;               // filler span: its huge page; run: first huge page
+    std::uint16_t first;        // filler span: first page within hp
+    std::uint16_t run;          // > 0: number of whole huge pages (large run); tail in filler
+    std::uint16_t tail_pages;   // run: pages used in the huge page after the run
+    // large objects
+    std::uint32_t offset;       // object start - span start (stagger or alignment)
+    std::size_t requested;      // bytes asked for
+    std::size_t mapped;         // direct: bytes of the mapping
+    // small objects
+    std::uint32_t size;
+    std::uint32_t nobj;
+    std::uint32_t nfree;        // objects on freelist or never handed out
+    std::uint32_t fresh;        // objects [fresh, nobj) never handed out
+    std::uint64_t recip;        // ceil(2^40 / size)
+    void* freelist;
+    Span* prev;
+    Span* next;
+    bool in_partial;
+    std::atomic<std::uint64_t> freebits[kMaxObjects / 64];  // 1: object not handed out
+};
+
+struct Arena {
+    std::uintptr_t base;
+    std::size_t size;           // bytes (a multiple of 2 MiB; direct: mapping size)
+    Rung rung;
+    bool direct;
+    std::uint32_t nhuge;
+    HugePage* hp;               // [nhuge]
+    std::atomic<Span*>* page_span;  // [nhuge * 512]: span of each 4 KiB page (first page only for large)
+    Span* direct_span;
+    Arena* next_free;
+};
+
+extern std::atomic<Arena*> g_arena_map[kArenaSlots];
+extern Options g_opt;
+
+// The span holding address a, or nullptr when the allocator never mapped it.
+// Lock-free: descriptors are never unmapped. Costs three dependent loads.
+inline Span* span_of(const void* p) noexcept {
+    auto a = reinterpret_cast<std::uintptr_t>(p);
+    if ((a >> kAddressBits) != 0) return nullptr;
+    Arena* ar = g_arena_map[a >> 30].load(std::memory_order_acquire);
+    if (!ar) return nullptr;
+    if (ar->direct) return a >= ar->base ? ar->direct_span : nullptr;
+    std::uintptr_t idx = (a - ar->base) >> 12;
+    if (a < ar->base || idx >= std::uintptr_t{ar->nhuge} * kPagesPerHuge) return nullptr;
+    return ar->page_span[idx].load(std::memory_order_acquire);
+}
+
+// --- heap.cpp (all under the heap lock unless said otherwise) ---
+void heap_init() noexcept;
+// A span of npages pages for size class cls, set up by init before the page map (every
+// page) points to it. nullptr on ENOMEM.
+Span* heap_small_span(std::uint32_t npages, unsigned cls, void (*init)(Span*, unsigned)) noexcept;
+void heap_release_small_span(Span* s) noexcept;
+// A large object of `size` bytes aligned to `align` (power of two); nullptr on ENOMEM.
+void* heap_large_alloc(std::size_t size, std::size_t align) noexcept;
+// pre: s = span_of(p), s->kind is large or direct. Aborts on an invalid or double free.
+void heap_large_free(Span* s, void* p) noexcept;
+std::size_t large_usable(const Span* s, const void* p) noexcept;
+void heap_collect(bool force) noexcept;
+void heap_stats(pm_stats_t* out) noexcept;
+void heap_lock_all() noexcept;     // fork: prepare
+void heap_unlock_all() noexcept;   // fork: parent
+void heap_reset_all() noexcept;    // fork: child
+void heap_reserve_at_start() noexcept;
+void heap_restore_at_exit() noexcept;
+
+// --- cache.cpp ---
+struct SizeClass {
+    std::uint32_t size;
+    std::uint32_t pages;    // of each span
+    std::uint32_t nobj;
+    std::uint32_t cache_max;  // thread-cache capacity (objects)
+};
+extern SizeClass g_classes[];
+extern unsigned g_nclasses;   // classes are 1..g_nclasses
+void classes_init() noexcept;
+unsigned class_of(std::size_t size) noexcept;  // pre: size <= kSmallMax
+void* small_alloc(unsigned cls) noexcept;
+// pre: s = span_of(p), s->kind == small. Aborts on an invalid or double free.
+void small_free(Span* s, void* p) noexcept;
+void cache_thread_init_key() noexcept;
+void cache_flush_current() noexcept;
+void cache_lock_all() noexcept;
+void cache_unlock_all() noexcept;
+void cache_reset_all() noexcept;
+
+// --- api.cpp ---
+extern std::atomic<int> g_init_state;  // 0 none, 1 running, 2 done
+void init_slow() noexcept;
+inline void ensure_init() noexcept {
+    if (__builtin_expect(g_init_state.load(std::memory_order_acquire) != 2, 0)) init_slow();
+}
+
+}  // namespace physmem::malloc

@@ -39,8 +39,10 @@ typedef struct pm_stats_t {
     uint32_t backing;             /* rung of the most recent arena: 1 = 1g, 2 = 2m, 3 = thp, 4 = 4k */
     size_t bytes_mapped;          /* arenas and direct mappings (virtual) */
     size_t bytes_in_use;          /* pages handed to spans (small-object spans and large objects) */
-    size_t bytes_requested_large; /* bytes asked for by live large (>= 60 KiB) allocations */
-    size_t bytes_huge;            /* bytes in use on huge pages: hugetlb + THP-advised 2 MiB pages */
+    size_t bytes_requested_large; /* bytes asked for by live large (> 60 KiB) allocations */
+    size_t bytes_huge;            /* 2 MiB pages holding data that are huge (hugetlb, THP-advised),
+                                     in bytes; share of the heap on huge pages = bytes_huge /
+                                     (bytes_huge + small_pages_in_use * 2 MiB) */
     size_t bytes_resident_est;    /* bytes of huge pages in use or empty-but-not-purged */
     size_t hugetlb_1g_pages;      /* 1 GiB hugetlb pages mapped */
     size_t hugetlb_2m_pages;      /* 2 MiB hugetlb pages mapped */
@@ -52,6 +54,7 @@ typedef struct pm_stats_t {
     size_t arenas;                /* arenas mapped (1 GiB of address space each) */
     size_t direct_mappings;       /* live allocations mapped on their own */
     size_t bytes_reserved_hugetlb;/* pages this process added to nr_hugepages */
+    size_t bytes_small_outstanding; /* small objects out of the central lists: in use or in thread caches */
 } pm_stats_t;
 #define PM_STATS_VERSION 1u
 

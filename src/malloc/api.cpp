@@ -161,6 +161,7 @@ size_t pm_usable_size(const void* p) {
 void pm_stats(pm_stats_t* out) {
     ensure_init();
     heap_stats(out);
+    out->bytes_small_outstanding = cache_outstanding_bytes();
 }
 
 void pm_print_stats(void) {

@@ -50,6 +50,8 @@ struct ThreadCache {
 };
 __thread ThreadCache t_cache __attribute__((tls_model("initial-exec")));
 
+std::atomic<std::size_t> g_outstanding{0};  // bytes of small objects out of central lists
+
 pthread_key_t g_key;
 std::atomic<bool> g_key_ok{false};
 
@@ -134,12 +136,14 @@ std::uint32_t central_pop(unsigned cls, std::uint32_t n, void*& head) noexcept {
         }
         if (s->nfree == 0) remove_partial(c, s);
     }
+    g_outstanding.fetch_add(std::size_t{got} * g_classes[cls].size, std::memory_order_relaxed);
     return got;
 }
 
 // Returns a chain of count objects of class cls (already marked free in the bitmaps).
 void central_push(unsigned cls, void* head, std::uint32_t count) noexcept {
     Central& c = central[cls];
+    g_outstanding.fetch_sub(std::size_t{count} * g_classes[cls].size, std::memory_order_relaxed);
     LockGuard g(c.lock);
     for (std::uint32_t i = 0; i < count; ++i) {
         void* p = head;
@@ -280,6 +284,8 @@ void small_free(Span* s, void* p) noexcept {
     b.head = p;
     if (__builtin_expect(++b.count > g_classes[cls].cache_max, 0)) flush_bin(cls, batch_of(cls));
 }
+
+std::size_t cache_outstanding_bytes() noexcept { return g_outstanding.load(std::memory_order_relaxed); }
 
 void cache_thread_init_key() noexcept {
     if (pthread_key_create(&g_key, thread_exit) == 0) g_key_ok.store(true, std::memory_order_release);

@@ -9,6 +9,7 @@
 // then are purged whole (MADV_DONTNEED on the full 2 MiB): no partially populated 2 MiB
 // range is ever left behind, so khugepaged has nothing to re-collapse.
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 
 #include "malloc/internal.hpp"
@@ -360,58 +361,85 @@ std::atomic<Span*>& page_slot(HugePage* h, unsigned page) noexcept {
     return h->arena->page_span[std::size_t{h->index} * kPagesPerHuge + page];
 }
 
-// --- runs of whole huge pages (large objects over 2 MiB) ---
+// The page-map entry of a large object: the page holding its first byte (with an
+// alignment offset that need not be the span's first page).
+std::atomic<Span*>& object_slot(const Span* s) noexcept {
+    Arena* a = s->hp->arena;
+    return a->page_span[(s->start + s->offset - a->base) >> 12];
+}
+
+// --- the large-object region: page runs that may cross 2 MiB boundaries ---
+//
+// Large objects (> 60 KiB) take page runs from huge pages in the `large` state, first
+// fit in address order, extending into adjacent empty or clean huge pages. Crossing
+// boundaries lets a 1 MiB + 4 KiB object sit next to another (two per 2 MiB page
+// instead of one); a huge page whose last large object goes returns to the empty list.
 
 bool available(const HugePage& h) noexcept {
     return h.state == HugePage::clean || h.state == HugePage::empty;
 }
 
-// First arena position with k contiguous available huge pages, or nullptr.
-HugePage* find_huge_run(unsigned k) noexcept {
-    for (unsigned a = 0; a < H.narenas; ++a) {
-        Arena* ar = H.arenas[a];
-        unsigned run = 0;
-        for (unsigned i = 0; i < ar->nhuge; ++i) {
-            run = available(ar->hp[i]) ? run + 1 : 0;
-            if (run == k) return &ar->hp[i + 1 - k];
+// First page index (within the arena) of np free pages, or -1.
+long find_large_pages(const Arena* a, std::size_t np) noexcept {
+    std::size_t run = 0, start = 0;
+    for (unsigned i = 0; i < a->nhuge; ++i) {
+        const HugePage& h = a->hp[i];
+        std::size_t base = std::size_t{i} * kPagesPerHuge;
+        if (available(h)) {
+            if (run == 0) start = base;
+            run += kPagesPerHuge;
+        } else if (h.state != HugePage::large) {
+            run = 0;
+            continue;
+        } else {
+            for (unsigned j = 0; j < kPagesPerHuge && run < np; ++j) {
+                if (j % 64 == 0 && h.used[j / 64] == 0 && run + 64 <= np + 64) {
+                    if (run == 0) start = base + j;
+                    run += 64;
+                    j += 63;
+                } else if (bit(h.used, j)) {
+                    run = 0;
+                } else if (run++ == 0) {
+                    start = base + j;
+                }
+            }
         }
+        if (run >= np) return static_cast<long>(start);
     }
-    return nullptr;
+    return -1;
 }
 
-HugePage* take_huge_run(unsigned k) noexcept {
-    HugePage* first = find_huge_run(k);
-    if (!first) {
-        Arena* a = create_arena(k);
-        if (!a || a->nhuge < k) {
-            if (a) say("physmem: a %u-huge-page arena is too small for a %u-page run\n", a->nhuge, k);
-            first = a ? find_huge_run(k) : nullptr;
-            if (!first) return nullptr;
-        } else {
-            first = &a->hp[0];
+void mark_large_pages(Arena* a, std::size_t p0, std::size_t np, bool used) noexcept {
+    for (std::size_t p = p0; p < p0 + np;) {
+        HugePage* h = &a->hp[p / kPagesPerHuge];
+        unsigned first = static_cast<unsigned>(p % kPagesPerHuge);
+        unsigned n = static_cast<unsigned>(std::min<std::size_t>(kPagesPerHuge - first, p0 + np - p));
+        if (used && available(*h)) {
+            bool was_clean = h->state == HugePage::clean;
+            unlist(h);
+            if (was_clean) prepare(h);
+            count_in_use(h, +1);
+            h->state = HugePage::large;
+            std::memset(h->used, 0, sizeof h->used);
+            h->nused = 0;
         }
+        set_bits(h->used, first, n, used);
+        h->nused = static_cast<std::uint16_t>(used ? h->nused + n : h->nused - n);
+        if (!used && h->nused == 0) give_back_huge_page(h);
+        p += n;
     }
-    for (unsigned i = 0; i < k; ++i) {
-        HugePage* h = first + i;
-        bool was_clean = h->state == HugePage::clean;
-        unlist(h);
-        if (was_clean) prepare(h);
-        count_in_use(h, +1);
-        h->state = HugePage::large;
-    }
-    return first;
 }
 
 // --- large objects ---
 
-// The 12.5%-spaced class of a large request; with stagger, 4 KiB of slack is built in so
-// even exact powers of two have room for 64 offsets.
+// The 12.5%-spaced class of a large request. With stagger, a class leaving less than
+// 1 KiB of slack (exact powers of two, say) gets one more page, so there is always room
+// for at least 16 distinct 64-byte offsets; other requests use the slack they have.
 std::size_t large_class(std::size_t size, bool stagger) noexcept {
-    std::size_t x = stagger ? size - (size > kPage ? kPage : size) : size;
-    if (x < (std::size_t{64} << 10)) x = std::size_t{64} << 10;
+    std::size_t x = size < (std::size_t{64} << 10) ? std::size_t{64} << 10 : size;
     std::size_t step = (std::size_t{1} << (63 - __builtin_clzll(x))) / 8;
     std::size_t c = (x + step - 1) / step * step;
-    return stagger ? c + kPage : c;
+    return stagger && c - size < 1024 ? c + kPage : c;
 }
 
 std::uint32_t stagger_offset(std::size_t cls_bytes, std::size_t slack, std::size_t step) noexcept {
@@ -455,43 +483,26 @@ void direct_free(Span* s) noexcept {
     free_span(s);
 }
 
-// Places npages pages: in the filler (<= 512), or as whole huge pages plus a tail in the
-// filler. Fills s->start/hp/first/run/tail_pages.
+// Places npages pages in some arena's large region (a new arena when none has room).
 bool place_large(Span* s, std::size_t npages) noexcept {
-    if (npages <= kPagesPerHuge) {
-        unsigned first = 0;
-        HugePage* h = filler_alloc(static_cast<unsigned>(npages), first);
-        if (!h) return false;
-        s->hp = h, s->first = static_cast<std::uint16_t>(first);
-        s->start = h->base() + first * kPage;
-        return true;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        for (unsigned i = 0; i < H.narenas; ++i) {
+            Arena* a = H.arenas[i];
+            long p0 = find_large_pages(a, npages);
+            if (p0 < 0) continue;
+            mark_large_pages(a, static_cast<std::size_t>(p0), npages, true);
+            s->hp = &a->hp[static_cast<std::size_t>(p0) / kPagesPerHuge];
+            s->page0 = static_cast<std::uint32_t>(p0);
+            s->start = a->base + static_cast<std::size_t>(p0) * kPage;
+            return true;
+        }
+        if (attempt == 0 && !create_arena(static_cast<unsigned>((npages + kPagesPerHuge - 1) / kPagesPerHuge)))
+            return false;
     }
-    unsigned whole = static_cast<unsigned>(npages / kPagesPerHuge);
-    unsigned tail = static_cast<unsigned>(npages % kPagesPerHuge);
-    HugePage* h = take_huge_run(whole + (tail ? 1 : 0));
-    if (!h) return false;
-    if (tail) {
-        HugePage* t = h + whole;  // the tail page joins the filler with [0, tail) used
-        t->state = HugePage::filler;
-        std::memset(t->used, 0, sizeof t->used);
-        t->nused = 0;
-        filler_mark(t, 0, tail, true);
-        bucket_insert(t);
-    }
-    s->hp = h, s->first = 0, s->run = static_cast<std::uint16_t>(whole);
-    s->tail_pages = static_cast<std::uint16_t>(tail);
-    s->start = h->base();
-    return true;
+    return false;
 }
 
-void unplace_large(Span* s) noexcept {
-    if (s->run == 0) {
-        filler_free(s->hp, s->first, s->npages);
-        return;
-    }
-    for (unsigned i = 0; i < s->run; ++i) give_back_huge_page(s->hp + i);
-    if (s->tail_pages) filler_free(s->hp + s->run, 0, s->tail_pages);
-}
+void unplace_large(Span* s) noexcept { mark_large_pages(s->hp->arena, s->page0, s->npages, false); }
 
 void* large_alloc_locked(std::size_t size, std::size_t align) noexcept {
     bool stagger = g_opt.stagger && align <= kPage;
@@ -508,7 +519,7 @@ void* large_alloc_locked(std::size_t size, std::size_t align) noexcept {
     else if (stagger)
         s->offset = stagger_offset(need, npages * kPage - size, align > 64 ? align : 64);
     s->live.store(1, std::memory_order_relaxed);
-    page_slot(s->hp, s->first).store(s, std::memory_order_release);
+    object_slot(s).store(s, std::memory_order_release);
     H.bytes_in_use += npages * kPage;
     H.requested_large += size;
     return reinterpret_cast<void*>(s->start + s->offset);
@@ -570,7 +581,7 @@ void heap_large_free(Span* s, void* p) noexcept {
         fatal("free(): double free of %p (large allocation)", p);
     LockGuard g(H.lock);
     if (s->kind == Span::direct) { direct_free(s); return; }
-    page_slot(s->hp, s->first).store(nullptr, std::memory_order_release);
+    object_slot(s).store(nullptr, std::memory_order_release);
     unplace_large(s);
     H.bytes_in_use -= std::size_t{s->npages} * kPage;
     H.requested_large -= s->requested;

@@ -76,10 +76,9 @@ struct Span {
     Kind kind;
     std::atomic<std::uint8_t> live;  // large/direct: 1 while handed out (double-free check)
     // where the pages came from
-    HugePage* hp;               // filler span: its huge page; run: first huge page
-    std::uint16_t first;        // filler span: first page within hp
-    std::uint16_t run;          // > 0: number of whole huge pages (large run); tail in filler
-    std::uint16_t tail_pages;   // run: pages used in the huge page after the run
+    HugePage* hp;               // first huge page (its arena holds the span)
+    std::uint16_t first;        // small span: first page within hp
+    std::uint32_t page0;        // large span: first page within the arena
     // large objects
     std::uint32_t offset;       // object start - span start (stagger or alignment)
     std::size_t requested;      // bytes asked for
@@ -160,6 +159,7 @@ void* small_alloc(unsigned cls) noexcept;
 void small_free(Span* s, void* p) noexcept;
 void cache_thread_init_key() noexcept;
 void cache_flush_current() noexcept;
+std::size_t cache_outstanding_bytes() noexcept;
 void cache_lock_all() noexcept;
 void cache_unlock_all() noexcept;
 void cache_reset_all() noexcept;

@@ -1,0 +1,418 @@
+// tests/malloc/test_malloc.cpp — the allocator through its pm_* API, linked statically
+// (physmem_malloc_core): the test process's own malloc stays glibc's (or the
+// sanitizer's), so these tests also run under ASan + UBSan.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "physmem.h"
+#include "port/os.hpp"
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
+std::uintptr_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+
+std::string ptr_text(const void* p) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%p", p);
+    return buf;
+}
+
+// Sizes 0..large: every small class boundary neighbourhood, then large and direct.
+std::vector<std::size_t> test_sizes() {
+    std::vector<std::size_t> v;
+    for (std::size_t s = 0; s <= 1100; ++s) v.push_back(s);
+    for (std::size_t s = 1024; s <= (1u << 20); s = s * 9 / 8 + 1) {
+        v.push_back(s - 1);
+        v.push_back(s);
+        v.push_back(s + 1);
+    }
+    for (std::size_t s : {std::size_t{61440}, std::size_t{61441}, std::size_t{65536}, std::size_t{2} << 20,
+                          (std::size_t{2} << 20) + 1, std::size_t{5} << 20, std::size_t{300} << 20})
+        v.push_back(s);
+    return v;
+}
+
+void fill(void* p, std::size_t n, unsigned seed) {
+    auto* b = static_cast<unsigned char*>(p);
+    for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<unsigned char>(seed + i * 7);
+}
+
+bool check(const void* p, std::size_t n, unsigned seed) {
+    auto* b = static_cast<const unsigned char*>(p);
+    for (std::size_t i = 0; i < n; ++i)
+        if (b[i] != static_cast<unsigned char>(seed + i * 7)) return false;
+    return true;
+}
+
+TEST(MallocApi, EverySizeIsAlignedUsableAndWritable) {
+    for (std::size_t n : test_sizes()) {
+        void* p = pm_malloc(n);
+        ASSERT_NE(p, nullptr) << n;
+        EXPECT_EQ(addr(p) % 16, 0u) << n;
+        EXPECT_GE(pm_usable_size(p), n) << n;
+        std::size_t touch = n < (1u << 20) ? n : (1u << 20);
+        fill(p, touch, 3);
+        EXPECT_TRUE(check(p, touch, 3)) << n;
+        pm_free(p);
+    }
+    pm_free(nullptr);
+    EXPECT_EQ(pm_usable_size(nullptr), 0u);
+}
+
+TEST(MallocApi, AlignedFormsHonourEveryAlignment) {
+    for (std::size_t align = 1; align <= (std::size_t{4} << 20); align *= 2) {
+        for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{24}, std::size_t{100}, std::size_t{4095},
+                              std::size_t{5000}, std::size_t{70000}, std::size_t{3} << 20}) {
+            void* p = pm_aligned_alloc(align, n);
+            ASSERT_NE(p, nullptr) << align << " " << n;
+            EXPECT_EQ(addr(p) % align, 0u) << align << " " << n;
+            EXPECT_GE(pm_usable_size(p), n);
+            std::memset(p, 0x5a, n);
+            void* q = nullptr;
+            if (align >= sizeof(void*)) {
+                ASSERT_EQ(pm_posix_memalign(&q, align, n), 0);
+                EXPECT_EQ(addr(q) % align, 0u) << align << " " << n;
+                std::memset(q, 0xa5, n);
+            }
+            pm_free(p);
+            pm_free(q);
+        }
+    }
+}
+
+TEST(MallocApi, BadAlignmentIsRejected) {
+    void* p = reinterpret_cast<void*>(0x1);
+    EXPECT_EQ(pm_posix_memalign(&p, 0, 16), EINVAL);
+    EXPECT_EQ(pm_posix_memalign(&p, 24, 16), EINVAL);
+    EXPECT_EQ(pm_posix_memalign(&p, 4, 16), EINVAL);  // not a multiple of sizeof(void*)
+    EXPECT_EQ(p, reinterpret_cast<void*>(0x1));        // untouched on failure
+    errno = 0;
+    EXPECT_EQ(pm_aligned_alloc(48, 96), nullptr);
+    EXPECT_EQ(errno, EINVAL);
+}
+
+TEST(MallocApi, ReallocKeepsContentsGrowingAndShrinking) {
+    std::size_t sizes[] = {1, 17, 100, 1000, 5000, 40000, 70000, 300000, 3u << 20, 7000, 20, 1};
+    void* p = pm_malloc(sizes[0]);
+    fill(p, sizes[0], 9);
+    std::size_t prev = sizes[0];
+    for (std::size_t n : sizes) {
+        p = pm_realloc(p, n);
+        ASSERT_NE(p, nullptr);
+        std::size_t keep = n < prev ? n : prev;
+        EXPECT_TRUE(check(p, keep, 9)) << prev << " -> " << n;
+        fill(p, n, 9);
+        prev = n;
+    }
+    pm_free(p);
+    EXPECT_NE(p = pm_realloc(nullptr, 10), nullptr);
+    EXPECT_EQ(pm_realloc(p, 0), nullptr);  // frees, like glibc
+}
+
+TEST(MallocApi, CallocZeroesReusedMemory) {
+    for (std::size_t n : {std::size_t{8}, std::size_t{200}, std::size_t{4000}, std::size_t{50000},
+                          std::size_t{100000}, std::size_t{3} << 20}) {
+        for (int round = 0; round < 3; ++round) {
+            void* dirty = pm_malloc(n);
+            std::memset(dirty, 0xff, n);
+            pm_free(dirty);
+            auto* z = static_cast<unsigned char*>(pm_calloc(1, n));
+            ASSERT_NE(z, nullptr);
+            for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(z[i], 0) << n << " at " << i;
+            pm_free(z);
+        }
+    }
+}
+
+TEST(MallocApi, OverflowAndExhaustionGiveEnomem) {
+    errno = 0;
+    EXPECT_EQ(pm_calloc(SIZE_MAX / 2, 3), nullptr);
+    EXPECT_EQ(errno, ENOMEM);
+    errno = 0;
+    EXPECT_EQ(pm_calloc(std::size_t{1} << 33, std::size_t{1} << 33), nullptr);
+    EXPECT_EQ(errno, ENOMEM);
+    errno = 0;
+    EXPECT_EQ(pm_malloc(SIZE_MAX - 100), nullptr);
+    EXPECT_EQ(errno, ENOMEM);
+    errno = 0;
+    EXPECT_EQ(pm_malloc(std::size_t{1} << 50), nullptr);
+    EXPECT_EQ(errno, ENOMEM);
+    void* p = pm_malloc(64);
+    errno = 0;
+    EXPECT_EQ(pm_realloc(p, SIZE_MAX - 100), nullptr);
+    EXPECT_EQ(errno, ENOMEM);
+    pm_free(p);  // still valid after a failed realloc
+    void* q = nullptr;
+    EXPECT_EQ(pm_posix_memalign(&q, 64, SIZE_MAX - 100), ENOMEM);
+}
+
+// --- stagger ---
+
+bool stagger_on() {
+    const char* v = std::getenv("PHYSMEM_MALLOC_STAGGER");
+    return !v || std::strcmp(v, "0") != 0;
+}
+
+std::vector<std::size_t> large_sizes() {
+    std::vector<std::size_t> v;
+    for (std::size_t s = 64 << 10; s <= (8u << 20); s *= 2) {
+        v.push_back(s);
+        v.push_back(s + s / 3);
+        v.push_back(s + 123);
+    }
+    return v;
+}
+
+TEST(Stagger, SameSizeLargeBuffersNeverShareLow12Bits) {
+    if (!stagger_on()) GTEST_SKIP() << "PHYSMEM_MALLOC_STAGGER=0";
+    for (std::size_t n : large_sizes()) {
+        void* live[16];
+        std::set<std::uintptr_t> low;
+        for (auto& p : live) {
+            p = pm_malloc(n);
+            ASSERT_NE(p, nullptr);
+            EXPECT_EQ(addr(p) % 64, 0u);
+            EXPECT_GE(pm_usable_size(p), n);
+            low.insert(addr(p) & 4095);
+        }
+        EXPECT_EQ(low.size(), 16u) << "size " << n;
+        for (void* p : live) pm_free(p);
+    }
+}
+
+TEST(StaggerOff, LargeBuffersArePageAligned) {
+    if (stagger_on()) GTEST_SKIP() << "run with PHYSMEM_MALLOC_STAGGER=0 (a CTest entry does)";
+    for (std::size_t n : large_sizes()) {
+        void* a = pm_malloc(n);
+        void* b = pm_malloc(n);
+        EXPECT_EQ(addr(a) & 4095, 0u) << n;
+        EXPECT_EQ(addr(b) & 4095, 0u) << n;
+        pm_free(a);
+        pm_free(b);
+    }
+}
+
+// --- huge pages and purging ---
+
+TEST(HugePages, A64MiBHeapLivesOnHugePages) {
+    std::vector<void*> blocks;
+    std::size_t total = 0;
+    for (unsigned i = 0; total < (std::size_t{96} << 20); ++i) {
+        std::size_t n = i % 3 == 0 ? 100000 : (i % 3 == 1 ? 3000 : 200);
+        void* p = pm_malloc(n);
+        std::memset(p, 1, n);
+        blocks.push_back(p);
+        total += n;
+    }
+    pm_stats_t s;
+    pm_stats(&s);
+    EXPECT_EQ(s.version, PM_STATS_VERSION);
+    EXPECT_GE(s.bytes_in_use, std::size_t{64} << 20);
+    double share = double(s.bytes_huge) / double(s.bytes_huge + s.small_pages_in_use * (2u << 20));
+    std::printf("pm_stats: in use %zu MiB, on huge pages %zu MiB (%.1f%%), backing rung %u\n",
+                s.bytes_in_use >> 20, s.bytes_huge >> 20, 100 * share, s.backing);
+    if (s.backing == 4) GTEST_SKIP() << "no huge pages on this machine (4k rung)";
+    EXPECT_GE(share, 0.9);
+    auto e = physmem::os::smaps_entry(blocks[blocks.size() / 2]);
+    ASSERT_TRUE(e.found);
+    std::size_t huge = e.anon_huge + e.hugetlb;
+    std::printf("smaps: arena rss %zu MiB, on huge pages %zu MiB (%.1f%%)\n", e.rss >> 20, huge >> 20,
+                100.0 * double(huge) / double(e.rss));
+    EXPECT_GE(double(huge), 0.9 * double(e.rss));
+    for (void* p : blocks) pm_free(p);
+}
+
+TEST(Purge, RssFallsAfterABigFree) {
+    pm_collect(1);
+    const std::size_t n = std::size_t{256} << 20, block = std::size_t{1} << 20;
+    std::vector<void*> blocks;
+    for (std::size_t done = 0; done < n; done += block) {
+        void* p = pm_malloc(block);
+        std::memset(p, 7, block);
+        blocks.push_back(p);
+    }
+    std::size_t full = physmem::os::resident_bytes();
+    pm_stats_t before;
+    pm_stats(&before);
+    for (void* p : blocks) pm_free(p);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // > the default 50 ms delay
+    pm_collect(0);                                                 // purges what is due
+    std::size_t after = physmem::os::resident_bytes();
+    pm_stats_t s;
+    pm_stats(&s);
+    std::printf("rss: %zu MiB with the heap, %zu MiB after free + delay; purged %zu MiB\n", full >> 20,
+                after >> 20, (s.bytes_purged - before.bytes_purged) >> 20);
+    EXPECT_GE(s.bytes_purged - before.bytes_purged, std::size_t{200} << 20);
+    EXPECT_LT(after + (std::size_t{200} << 20), full);
+}
+
+// --- threads ---
+
+// A deterministic multi-threaded stress test with content verification and cross-thread
+// frees. It is not a benchmark: it checks that every byte survives. Shrunk under sanitizers.
+struct Slot {
+    std::atomic<void*> p{nullptr};
+};
+
+std::size_t stress_size(std::uint64_t r) {
+    switch (r % 16) {
+        case 0: return 61440 + (r >> 8) % 300000;  // large
+        case 1: case 2: return (r >> 8) % 16384;
+        default: return (r >> 8) % 512;
+    }
+}
+
+// Header of each stress block: its size and seed, then the pattern.
+void stamp(void* p, std::size_t n, std::uint32_t seed) {
+    if (n < 16) { std::memset(p, static_cast<int>(seed & 0xff), n); return; }
+    std::memcpy(p, &n, 8);
+    std::memcpy(static_cast<char*>(p) + 8, &seed, 4);
+    fill(static_cast<char*>(p) + 16, n - 16, seed);
+}
+
+bool verify(void* p) {
+    std::size_t n;
+    std::uint32_t seed;
+    std::memcpy(&n, p, 8);
+    std::memcpy(&seed, static_cast<char*>(p) + 8, 4);
+    return n >= 16 && n <= pm_usable_size(p) && check(static_cast<char*>(p) + 16, n - 16, seed);
+}
+
+TEST(Threads, StressWithCrossThreadFreesKeepsContents) {
+    const unsigned threads = 4, slots = 2048;
+    const unsigned iters = kSanitized ? 20000 : 200000;
+    std::vector<Slot> shared(slots);
+    std::atomic<unsigned> bad{0};
+    auto work = [&](unsigned t) {
+        std::uint64_t r = 0x9E3779B97F4A7C15ull * (t + 1);
+        for (unsigned i = 0; i < iters; ++i) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            std::size_t n = stress_size(r);
+            if (n < 16) n = 16;
+            void* p = pm_malloc(n);
+            if (!p) { bad++; continue; }
+            stamp(p, n, static_cast<std::uint32_t>(r));
+            void* old = shared[(r >> 40) % slots].p.exchange(p);  // whoever takes it frees it
+            if (old) {
+                if (!verify(old)) bad++;
+                pm_free(old);
+            }
+        }
+    };
+    std::vector<std::thread> ts;
+    for (unsigned t = 0; t < threads; ++t) ts.emplace_back(work, t);
+    for (auto& t : ts) t.join();
+    for (auto& s : shared)
+        if (void* p = s.p.load()) {
+            if (!verify(p)) bad++;
+            pm_free(p);
+        }
+    EXPECT_EQ(bad.load(), 0u);
+}
+
+TEST(Threads, ThreadExitReturnsItsCache) {
+    const std::size_t n = 3000;  // a class nothing else here uses between the two reads
+    pm_stats_t s0, s1, s2;
+    pm_stats(&s0);
+    std::atomic<int> phase{0};
+    std::thread t([&] {
+        std::vector<void*> v;
+        for (int i = 0; i < 20; ++i) v.push_back(pm_malloc(n));
+        for (void* p : v) pm_free(p);  // they stay in this thread's cache
+        phase = 1;
+        while (phase != 2) std::this_thread::yield();
+    });
+    while (phase != 1) std::this_thread::yield();
+    pm_stats(&s1);
+    phase = 2;
+    t.join();
+    pm_stats(&s2);
+    EXPECT_GT(s1.bytes_small_outstanding, s0.bytes_small_outstanding);
+    EXPECT_EQ(s2.bytes_small_outstanding, s0.bytes_small_outstanding);
+}
+
+TEST(Threads, ForkInAMultithreadedProgram) {
+    std::atomic<bool> stop{false};
+    std::vector<std::thread> ts;
+    for (int t = 0; t < 2; ++t)
+        ts.emplace_back([&] {
+            while (!stop) {
+                void* a = pm_malloc(100);
+                void* b = pm_malloc(200000);
+                pm_free(a);
+                pm_free(b);
+            }
+        });
+    for (int round = 0; round < (kSanitized ? 5 : 20); ++round) {
+        pid_t pid = fork();
+        ASSERT_GE(pid, 0);
+        if (pid == 0) {
+            int ok = 1;
+            for (int i = 0; i < 1000; ++i) {
+                void* p = pm_malloc(static_cast<std::size_t>(i) * 37 % 100000);
+                if (!p) ok = 0;
+                pm_free(p);
+            }
+            std::thread th([] { pm_free(pm_malloc(5000)); });  // threads work in the child too
+            th.join();
+            _exit(ok ? 0 : 1);
+        }
+        int status = 0;
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "round " << round;
+    }
+    stop = true;
+    for (auto& t : ts) t.join();
+}
+
+// --- misuse is detected ---
+
+TEST(MallocDeath, DoubleFreeOfASmallObjectAborts) {
+    void* p = pm_malloc(40);
+    pm_free(p);
+    EXPECT_DEATH(pm_free(p), "double free of " + ptr_text(p));
+}
+
+TEST(MallocDeath, DoubleFreeOfALargeObjectAborts) {
+    void* p = pm_malloc(1 << 20);
+    pm_free(p);
+    EXPECT_DEATH(pm_free(p), ptr_text(p));
+}
+
+TEST(MallocDeath, ForeignPointerAborts) {
+    int on_stack = 0;
+    EXPECT_DEATH(pm_free(&on_stack), "invalid pointer " + ptr_text(&on_stack) + ": not allocated by physmem");
+    void* libc = std::malloc(32);
+    EXPECT_DEATH(pm_free(libc), "not allocated by physmem");
+    std::free(libc);
+}
+
+TEST(MallocDeath, InteriorPointerAborts) {
+    auto* p = static_cast<char*>(pm_malloc(100));
+    EXPECT_DEATH(pm_free(p + 16), "invalid pointer " + ptr_text(p + 16));
+    auto* q = static_cast<char*>(pm_malloc(1 << 20));
+    EXPECT_DEATH(pm_free(q + 64), "invalid pointer " + ptr_text(q + 64));
+    pm_free(p);
+    pm_free(q);
+}
+
+}  // namespace

@@ -141,9 +141,13 @@ void measure_and_verify(lab::Context& ctx, std::size_t n, std::size_t repeat, Pa
 void run_soa(lab::Context& ctx, std::size_t n, std::size_t repeat) {
     const lab::Settings& s = ctx.settings();
     if (s.kind == lab::Kind::array) {
-        Columns<Span> c{ctx.array<float>("spot", n), ctx.array<float>("strike", n), ctx.array<float>("rate", n),
-                        ctx.array<float>("volatility", n), ctx.array<float>("time", n),
-                        ctx.array<std::int32_t>("type", n), ctx.array<float>("price", n)};
+        // One mapping for the seven columns (so array-1g needs as few 1 GiB pages as the
+        // data does), each column starting on a 4 KiB boundary as separate mappings would.
+        const std::size_t stride = (n * 4 + 4095) / 4096 * 4096;
+        std::byte* base = ctx.array<std::byte>("columns", 7 * stride).data();
+        auto col = [&](int k) { return reinterpret_cast<float*>(base + k * stride); };
+        Columns<Span> c{{col(0), n}, {col(1), n}, {col(2), n}, {col(3), n}, {col(4), n},
+                        {reinterpret_cast<std::int32_t*>(base + 5 * stride), n}, {col(6), n}};
         for (std::size_t i = 0; i < n; ++i) store(c, i, make_option(s.seed, i));
         SoaSpans spans = spans_of(c);
         measure_and_verify(ctx, n, repeat, [&] { price_soa(spans); }, [&](std::size_t i) { return c.price[i]; });

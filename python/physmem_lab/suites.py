@@ -114,12 +114,9 @@ class Point:
 
     def pages_1g(self) -> int:
         """1 GiB pages this point needs (0 unless its backing is 1g): the data rounded up,
-        plus one for tree inner blocks; an SoA array is 7 mappings (5 inputs, type,
-        output), each on pages of its own."""
+        plus one for tree inner blocks (an SoA array's seven columns share one mapping)."""
         if self.backing != "1g":
             return 0
-        if self.kind == "array" and self.params.get("layout") == "soa":
-            return 7 * -(-self.size_bytes // (7 * G))
         return -(-self.size_bytes // G) + (0 if self.kind == "array" else 1)
 
 

@@ -20,7 +20,7 @@ def test_default_suite_fits_its_budget_on_this_vm():
     assert {"array-4k", "tree-seg-1g", "tree-iter-thp", "tree-index-1g"} <= {p.variant for p in scan}
     gups = [p for p in pl.points if p.experiment == "gups"]
     assert all(p.params["updates"] == str(suites.UPDATES_CAP) for p in gups)
-    assert pl.pages_1g_needed() == 8     # an SoA array-1g: 7 mappings, plus one spare
+    assert pl.pages_1g_needed() == 3     # a 1 GiB tree: data + inner blocks, plus one spare
     assert suites.reservation_pages(8, 10 * G) == 5
 
 
@@ -56,4 +56,4 @@ def test_point_pages_1g():
     assert suites.Point("scan", "array-1g", G).pages_1g() == 1
     assert suites.Point("scan", "tree-seg-1g", G).pages_1g() == 2
     assert suites.Point("scan", "array-4k", G).pages_1g() == 0
-    assert suites.Point("blackscholes", "array-1g", 64 * M, {"layout": "soa"}).pages_1g() == 7
+    assert suites.Point("blackscholes", "array-1g", 64 * M, {"layout": "soa"}).pages_1g() == 1

@@ -655,8 +655,8 @@ void heap_restore_at_exit() noexcept {
     long now = os::hugepages_read(H.reserved_page, "nr_hugepages");
     long target = now - H.reserved;
     os::hugepages_set_total(H.reserved_page, target < 0 ? 0 : target);
-    say("physmem: nr_hugepages (%s) restored %ld -> %ld\n", H.reserved_page == kArena ? "1 GiB" : "2 MiB",
-        now, os::hugepages_read(H.reserved_page, "nr_hugepages"));
+    say("physmem: nr_hugepages (%s) restored to %ld (was %ld; pages still mapped are freed as "
+        "the process exits)\n", H.reserved_page == kArena ? "1 GiB" : "2 MiB", target < 0 ? 0 : target, now);
     H.reserved = 0;
 }
 

@@ -3,7 +3,7 @@
 //
 //   physmem_lab_chase --variant tree-index-1g --size 1G [--param steps=2M]
 //
-// n = size / 8 slots (`elements`) hold a random cyclic permutation (kernels/chase.hpp,
+// n = size / 8 slots (`elements`) hold one pseudo-random cycle (kernels/chase.hpp,
 // seeded by --seed); a pass makes min(n, steps) steps from the same start (ops_per_pass;
 // unit "step"). params.regime is "small" when the table fits one block (size <=
 // block size: the tree is a single leaf) and "large" otherwise. Verified: the table is
@@ -17,13 +17,11 @@
 #include "kernels/chase.hpp"
 #include "kernels/tree_sizing.hpp"
 #include "physmem/fixed_depth.hpp"
-#include "physmem/prefault_allocator.hpp"
 
 namespace {
 
 using namespace lab::chase;
 using Tree = physmem::TreeArray<std::uint64_t>;
-using Order = std::vector<std::uint64_t, physmem::prefault_allocator<std::uint64_t>>;
 
 // Below this many slots the cycle is also walked once in full (milliseconds).
 constexpr std::uint64_t kFullWalkMax = std::uint64_t{1} << 22;
@@ -42,8 +40,8 @@ const lab::ProgramSpec kSpec{
 // Measures the chase on `access` (a view of `store`, which holds the cycle of `order`)
 // and verifies the cycle and the end of a pass.
 template <class Store, class Access>
-void measure_and_verify(lab::Context& ctx, Store& store, Access& access, const Order& order, std::uint64_t steps) {
-    const std::uint64_t start = order.front();
+void measure_and_verify(lab::Context& ctx, Store& store, Access& access, const RandomOrder& order, std::uint64_t steps) {
+    const std::uint64_t start = order(0);
     ctx.measure(steps, [&] { return chase(access, start, steps); });
     const std::uint64_t end = chase(access, start, steps), want = expected_end(order, steps);
     bool cycle = is_single_cycle(store, order);
@@ -56,7 +54,7 @@ void measure_and_verify(lab::Context& ctx, Store& store, Access& access, const O
     }
     ctx.checksum(end);
     ctx.verify(cycle && end == want, how + "; a pass of " + std::to_string(steps) + " steps ends at slot " +
-                                         std::to_string(end) + ", the contiguous order's says " + std::to_string(want));
+                                         std::to_string(end) + ", the order's says " + std::to_string(want));
 }
 
 void body(lab::Context& ctx) {
@@ -68,17 +66,17 @@ void body(lab::Context& ctx) {
     ctx.set_elements(n);
     ctx.set_param("steps", steps);
     ctx.set_param("regime", s.size_bytes <= s.block_size ? "small" : "large");
-    Order order(n);
-    shuffle_order(order, s.seed);
+    const RandomOrder order(n, s.seed);
     if (s.kind == lab::Kind::array) {
         std::span<std::uint64_t> a = ctx.array<std::uint64_t>("table", n);
-        link(a, std::span<const std::uint64_t>(order));
+        std::fill(a.begin(), a.end(), 0);  // fault it in in order, as the tree's constructor does
+        link(a, order);
         measure_and_verify(ctx, a, a, order, steps);
         return;
     }
     Tree t(n, ctx.pool("table", lab::tree_bytes<std::uint64_t>(s.block_size, n)));
     ctx.set_tree(s.block_size, t.depth(), t.leaf_length());
-    link(t, std::span<const std::uint64_t>(order));
+    link(t, order);
     if (s.param("walk") == "fixed")
         physmem::with_fixed_depth(t, [&](auto view) { measure_and_verify(ctx, t, view, order, steps); });
     else

@@ -3,17 +3,20 @@
 // The table holds n 64-bit slot numbers, next = t[cur]: a chain of dependent loads, so
 // every step pays the whole latency of the load (and, on a tree, of its walk).
 //
-// The permutation is one cycle through all n slots, uniformly random: a seeded
-// Fisher-Yates shuffle gives the visiting order o[0..n), and linking t[o[k]] = o[k+1]
-// (o[n-1] back to o[0]) makes the cycle. This is the same distribution as Sattolo's
-// algorithm, and it keeps the order, which makes the cycle cheap to check without a
-// dependent walk of n steps (seconds at 1 GiB): `is_single_cycle` proves it from n
-// independent reads. A chase from o[0] is at o[s mod n] after s steps.
+// The permutation is one cycle through all n slots in a seeded pseudo-random order
+// o(0), o(1), ..., o(n-1): linking t[o(k)] = o(k+1) (o(n-1) back to o(0)) makes the
+// cycle. o is a bijection computed on the fly (a Feistel network, cycle-walked into
+// [0, n)), not a shuffled vector: no second n-word array and no shuffle, whose random
+// swaps took seconds at 1 GiB here. Keeping the order, instead of Sattolo's in-place
+// swaps, also makes the cycle cheap to check without a dependent walk of n steps:
+// `is_single_cycle` proves it from n independent reads. A chase from o(0) is at
+// o(s mod n) after s steps.
 //
 // Every function takes the table as `Table&` with operator[] and size() (std::span,
 // TreeArray, FixedDepthView): the same code on every variant.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -25,32 +28,67 @@
 
 namespace lab::chase {
 
-// o = a uniformly random permutation of 0..o.size()-1 from `seed` (Fisher-Yates).
-inline void shuffle_order(std::span<std::uint64_t> o, std::uint64_t seed) noexcept {
-    for (std::size_t i = 0; i < o.size(); ++i) o[i] = i;
-    std::uint64_t state = seed;
-    for (std::size_t i = o.size(); i > 1; --i) std::swap(o[i - 1], o[rnd::below(rnd::next(state), i)]);
-}
-
-// t[o[k]] = o[k + 1], t[o[n-1]] = o[0]. pre: t.size() == o.size() > 0.
-template <class Table>
-void link(Table& t, std::span<const std::uint64_t> o) noexcept {
-    for (std::size_t k = 0; k + 1 < o.size(); ++k) t[o[k]] = o[k + 1];
-    t[o.back()] = o.front();
-}
-
-// true when t is one cycle through all n slots: o is a permutation of 0..n-1 (each value
-// seen once) and every link t[o[k]] == o[k+1 mod n] holds in t. pre: t.size() == o.size().
-template <class Table>
-bool is_single_cycle(const Table& t, std::span<const std::uint64_t> o) {
-    const std::size_t n = o.size();
-    std::vector<bool> seen(n);
-    for (std::uint64_t v : o) {
-        if (v >= n || seen[v]) return false;
-        seen[v] = true;
+// A seeded pseudo-random bijection of [0, n). A 4-round Feistel network permutes the
+// integers of 2h bits (2^(2h) >= n) for any round function; cycle-walking (applying it
+// again while the result is >= n) restricts it to a bijection of [0, n), at under 4
+// rounds of walking on average. pre: n > 0.
+class RandomOrder {
+  public:
+    RandomOrder(std::uint64_t n, std::uint64_t seed) noexcept : n_(n) {
+        half_ = (static_cast<unsigned>(std::bit_width(n - 1)) + 1) / 2;
+        mask_ = (std::uint64_t{1} << half_) - 1;
+        for (auto& k : key_) k = rnd::next(seed);
     }
-    for (std::size_t k = 0; k < n; ++k)
-        if (t[o[k]] != o[k + 1 == n ? 0 : k + 1]) return false;
+    std::uint64_t size() const noexcept { return n_; }
+    // The k-th slot of the cycle. pre: k < size().
+    std::uint64_t operator()(std::uint64_t k) const noexcept {
+        do k = permute(k);
+        while (k >= n_);
+        return k;
+    }
+
+  private:
+    std::uint64_t permute(std::uint64_t x) const noexcept {
+        std::uint64_t l = x >> half_, r = x & mask_;
+        for (std::uint64_t k : key_) {
+            std::uint64_t f = l ^ (rnd::mix(r ^ k) & mask_);
+            l = r;
+            r = f;
+        }
+        return (l << half_) | r;
+    }
+    std::uint64_t n_;
+    unsigned half_ = 0;
+    std::uint64_t mask_ = 0;
+    std::uint64_t key_[4]{};
+};
+
+// t[o(k)] = o(k + 1), t[o(n-1)] = o(0). pre: t.size() == o.size().
+template <class Table>
+void link(Table& t, const RandomOrder& o) noexcept {
+    const std::uint64_t n = o.size();
+    std::uint64_t first = o(0), cur = first;
+    for (std::uint64_t k = 1; k < n; ++k) {
+        std::uint64_t next = o(k);
+        t[cur] = next;
+        cur = next;
+    }
+    t[cur] = first;
+}
+
+// true when t is one cycle through all n slots: o visits each of 0..n-1 once (a bitmap
+// check) and every link t[o(k)] == o(k+1 mod n) holds in t. pre: t.size() == o.size().
+template <class Table>
+bool is_single_cycle(const Table& t, const RandomOrder& o) {
+    const std::uint64_t n = o.size();
+    std::vector<bool> seen(n);
+    std::uint64_t first = o(0), cur = first;
+    for (std::uint64_t k = 0; k < n; ++k) {
+        std::uint64_t next = k + 1 < n ? o(k + 1) : first;
+        if (cur >= n || seen[cur] || t[cur] != next) return false;
+        seen[cur] = true;
+        cur = next;
+    }
     return true;
 }
 
@@ -85,9 +123,7 @@ std::uint64_t chase(Table& table, std::uint64_t start, std::uint64_t steps) noex
     return cur;
 }
 
-// Where a chase of `steps` from o[0] ends, from the order alone.
-inline std::uint64_t expected_end(std::span<const std::uint64_t> o, std::uint64_t steps) noexcept {
-    return o[steps % o.size()];
-}
+// Where a chase of `steps` from o(0) ends, from the order alone.
+inline std::uint64_t expected_end(const RandomOrder& o, std::uint64_t steps) noexcept { return o(steps % o.size()); }
 
 }  // namespace lab::chase

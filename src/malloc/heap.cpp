@@ -7,7 +7,9 @@
 // page with the smallest longest-free-run >= n, i.e. the fullest page that fits, so nearly
 // empty pages are not refilled and drain. Empty pages wait purge_delay_ms on an LRU list,
 // then are purged whole (MADV_DONTNEED on the full 2 MiB): no partially populated 2 MiB
-// range is ever left behind, so khugepaged has nothing to re-collapse.
+// range is ever left behind, so khugepaged has nothing to re-collapse. There is no
+// background thread: what is due is purged by the next span or large-object operation,
+// pm_stats or pm_collect. hugetlb and locked pages are kept (not discarded).
 #include <cerrno>
 #include <algorithm>
 #include <cstring>

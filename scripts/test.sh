@@ -4,7 +4,8 @@
 #   2. the same suite under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. install into a scratch prefix and build a consumer with find_package and pkg-config;
 #   4. smoke runs of the demo and the benchmark, so they never rot;
-#   5. the lab harness (pytest): schemas, report, compare, doctor, and `physmem bench
+#   5. self-hosting: the library compiled with libphysmem.so preloaded into the compiler;
+#   6. the lab harness (pytest): schemas, report, compare, doctor, and `physmem bench
 #      --suite tiny` end to end on the real experiment programs.
 #
 # As root, the backing tests reserve the huge pages they need (1 x 1 GiB, a few 2 MiB)
@@ -58,7 +59,15 @@ echo "== 4. smoke runs"
 build/examples/physmem_demo --elements 1M --capacity 64M
 build/bench/physmem_scan_bench --smoke
 
-echo "== 5. the lab harness (pytest, end to end on the experiment programs)"
+echo "== 5. self-hosting: the core library built with libphysmem.so preloaded into the compiler"
+self_lib="$(mktemp -d)/libphysmem.so"; cp build/src/malloc/libphysmem.so "$self_lib"
+scripts/setup.sh build-self -DPHYSMEM_BUILD_TESTS=OFF -DPHYSMEM_BUILD_LAB=OFF -DPHYSMEM_BUILD_BENCH=OFF \
+  -DPHYSMEM_BUILD_EXAMPLES=OFF -DPHYSMEM_BUILD_MALLOC=OFF >/dev/null
+cmake --build build-self --target clean >/dev/null
+LD_PRELOAD="$self_lib" cmake --build build-self
+rm -rf "$(dirname "$self_lib")"
+
+echo "== 6. the lab harness (pytest, end to end on the experiment programs)"
 PHYSMEM_LAB_REQUIRE_BUILD=1 .venv/bin/python -m pytest -q python/tests 2>&1 | tee "$log.py"
 [[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "test: pytest failed"; exit 1; }
 py_passed=$(grep -oE '[0-9]+ passed' "$log.py" | tail -1 | awk '{print $1}')

@@ -15,13 +15,16 @@ namespace {
 constexpr std::string_view kKindNames[] = {"array", "tree-index", "tree-iter", "tree-seg", "malloc", "pool"};
 
 std::string usage(const ProgramSpec& spec) {
-    std::string u = "usage: " + spec.name +
-                    " --variant KIND-BACKING --size BYTES [--block-size B] [--reps R] [--warmup W]\n"
-                    "       [--min-rep-ms MS] [--seed S] [--param KEY=VALUE]...\n       " +
-                    spec.name + " --probe | --list | --help\n  kinds:";
-    for (Kind k : spec.kinds) u += " " + std::string(to_string(k));
+    std::string u = "usage: ";
+    u += spec.name;
+    u += " --variant KIND-BACKING --size BYTES [--block-size B] [--reps R] [--warmup W]\n"
+         "       [--min-rep-ms MS] [--seed S] [--param KEY=VALUE]...\n       ";
+    u += spec.name;
+    u += " --probe | --list | --help\n  kinds:";
+    for (Kind k : spec.kinds) u.append(" ").append(to_string(k));
     u += "; backings: 4k thp 2m 1g\n";
-    for (const ParamSpec& p : spec.params) u += "  --param " + p.name + "=... " + p.help + " (default " + p.default_value + ")\n";
+    for (const ParamSpec& p : spec.params)
+        u.append("  --param ").append(p.name).append("=... ").append(p.help).append(" (default ").append(p.default_value).append(")\n");
     return u;
 }
 

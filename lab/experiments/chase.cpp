@@ -37,18 +37,18 @@ const lab::ProgramSpec kSpec{
                                                     "with_fixed_depth's straight-line walk"}},
 };
 
-// Measures the chase on `access` (a view of `store`, which holds the cycle of `order`)
-// and verifies the cycle and the end of a pass.
-template <class Store, class Access>
-void measure_and_verify(lab::Context& ctx, Store& store, Access& access, const RandomOrder& order, std::uint64_t steps) {
+// Measures the chase on `access` (the array, the tree or its fixed-depth view, holding
+// the cycle of `order`) and verifies, on the same, the cycle and the end of a pass.
+template <class Access>
+void measure_and_verify(lab::Context& ctx, Access& access, const RandomOrder& order, std::uint64_t steps) {
     const std::uint64_t start = order(0);
     ctx.measure(steps, [&] { return chase(access, start, steps); });
     const std::uint64_t end = chase(access, start, steps), want = expected_end(order, steps);
-    bool cycle = is_single_cycle(store, order);
+    bool cycle = is_single_cycle(access, order);
     std::string how = "every link of one cycle through all " + std::to_string(order.size()) +
                       " slots read back from the table (" + (cycle ? "holds" : "BROKEN") + ")";
     if (order.size() <= kFullWalkMax) {
-        bool full = cycle_length(store, start, order.size()) == order.size();
+        bool full = cycle_length(access, start, order.size()) == order.size();
         cycle = cycle && full;
         how += std::string(", a full walk returns to the start after exactly n steps (") + (full ? "yes" : "NO") + ")";
     }
@@ -71,16 +71,16 @@ void body(lab::Context& ctx) {
         std::span<std::uint64_t> a = ctx.array<std::uint64_t>("table", n);
         std::fill(a.begin(), a.end(), 0);  // fault it in in order, as the tree's constructor does
         link(a, order);
-        measure_and_verify(ctx, a, a, order, steps);
+        measure_and_verify(ctx, a, order, steps);
         return;
     }
     Tree t(n, ctx.pool("table", lab::tree_bytes<std::uint64_t>(s.block_size, n)));
     ctx.set_tree(s.block_size, t.depth(), t.leaf_length());
     link(t, order);
     if (s.param("walk") == "fixed")
-        physmem::with_fixed_depth(t, [&](auto view) { measure_and_verify(ctx, t, view, order, steps); });
+        physmem::with_fixed_depth(t, [&](auto view) { measure_and_verify(ctx, view, order, steps); });
     else
-        measure_and_verify(ctx, t, t, order, steps);
+        measure_and_verify(ctx, t, order, steps);
 }
 
 }  // namespace

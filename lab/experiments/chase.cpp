@@ -76,11 +76,15 @@ void body(lab::Context& ctx) {
     }
     Tree t(n, ctx.pool("table", lab::tree_bytes<std::uint64_t>(s.block_size, n)));
     ctx.set_tree(s.block_size, t.depth(), t.leaf_length());
-    link(t, order);
-    if (s.param("walk") == "fixed")
-        physmem::with_fixed_depth(t, [&](auto view) { measure_and_verify(ctx, view, order, steps); });
-    else
+    if (s.param("walk") == "fixed") {
+        physmem::with_fixed_depth(t, [&](auto view) {
+            link(view, order);
+            measure_and_verify(ctx, view, order, steps);
+        });
+    } else {
+        link(t, order);
         measure_and_verify(ctx, t, order, steps);
+    }
 }
 
 }  // namespace

@@ -68,9 +68,18 @@ class RandomOrder {
     Round round_[4]{};
 };
 
+// A copy of a cheap view (span, FixedDepthView) the compiler keeps in registers; a
+// TreeArray is used in place (copying it is deep).
+template <class Table>
+decltype(auto) local_view(Table& t) noexcept {
+    if constexpr (std::is_trivially_copyable_v<Table>) return Table(static_cast<const Table&>(t));
+    else return (t);
+}
+
 // t[o(k)] = o(k + 1), t[o(n-1)] = o(0). pre: t.size() == o.size().
 template <class Table>
-void link(Table& t, const RandomOrder& o) noexcept {
+void link(Table& table, const RandomOrder& o) noexcept {
+    decltype(auto) t = local_view(table);
     const std::uint64_t n = o.size();
     std::uint64_t first = o(0), cur = first;
     for (std::uint64_t k = 1; k < n; ++k) {
@@ -99,7 +108,8 @@ inline bool sums_match(const RandomOrder& o) noexcept {
 // visits o(0), o(1), ..., o(n-1) and comes back. The links are read kBatch at a time,
 // prefetched first, so the n reads overlap. pre: t.size() == o.size().
 template <class Table>
-bool is_single_cycle(const Table& t, const RandomOrder& o) {
+bool is_single_cycle(Table& table, const RandomOrder& o) {
+    decltype(auto) t = local_view(table);
     constexpr std::uint64_t kBatch = 64;
     const std::uint64_t n = o.size();
     std::uint64_t slot[kBatch + 1], bad = 0;
@@ -123,14 +133,6 @@ std::uint64_t cycle_length(const Table& t, std::uint64_t start, std::uint64_t li
         if (cur == start) return s;
     }
     return limit + 1;
-}
-
-// A copy of a cheap view (span, FixedDepthView) the compiler keeps in registers; a
-// TreeArray is used in place (copying it is deep).
-template <class Table>
-decltype(auto) local_view(Table& t) noexcept {
-    if constexpr (std::is_trivially_copyable_v<Table>) return Table(static_cast<const Table&>(t));
-    else return (t);
 }
 
 // The measured kernel: `steps` dependent loads from `start`; returns where it ends.

@@ -176,13 +176,7 @@ struct Layouts {
 
 // Blocks a tree of n elements holds: its leaves plus each inner level up to one root.
 std::size_t tree_blocks(std::size_t block_size, std::size_t n) {
-    physmem::TreeShape s = physmem::TreeShape::make(block_size, sizeof(Elem));
-    std::size_t level = std::max<std::size_t>(s.leaves_for(n), 1), total = level;
-    while (level > 1) {
-        level = (level + s.fan_mask()) >> s.fan_shift;
-        total += level;
-    }
-    return total;
+    return physmem::TreeShape::make(block_size, sizeof(Elem)).blocks_for(n);
 }
 
 // Maps the pool on `requested` (the library walks down the ladder as needed), then the

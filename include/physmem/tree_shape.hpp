@@ -51,6 +51,16 @@ struct TreeShape {
         return d;
     }
     unsigned depth_for(std::size_t n) const noexcept { return depth_for_leaves(leaves_for(n)); }
+    // Blocks a tree of n elements occupies: its leaves plus every inner level up to one
+    // root (at least one block), e.g. to size a pool for it.
+    std::size_t blocks_for(std::size_t n) const noexcept {
+        std::size_t level = leaves_for(n) ? leaves_for(n) : 1, total = level;
+        while (level > 1) {
+            level = (level + fan_mask()) >> fan_shift;
+            total += level;
+        }
+        return total;
+    }
 };
 
 }  // namespace physmem

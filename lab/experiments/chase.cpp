@@ -14,9 +14,9 @@
 #include <vector>
 
 #include "context.hpp"
+#include "tree_walk.hpp"
 #include "kernels/chase.hpp"
 #include "kernels/tree_sizing.hpp"
-#include "physmem/fixed_depth.hpp"
 
 namespace {
 
@@ -33,8 +33,7 @@ const lab::ProgramSpec kSpec{
     .kinds = {lab::Kind::array, lab::Kind::tree_index},
     .default_block_size = 2 << 20,  // depth 2 up to 512 GiB; the root stays in cache
     .params = {{"steps", "2097152", {}, "steps per pass (at most n)"},
-               {"walk", "fixed", {"loop", "fixed"}, "tree-index: operator[]'s level loop or "
-                                                    "with_fixed_depth's straight-line walk"}},
+               lab::walk_param()},
 };
 
 // Measures the chase on `access` (the array, the tree or its fixed-depth view, holding
@@ -76,15 +75,10 @@ void body(lab::Context& ctx) {
     }
     Tree t(n, ctx.pool("table", lab::tree_bytes<std::uint64_t>(s.block_size, n)));
     ctx.set_tree(s.block_size, t.depth(), t.leaf_length());
-    if (s.param("walk") == "fixed") {
-        physmem::with_fixed_depth(t, [&](auto view) {
-            link(view, order);
-            measure_and_verify(ctx, view, order, steps);
-        });
-    } else {
-        link(t, order);
-        measure_and_verify(ctx, t, order, steps);
-    }
+    lab::with_walk(s, t, [&](auto& access) {
+        link(access, order);
+        measure_and_verify(ctx, access, order, steps);
+    });
 }
 
 }  // namespace

@@ -13,9 +13,9 @@
 #include <string>
 
 #include "context.hpp"
+#include "tree_walk.hpp"
 #include "kernels/gups.hpp"
 #include "kernels/tree_sizing.hpp"
-#include "physmem/fixed_depth.hpp"
 
 namespace {
 
@@ -30,8 +30,7 @@ const lab::ProgramSpec kSpec{
     .default_block_size = 2 << 20,  // depth 2 up to 512 GiB; the root stays in cache
     .params = {{"updates", "4194304", {}, "updates per pass: a count (rounded up to a multiple of 128, "
                                           "at most 4N) or official (4N)"},
-               {"walk", "fixed", {"loop", "fixed"}, "tree-index: operator[]'s level loop or "
-                                                   "with_fixed_depth's straight-line walk"},
+               lab::walk_param(),
                {"prefetch", "on", {"on", "off"}, "look-ahead: find and prefetch 128 slots, then update them "
                                                  "(on), or update each as it is made (off)"}},
 };
@@ -89,10 +88,7 @@ void body(lab::Context& ctx) {
     }
     Tree t(n, ctx.pool("table", lab::tree_bytes<std::uint64_t>(s.block_size, n)));
     ctx.set_tree(s.block_size, t.depth(), t.leaf_length());
-    if (s.param("walk") == "fixed")
-        physmem::with_fixed_depth(t, [&](auto view) { measure_and_verify(ctx, t, view, plan); });
-    else
-        measure_and_verify(ctx, t, t, plan);
+    lab::with_walk(s, t, [&](auto& access) { measure_and_verify(ctx, t, access, plan); });
 }
 
 }  // namespace

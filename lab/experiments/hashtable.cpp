@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "context.hpp"
+#include "tree_walk.hpp"
 #include "kernels/hashtable.hpp"
 #include "kernels/tree_sizing.hpp"
-#include "physmem/fixed_depth.hpp"
 #include "physmem/prefault_allocator.hpp"
 
 namespace {
@@ -31,8 +31,7 @@ const lab::ProgramSpec kSpec{
     .kinds = {lab::Kind::array, lab::Kind::tree_index},
     .default_block_size = 2 << 20,  // depth 2 up to 256 GiB; the root stays in cache
     .params = {{"probes", "4194304", {}, "probes per pass"},
-               {"walk", "fixed", {"loop", "fixed"}, "tree-index: operator[]'s level loop or "
-                                                    "with_fixed_depth's straight-line walk"}},
+               lab::walk_param()},
 };
 
 std::string describe(const Stats& s) {
@@ -82,10 +81,7 @@ void body(lab::Context& ctx) {
     }
     Tree t(nb, ctx.pool("table", lab::tree_bytes<Bucket>(s.block_size, nb)));
     ctx.set_tree(s.block_size, t.depth(), t.leaf_length());
-    if (s.param("walk") == "fixed")
-        physmem::with_fixed_depth(t, [&](auto view) { measure_and_verify(ctx, t, view, stream, probes); });
-    else
-        measure_and_verify(ctx, t, t, stream, probes);
+    lab::with_walk(s, t, [&](auto& access) { measure_and_verify(ctx, t, access, stream, probes); });
 }
 
 }  // namespace

@@ -69,12 +69,17 @@ physmem::BlockPool& Context::pool(const std::string& name, std::size_t bytes) {
     return *pools_.back().second;
 }
 
+Timing Context::timed(std::uint64_t ops_per_pass, const std::function<std::uint64_t()>& pass,
+                      std::function<void()> reset, unsigned reps, unsigned warmup) {
+    if (setup_s_ < 0) setup_s_ = now_s() - created_s_;
+    MeasureOptions o{reps, warmup, settings_.min_rep_ms, std::move(reset)};
+    return lab::measure(pass, ops_per_pass, o, counters_);
+}
+
 Timing Context::measure(std::uint64_t ops_per_pass, const std::function<std::uint64_t()>& pass,
                         std::function<void()> reset) {
-    if (setup_s_ < 0) setup_s_ = now_s() - created_s_;
-    MeasureOptions o{settings_.reps, settings_.warmup, settings_.min_rep_ms, std::move(reset)};
-    Timing t = lab::measure(pass, ops_per_pass, o, counters_);
-    Json fields = timing_json(t);
+    Timing t = timed(ops_per_pass, pass, std::move(reset), settings_.reps, settings_.warmup);
+    Json fields = timing_json(t, settings_.warmup);
     for (auto& [k, v] : fields.items()) record_[k] = v;
     return t;
 }
@@ -87,16 +92,12 @@ Timing Context::measure_phase(const std::string& name, std::uint64_t ops_per_pas
 Timing Context::measure_phase(const std::string& name, std::uint64_t ops_per_pass,
                               const std::function<std::uint64_t()>& pass, std::function<void()> reset, unsigned reps,
                               unsigned warmup) {
-    if (setup_s_ < 0) setup_s_ = now_s() - created_s_;
-    MeasureOptions o{reps, warmup, settings_.min_rep_ms, std::move(reset)};
-    Timing t = lab::measure(pass, ops_per_pass, o, counters_);
-    Json fields = timing_json(t);
-    fields["warmup"] = warmup;
-    record_["phases"][name] = fields;
+    Timing t = timed(ops_per_pass, pass, std::move(reset), reps, warmup);
+    record_["phases"][name] = timing_json(t, warmup);
     return t;
 }
 
-Json Context::timing_json(const Timing& t) const {
+Json Context::timing_json(const Timing& t, unsigned warmup) const {
     std::vector<double> v = t.ns_per_op;
     std::sort(v.begin(), v.end());
     double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
@@ -113,7 +114,7 @@ Json Context::timing_json(const Timing& t) const {
     }
     counters["unavailable"] = unavailable;
     return Json{{"reps", t.ns_per_op.size()},
-                {"warmup", settings_.warmup},
+                {"warmup", warmup},
                 {"passes_per_rep", t.passes_per_rep},
                 {"ops_per_pass", t.ops_per_pass},
                 {"ns_per_op", t.ns_per_op},

@@ -91,7 +91,10 @@ class Context {
 
   private:
     void* map_array(const std::string& name, std::size_t bytes, physmem::Backing backing);
-    Json timing_json(const Timing& t) const;
+    // Runs lab::measure with this run's min_rep_ms and counters; notes when set-up ended.
+    Timing timed(std::uint64_t ops_per_pass, const std::function<std::uint64_t()>& pass, std::function<void()> reset,
+                 unsigned reps, unsigned warmup);
+    Json timing_json(const Timing& t, unsigned warmup) const;
     Json backing_json() const;
 
     const ProgramSpec& spec_;

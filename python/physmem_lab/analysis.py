@@ -147,7 +147,7 @@ class Item:
 
 @dataclass
 class Goal:
-    number: int
+    number: object          # 1..5 for the lab's goals; "<suite>-N" for other suites
     title: str
     items: List[Item] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)      # measured but not judged (e.g. insert)
@@ -268,8 +268,18 @@ def goal5(recs):
 
 
 def goals(results: dict) -> List[Goal]:
+    """The lab's goals, then each other suite's (when it has records in ``results``)."""
+    from .suites import registry
     recs = Records(results)
-    return [goal1(recs), goal2(recs), goal3(recs), goal4(recs), goal5(recs)]
+    out = []
+    have = {r["experiment"] for r in recs.all}
+    for name, sd in registry().items():
+        if name == "lab":
+            if have & set(sd.experiments) or not have:
+                out += [goal1(recs), goal2(recs), goal3(recs), goal4(recs), goal5(recs)]
+        elif sd.goals and have & set(sd.experiments):
+            out += sd.goals(recs)
+    return out
 
 
 def warnings(results: dict) -> List[str]:

@@ -23,13 +23,16 @@ def cmd_bench(args) -> int:
     from .runner import Bench
     suite = "full" if args.full else args.suite
     only = [e.strip() for e in args.only.split(",") if e.strip()] if args.only else None
-    known = {r.experiment for r in suites.TABLE}
+    known = {e for sd in suites.registry().values() for e in sd.experiments}
     if only and set(only) - known:
         return _err(f"--only: unknown experiment(s) {', '.join(sorted(set(only) - known))} "
                     f"(known: {', '.join(sorted(known))})")
     mem = machine.meminfo().get("MemAvailable")
-    pl = suites.plan(suite, only=only, reps=args.reps, official=args.official,
-                     mem_available=mem)
+    try:
+        pl = suites.plan(suite, only=only, reps=args.reps, official=args.official,
+                         mem_available=mem, scale=args.scale)
+    except ValueError as e:
+        return _err(f"--suite: {e}")
     command = "physmem " + " ".join(shlex.quote(a) for a in args.argv)
     bench = Bench(pl, Path(args.bin_dir), Path(args.output), command,
                   reserve=not args.no_reserve)
@@ -94,7 +97,12 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     b = sub.add_parser("bench", help="run a suite of measurement points")
-    b.add_argument("--suite", choices=["tiny", "default", "full"], default="default")
+    b.add_argument("--suite", default="default",
+                   help="tiny, default or full (the lab at that scale), or a comma-separated "
+                        "list of suites (lab, alloc, alias, prefault, stack ...) or all, "
+                        "each at --scale")
+    b.add_argument("--scale", choices=["tiny", "default", "full"],
+                   help="sizes and repetitions of the suites named (default: default)")
     b.add_argument("--full", action="store_true", help="same as --suite full")
     b.add_argument("--reps", type=int, help="timed repetitions per point (suite default)")
     b.add_argument("--only", help="experiments to run, comma-separated (e.g. scan,gups)")

@@ -43,7 +43,9 @@ def size_plots(results: dict, out: Path):
     recs = Records(results)
     out.mkdir(parents=True, exist_ok=True)
     made = []
-    for exp in dict.fromkeys(r["experiment"] for r in recs.all):
+    from .suites import LAB
+    for exp in dict.fromkeys(r["experiment"] for r in recs.all
+                             if r["experiment"] in LAB.experiments):
         for dim in recs.dims(exp):
             series = {}
             for r in recs.all:

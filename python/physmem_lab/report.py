@@ -11,6 +11,7 @@ from .analysis import Records, ratio
 from .document import Doc
 from .machine import summary_lines
 from .plots import size_plots
+from .suites import registry
 from .units import format_size
 
 KIND_LABEL = {"tree-index": "naive (tree-index)", "tree-iter": "iterator (tree-iter)",
@@ -159,7 +160,17 @@ def _all_records(doc, recs):
                "spread", "reps", "backing obtained", "faults timed", "verified"], rows)
 
 
-def build(results: dict, source: str, plots=None) -> Doc:
+def _suite_sections(doc, recs, results, out_dir):
+    """Each non-lab suite with records here writes its own section (suitedef contract)."""
+    have = {r["experiment"] for r in recs.all}
+    for name, sd in registry().items():
+        if name != "lab" and sd.report and have & set(sd.experiments):
+            doc.h(2, sd.title)
+            sd.report(doc, recs, results, Path(out_dir) if out_dir else None)
+
+
+def build(results: dict, source: str, plots=None, out_dir=None) -> Doc:
+    """The whole report; suites' plots go into ``out_dir`` (None: no plots)."""
     recs = Records(results)
     doc = Doc()
     doc.h(1, f"physmem lab report: suite {results.get('suite')}")
@@ -177,15 +188,17 @@ def build(results: dict, source: str, plots=None) -> Doc:
            ["system changes: none"])
     doc.h(2, "Goals")
     _goals(doc, results)
-    doc.h(2, "Table 2 analogue: tree / array, scans")
-    doc.p(CELL_HELP)
-    for access in recs.dims("scan"):
-        _table2(doc, recs, access)
+    if recs.sizes("scan"):
+        doc.h(2, "Table 2 analogue: tree / array, scans")
+        doc.p(CELL_HELP)
+        for access in recs.dims("scan"):
+            _table2(doc, recs, access)
     _random_access(doc, recs, "gups", "GUPS (Fig. 4 analogue)")
     _rbtree(doc, recs)
     _random_access(doc, recs, "chase", "Pointer chase")
     _blackscholes(doc, recs)
     _random_access(doc, recs, "hashtable", "Hash table (deepsjeng-like)")
+    _suite_sections(doc, recs, results, out_dir)
     doc.h(2, "Every record")
     _all_records(doc, recs)
     if plots:
@@ -208,7 +221,7 @@ def write_report(results: dict, out_dir: Path, source: str = "?") -> dict:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     plots = size_plots(results, out_dir)
-    doc = build(results, str(source), plots)
+    doc = build(results, str(source), plots, out_dir)
     md, page = out_dir / "report.md", out_dir / "report.html"
     md.write_text(doc.markdown(), encoding="utf-8")
     page.write_text(doc.html(f"physmem lab report ({results.get('suite')})"), encoding="utf-8")

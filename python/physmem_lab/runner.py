@@ -86,7 +86,8 @@ class Bench:
         opts = {"reps": plan.reps, "warmup": plan.warmup, "min_rep_ms": plan.min_rep_ms,
                 "updates_cap": plan.cap, "official": plan.official,
                 "reserve_huge_pages": reserve, "bin_dir": str(bin_dir),
-                "planned_points": len(plan.points), "dropped_from_plan": plan.dropped}
+                "planned_points": len(plan.points), "dropped_from_plan": plan.dropped,
+                "scale": plan.scale, "suites": plan.suites}
         self.results = new_results(plan.suite, command, _now(), {}, opts)
 
     def _save(self):
@@ -130,7 +131,8 @@ class Bench:
         pl = self.plan
         prog = Progress(len(todo), sum(p.est_s for p, _ in todo))
         for p, path in todo:
-            argv = programs.point_argv(path, p, pl.reps, pl.warmup, pl.min_rep_ms)
+            argv = programs.point_argv(path, p, p.reps or pl.reps, p.warmup or pl.warmup,
+                                       p.min_rep_ms or pl.min_rep_ms)
             out = programs.run(argv, timeout_s=max(60.0, 5 * p.est_s))
             status, record, entry = classify(p, out)
             if record is not None:
@@ -147,7 +149,8 @@ class Bench:
         """Runs everything; returns the result dict (also written to out_path)."""
         todo = self._prepare()
         m = self.results["machine"]
-        self.log(f"physmem: suite {self.plan.suite}: {len(todo)} points, estimated "
+        self.log(f"physmem: suite {self.plan.suite} ({', '.join(self.plan.suites)} at scale "
+                 f"{self.plan.scale}): {len(todo)} points, estimated "
                  f"{format_duration(sum(p.est_s for p, _ in todo))}; reps {self.plan.reps}; "
                  f"updates/probes/steps per pass capped at "
                  f"{self.plan.cap if not self.plan.official else 'official (gups: 4*N)'}")

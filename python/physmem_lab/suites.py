@@ -1,28 +1,24 @@
 """Suites: which measurement points a run makes, and how long each should take.
 
-Everything a suite measures is data in :data:`TABLE` (edit it there). A row names an
-experiment, its variants, parameter sets, block sizes and, per suite, its sizes.
-:func:`plan` expands the rows of one suite into :class:`Point` objects, drops sizes the
-machine cannot hold (MemAvailable) and, when the suite has a time budget, drops the
-least important points until the estimate fits. Estimates come from :func:`estimate_s`,
-a rough model calibrated on the development VM; they only drive the ETA and the budget.
+The lab's own suite (``lab``) is data in :data:`TABLE` (edit it there); other suites are
+``suite_<name>.py`` modules (see :mod:`physmem_lab.suitedef`). A row names an experiment,
+its variants, parameter sets, block sizes and, per scale, its sizes. :func:`plan` expands
+the rows of the suites asked for into :class:`Point` objects, drops sizes the machine
+cannot hold (MemAvailable) and, when a suite has a time budget, drops its least important
+points until the estimate fits. Estimates come from :func:`estimate_s`, a rough model
+calibrated on the development VM; they only drive the ETA and the budget.
+
+Suite specs (``physmem bench --suite``): ``tiny``, ``default``, ``full`` are the lab at
+that scale (the names of issue 3); otherwise a comma-separated list of suite names, or
+``all``, each run at ``--scale``.
 """
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-K, M, G = 1 << 10, 1 << 20, 1 << 30
+from .suitedef import SCALES, G, K, M, Point, Row, SuiteDef, discover, geometric  # noqa: F401
 
 UPDATES_CAP = 1 << 22     # gups updates / hashtable probes / chase steps per pass (default)
 TINY_CAP = 1 << 16
-
-
-def geometric(lo: int, hi: int, factor: int) -> Tuple[int, ...]:
-    """lo, lo*factor, ... up to hi inclusive."""
-    out, s = [], lo
-    while s <= hi:
-        out.append(s)
-        s *= factor
-    return tuple(out)
 
 
 def variants(kind: str, backings=("4k", "thp", "1g")) -> Tuple[str, ...]:
@@ -33,21 +29,6 @@ ARRAYS = variants("array")
 TREE_INDEX = variants("tree-index")
 SCAN_VARIANTS = ARRAYS + TREE_INDEX + variants("tree-iter") + variants("tree-seg")
 PAPER_FULL = (4 * G, 8 * G, 16 * G, 32 * G, 64 * G)
-
-
-@dataclass(frozen=True)
-class Row:
-    """One line of the table. ``sizes`` maps suite -> sizes; ``cap`` names the parameter
-    that bounds the work per pass (its value is the suite's cap, or 'official' with
-    --official for gups). Priority 0: needed by a goal; 1: tables; 2: sweeps."""
-    experiment: str
-    variants: Tuple[str, ...]
-    sizes: Dict[str, Tuple[int, ...]]
-    params: Tuple[Dict[str, str], ...] = ({},)
-    block_sizes: Tuple[Optional[int], ...] = (None,)
-    cap: Optional[str] = None
-    priority: int = 1
-    cap_shift: int = 0      # this row's cap is the suite's cap >> cap_shift
 
 
 TABLE: Tuple[Row, ...] = (
@@ -87,38 +68,8 @@ SUITES = {
 }
 
 
-@dataclass
-class Point:
-    """One measurement point: one fresh process of one program."""
-    experiment: str
-    variant: str
-    size_bytes: int
-    params: Dict[str, str] = field(default_factory=dict)
-    block_size: Optional[int] = None
-    priority: int = 1
-    est_s: float = 0.0
-
-    @property
-    def backing(self) -> str:
-        return self.variant.rsplit("-", 1)[1]
-
-    @property
-    def kind(self) -> str:
-        return self.variant.rsplit("-", 1)[0]
-
-    def label(self) -> str:
-        from .units import format_size
-        extra = [f"{k}={v}" for k, v in sorted(self.params.items())]
-        if self.block_size:
-            extra.append(f"block={format_size(self.block_size)}")
-        return " ".join([self.experiment, self.variant, format_size(self.size_bytes)] + extra)
-
-    def pages_1g(self) -> int:
-        """1 GiB pages this point needs (0 unless its backing is 1g): the data rounded up,
-        plus one for tree inner blocks (an SoA array's seven columns share one mapping)."""
-        if self.backing != "1g":
-            return 0
-        return -(-self.size_bytes // G) + (0 if self.kind == "array" else 1)
+LAB = SuiteDef("lab", "The lab: arrays as trees against flat arrays (seeds 000/001)",
+               TABLE, SUITES)   # pass_s is _pass_s below (estimate_s dispatches)
 
 
 # Seconds per GiB of one pass, and fixed ns per op, by (experiment, kind-ish). Rough.
@@ -145,6 +96,11 @@ def _pass_s(p: Point, cap: Optional[int]) -> float:
     return 0.5 * gib
 
 
+def registry() -> Dict[str, SuiteDef]:
+    """Every suite by name: ``lab`` first, then the ``suite_*.py`` modules."""
+    return {"lab": LAB, **discover()}
+
+
 def estimate_s(p: Point, reps: int, warmup: int, min_rep_ms: float,
                cap: Optional[int]) -> float:
     """Rough wall time of one point: start-up + setup + (warm-up + reps) passes."""
@@ -153,7 +109,8 @@ def estimate_s(p: Point, reps: int, warmup: int, min_rep_ms: float,
         setup += 0.15 * p.pages_1g()
     if p.experiment == "rbtree":          # the build (insert phase) dominates
         setup += p.size_bytes / 48 * 2.2e-6
-    rep = max(min_rep_ms / 1000, _pass_s(p, cap))
+    pass_s = _pass_s if p.suite == "lab" else registry()[p.suite].pass_s
+    rep = max(min_rep_ms / 1000, pass_s(p, cap))
     return 0.05 + setup + (reps + warmup) * rep
 
 
@@ -165,15 +122,21 @@ def fits_memory(p: Point, mem_available: Optional[int]) -> bool:
     return need <= mem_available * 0.8
 
 
-def expand(suite: str, only=None, official: bool = False) -> List[Point]:
-    """Every point of ``suite`` in table order (``only``: experiments to keep)."""
-    cfg = SUITES[suite]
+def expand(suite: str, only=None, official: bool = False, scale: Optional[str] = None
+           ) -> List[Point]:
+    """Every point of ``suite`` at ``scale`` in table order (``only``: experiments to
+    keep). A legacy name (tiny/default/full) is the lab at that scale."""
+    if suite in SCALES:
+        suite, scale = "lab", suite
+    sd = registry()[suite]
+    scale = scale or "default"
+    cfg = sd.scales[scale]
     points = []
-    for row in TABLE:
+    for row in sd.rows:
         if only and row.experiment not in only:
             continue
         for params in row.params:
-            for size in row.sizes.get(suite, ()):
+            for size in row.sizes.get(scale, ()):
                 for bs in row.block_sizes:
                     for v in row.variants:
                         ps = dict(params)
@@ -182,7 +145,10 @@ def expand(suite: str, only=None, official: bool = False) -> List[Point]:
                                 ps[row.cap] = "official"
                             elif cfg["cap"]:
                                 ps[row.cap] = str(max(cfg["cap"] >> row.cap_shift, 1))
-                        points.append(Point(row.experiment, v, size, ps, bs, row.priority))
+                        points.append(Point(row.experiment, v, size, ps, bs, row.priority,
+                                            suite=suite, reps=cfg["reps"],
+                                            warmup=cfg["warmup"],
+                                            min_rep_ms=cfg["min_rep_ms"]))
     return points
 
 
@@ -196,6 +162,8 @@ class Plan:
     cap: Optional[int]
     official: bool
     dropped: List[str] = field(default_factory=list)   # why points were left out
+    scale: str = "default"
+    suites: List[str] = field(default_factory=list)      # the suites this plan runs
 
     @property
     def total_est_s(self) -> float:
@@ -216,34 +184,63 @@ def reservation_pages(need: int, mem_available: Optional[int]) -> int:
     return min(need, int(mem_available // G) // 2)
 
 
+def parse_spec(spec: str, scale: Optional[str] = None) -> List[Tuple[str, str]]:
+    """``--suite`` (and ``--scale``) as [(suite, scale)]; ValueError naming the choices.
+    tiny/default/full are the lab at that scale; ``all`` is every suite."""
+    known = registry()
+    out = []
+    for name in (n.strip() for n in spec.split(",") if n.strip()):
+        if name in SCALES:
+            out.append(("lab", scale or name))
+        elif name == "all":
+            out += [(n, scale or "default") for n in known]
+        elif name in known:
+            out.append((name, scale or "default"))
+        else:
+            raise ValueError(f"unknown suite {name!r} (choose from "
+                             f"{', '.join(list(SCALES) + list(known) + ['all'])})")
+    if not out:
+        raise ValueError("no suite named")
+    return list(dict.fromkeys(out))
+
+
 def plan(suite: str, only=None, reps: Optional[int] = None, official: bool = False,
-         mem_available: Optional[int] = None, budget_s: Optional[float] = None) -> Plan:
-    """The points of ``suite`` this machine can run, within the suite's time budget.
+         mem_available: Optional[int] = None, budget_s: Optional[float] = None,
+         scale: Optional[str] = None) -> Plan:
+    """The points of the suites in ``suite`` (a spec, :func:`parse_spec`) this machine
+    can run, each suite within its own time budget.
 
     Points larger than memory allows are dropped (and said so in ``Plan.dropped``). If the
     estimate exceeds the budget, points are dropped largest-first from the highest
     priority number down (sweeps first, goal points last) until it fits."""
-    if suite not in SUITES:
-        raise ValueError(f"unknown suite {suite!r} (choose from {', '.join(SUITES)})")
-    cfg = SUITES[suite]
-    reps = reps or cfg["reps"]
-    cap = None if official and suite != "tiny" else cfg["cap"]
-    pl = Plan(suite, [], reps, cfg["warmup"], cfg["min_rep_ms"], cfg["cap"], official)
-    for p in expand(suite, only, official):
-        if not fits_memory(p, mem_available):
-            pl.dropped.append(f"{p.label()}: needs more than MemAvailable allows")
-            continue
-        p.est_s = estimate_s(p, reps, pl.warmup, pl.min_rep_ms, cap)
-        pl.points.append(p)
-    budget = budget_s if budget_s is not None else cfg["budget_s"]
-    if budget is not None:
-        _trim(pl, budget)
+    parts = parse_spec(suite, scale)
+    first = registry()[parts[0][0]].scales[parts[0][1]]
+    pl = Plan(suite, [], reps or first["reps"], first["warmup"], first["min_rep_ms"],
+              first["cap"], official, scale=parts[0][1], suites=[n for n, _ in parts])
+    for name, sc in parts:
+        cfg = registry()[name].scales[sc]
+        cap = None if official and sc != "tiny" else cfg["cap"]
+        mine = []
+        for p in expand(name, only, official, sc):
+            p.reps = reps or p.reps
+            if not fits_memory(p, mem_available):
+                pl.dropped.append(f"{p.label()}: needs more than MemAvailable allows")
+                continue
+            p.est_s = estimate_s(p, p.reps, p.warmup, p.min_rep_ms, cap)
+            mine.append(p)
+        budget = budget_s if budget_s is not None else cfg["budget_s"]
+        if budget is not None:
+            mine = _trim(mine, pl.dropped, budget)
+        pl.points += mine
     return pl
 
 
-def _trim(pl: Plan, budget: float) -> None:
-    order = sorted(pl.points, key=lambda p: (-p.priority, -p.size_bytes, -p.est_s))
-    while pl.total_est_s > budget and order:
+def _trim(points: List[Point], dropped: List[str], budget: float) -> List[Point]:
+    """``points`` less the least important ones until their estimate fits ``budget``."""
+    keep = list(points)
+    order = sorted(keep, key=lambda p: (-p.priority, -p.size_bytes, -p.est_s))
+    while sum(p.est_s for p in keep) > budget and order:
         victim = order.pop(0)
-        pl.points.remove(victim)
-        pl.dropped.append(f"{victim.label()}: over the suite's time budget ({budget:.0f} s)")
+        keep.remove(victim)
+        dropped.append(f"{victim.label()}: over the suite's time budget ({budget:.0f} s)")
+    return keep

@@ -57,3 +57,25 @@ def test_point_pages_1g():
     assert suites.Point("scan", "tree-seg-1g", G).pages_1g() == 2
     assert suites.Point("scan", "array-4k", G).pages_1g() == 0
     assert suites.Point("blackscholes", "array-1g", 64 * M, {"layout": "soa"}).pages_1g() == 1
+
+
+def test_suite_specs_legacy_names_lists_and_errors():
+    assert suites.parse_spec("tiny") == [("lab", "tiny")]
+    assert suites.parse_spec("lab", "full") == [("lab", "full")]
+    every = suites.parse_spec("all", "tiny")
+    assert [n for n, _ in every] == list(suites.registry())
+    assert all(sc == "tiny" for _, sc in every)
+    try:
+        suites.parse_spec("lab,nosuch")
+    except ValueError as e:
+        assert "nosuch" in str(e) and "all" in str(e)
+    else:
+        raise AssertionError("an unknown suite must be refused")
+
+
+def test_every_suite_plans_at_every_scale_with_its_own_reps():
+    for name, sd in suites.registry().items():
+        for scale in sd.scales:
+            pl = suites.plan(name, scale=scale, mem_available=21 * G)
+            assert all(p.suite == name and p.reps == sd.scales[scale]["reps"]
+                       for p in pl.points), (name, scale)

@@ -1,0 +1,132 @@
+// lab/common/preload.cpp — see preload.hpp. The lab's only exec and dlsym calls.
+#include "preload.hpp"
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+
+#include "physmem/region.hpp"   // backing_unavailable
+
+namespace lab::preload {
+namespace {
+
+constexpr const char* kDone = "PHYSMEM_LAB_PRELOADED";   // set on the re-exec: no loops
+constexpr const char* kLibDir = "/usr/lib/x86_64-linux-gnu/";
+
+struct Peer {
+    const char* name;
+    const char* file;   // in kLibDir (Debian's package); "" for glibc
+    const char* tag;    // substring of the object that defines malloc
+};
+
+const Peer kPeers[] = {
+    {"glibc", "", "libc.so"},
+    {"jemalloc", "libjemalloc.so.2", "jemalloc"},
+    {"tcmalloc", "libtcmalloc_minimal.so.4", "tcmalloc"},
+    {"mimalloc", "libmimalloc.so.2", "mimalloc"},
+    {"physmem", "libphysmem.so", "physmem"},
+};
+
+const Peer& peer(const std::string& name) {
+    for (const Peer& p : kPeers)
+        if (name == p.name) return p;
+    throw std::invalid_argument("unknown allocator '" + name + "' (glibc, jemalloc, tcmalloc, mimalloc, physmem)");
+}
+
+bool readable(const std::string& path) { return !path.empty() && ::access(path.c_str(), R_OK) == 0; }
+
+std::string self_dir() {
+    char buf[4096];
+    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) return "";
+    std::string exe(buf, static_cast<std::size_t>(n));
+    return exe.substr(0, exe.rfind('/') + 1);
+}
+
+std::string physmem_library() {
+    if (const char* env = std::getenv("PHYSMEM_MALLOC_LIB"); env && *env) return env;
+    for (const std::string& p : {self_dir() + "../src/malloc/libphysmem.so", self_dir() + "../lib/libphysmem.so",
+                                 std::string("/usr/local/lib/libphysmem.so")})
+        if (readable(p)) return p;
+    return "";
+}
+
+// argv of this process, from /proc/self/cmdline (NUL-separated).
+std::vector<std::string> own_argv() {
+    std::ifstream in("/proc/self/cmdline", std::ios::binary);
+    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::string> out;
+    for (std::size_t at = 0; at < all.size();) {
+        std::size_t end = all.find('\0', at);
+        if (end == std::string::npos) end = all.size();
+        out.push_back(all.substr(at, end - at));
+        at = end + 1;
+    }
+    return out;
+}
+
+[[noreturn]] void reexec(const std::string& name, const std::string& lib) {
+    if (lib.empty())
+        ::unsetenv("LD_PRELOAD");
+    else
+        ::setenv("LD_PRELOAD", lib.c_str(), 1);
+    ::setenv(kDone, name.c_str(), 1);
+    std::vector<std::string> args = own_argv();
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv("/proc/self/exe", argv.data());
+    throw std::runtime_error(std::string("re-exec under ") + name + " failed: " + std::strerror(errno));
+}
+
+}  // namespace
+
+const std::vector<std::string>& allocators() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v;
+        for (const Peer& p : kPeers) v.emplace_back(p.name);
+        return v;
+    }();
+    return names;
+}
+
+std::string library(const std::string& name, std::string* why) {
+    const Peer& p = peer(name);
+    if (!*p.file) return "";
+    std::string path = name == "physmem" ? physmem_library() : std::string(kLibDir) + p.file;
+    if (readable(path)) return path;
+    if (why)
+        *why = name == "physmem" ? "libphysmem.so not found (build it, or set PHYSMEM_MALLOC_LIB)"
+                                 : std::string(kLibDir) + p.file + " not installed (apt-get install its Debian package)";
+    return "";
+}
+
+std::string active() {
+    void* sym = ::dlsym(RTLD_DEFAULT, "malloc");
+    Dl_info info{};
+    if (!sym || !::dladdr(sym, &info) || !info.dli_fname) return "unknown";
+    std::string file = info.dli_fname;
+    for (const Peer& p : kPeers)
+        if (file.find(p.tag) != std::string::npos) return p.name;
+    return file;
+}
+
+void ensure(const std::string& name) {
+    peer(name);   // validates the name
+    if (active() == name) return;
+    const char* done = std::getenv(kDone);
+    if (done && name == done)
+        throw std::runtime_error("LD_PRELOAD of " + name + " did not take: malloc is served by " + active());
+    std::string why;
+    std::string lib = library(name, &why);
+    if (name != "glibc" && lib.empty()) throw physmem::backing_unavailable(why);
+    reexec(name, lib);
+}
+
+}  // namespace lab::preload

@@ -3,18 +3,34 @@
 // Small objects (<= 60 KiB) come in 79 classes: 16-byte steps to 128, then 8 per
 // doubling (12.5% spacing). Each class carves objects from spans of whole 4 KiB pages
 // (heap.cpp). A thread keeps a singly linked list per class; malloc pops, free pushes,
-// with no lock. Lists spill to / refill from the class's central list (one lock per class)
-// in batches. A free from another thread simply lands in the freeing thread's cache
-// (TCMalloc style), so no remote-free queue is needed.
+// with no lock and no atomic. Lists spill to / refill from the class's central list (one
+// lock per class) in batches.
 //
-// Every span has a bitmap with one bit per object, set while the object is not handed
-// out: malloc clears it, free sets it, each with one atomic RMW, so a double free (even
-// racing on two threads) or a corrupted free list is caught, never silently used.
+// Cross-thread frees (TCMalloc's model, not mimalloc's): a free from another thread lands
+// in the freeing thread's cache, and reaches the span's central list when that cache
+// spills. Spans have no owner thread, so nothing is ever "abandoned" at thread exit and no
+// per-span atomic remote-free list is needed; the cost is that a producer/consumer pair
+// moves objects through the central lock, once per batch (up to 128 objects).
+//
+// Misuse checks, cheapest first:
+//   - free: the page map must know the pointer and it must start an object (always);
+//   - free tag: a freed object's second word holds tag(p) = key ^ p (key: random per
+//     process); free aborts when it is already there (double free, caught at once on any
+//     thread while the object sits in a cache or a central list); malloc clears it. A live
+//     object whose bytes 8..15 happen to equal tag(p) would be reported falsely: chance
+//     2^-64 per free for data not derived from freed memory.
+//   - a pop from a thread cache checks the object's tag (a free list overwritten after
+//     free, use after free, aborts instead of handing out a wild pointer);
+//   - the span bitmap (one bit per object, set while the object is on the central list or
+//     never handed out) is updated only when objects move between a cache and the central
+//     list, under the class lock: a duplicate that slipped past the tag (the tag was
+//     overwritten) is caught there, when a list is drained.
 #include <pthread.h>
 
 #include <cstring>
 
 #include "malloc/internal.hpp"
+#include "port/os.hpp"
 
 namespace physmem::malloc {
 
@@ -40,6 +56,7 @@ constinit Central central[kMaxClasses];
 struct Bin {
     void* head;
     std::uint32_t count;
+    std::uint32_t max;  // spill above this many (the class's cache_max once active)
 };
 
 // The thread cache: zero-initialised static TLS (initial-exec: no allocation on first
@@ -52,11 +69,32 @@ __thread ThreadCache t_cache __attribute__((tls_model("initial-exec")));
 
 std::atomic<std::size_t> g_outstanding{0};  // bytes of small objects out of central lists
 
+std::uintptr_t g_tag_key;  // drawn once at init; see "free tag" above
+
 pthread_key_t g_key;
 std::atomic<bool> g_key_ok{false};
 
 void* next_of(void* p) noexcept { return *static_cast<void**>(p); }
 void set_next(void* p, void* n) noexcept { *static_cast<void**>(p) = n; }
+
+// The second word of every object (classes are >= 16 bytes).
+std::uintptr_t& tag_word(void* p) noexcept { return static_cast<std::uintptr_t*>(p)[1]; }
+std::uintptr_t tag_of(void* p) noexcept { return g_tag_key ^ reinterpret_cast<std::uintptr_t>(p); }
+
+[[noreturn]] void corrupt(void* p, unsigned cls) noexcept {
+    fatal("heap corruption: %p (size class %u) is on a free list but was overwritten after it "
+          "was freed (use after free?)", p, cls);
+}
+
+// Object index of p in small span s; aborts unless p starts an object.
+std::uint32_t object_index(const Span* s, const void* p) noexcept {
+    std::uintptr_t off = reinterpret_cast<std::uintptr_t>(p) - s->start;
+    std::uintptr_t idx = (off * s->recip) >> 40;
+    if (__builtin_expect(idx >= s->nobj || idx * s->size != off, 0))
+        fatal("free(): invalid pointer %p: inside the %u-byte object at %p, not its start", p, s->size,
+              reinterpret_cast<void*>(s->start + (idx < s->nobj ? idx : s->nobj - 1) * s->size));
+    return static_cast<std::uint32_t>(idx);
+}
 
 std::uint32_t batch_of(unsigned cls) noexcept {
     std::uint32_t b = g_classes[cls].cache_max / 2;
@@ -103,15 +141,27 @@ void init_small(Span* s, unsigned cls) noexcept {
     s->fresh = 0;
     s->freelist = nullptr;
     s->recip = ((std::uint64_t{1} << 40) + c.size - 1) / c.size;
-    for (unsigned i = 0; i < c.nobj; ++i)
-        s->freebits[i / 64].fetch_or(std::uint64_t{1} << (i % 64), std::memory_order_relaxed);
+    std::memset(s->freebits, 0, sizeof s->freebits);
+    for (unsigned i = 0; i < c.nobj; ++i) s->freebits[i / 64] |= std::uint64_t{1} << (i % 64);
 }
 
-void* pop_object(Span* s) noexcept {
+// Flips p's bitmap bit to `to_central`; false when it already had that value.
+bool flip_bit(Span* s, void* p, bool to_central) noexcept {
+    std::uint32_t idx = object_index(s, p);
+    std::uint64_t m = std::uint64_t{1} << (idx % 64);
+    std::uint64_t& w = s->freebits[idx / 64];
+    if (((w & m) != 0) == to_central) return false;
+    w ^= m;
+    return true;
+}
+
+// pre: under the class lock, s has a free object. The object leaves the central list.
+void* pop_object(Span* s, unsigned cls) noexcept {
     void* p = s->freelist;
     if (p) s->freelist = next_of(p);
     else p = reinterpret_cast<void*>(s->start + std::uintptr_t{s->fresh++} * s->size);
     --s->nfree;
+    if (!flip_bit(s, p, false)) corrupt(p, cls);
     return p;
 }
 
@@ -129,8 +179,9 @@ std::uint32_t central_pop(unsigned cls, std::uint32_t n, void*& head) noexcept {
             add_partial(c, s);
         }
         while (got < n && s->nfree > 0) {
-            void* p = pop_object(s);
+            void* p = pop_object(s, cls);
             set_next(p, head);
+            tag_word(p) = tag_of(p);
             head = p;
             ++got;
         }
@@ -140,7 +191,8 @@ std::uint32_t central_pop(unsigned cls, std::uint32_t n, void*& head) noexcept {
     return got;
 }
 
-// Returns a chain of count objects of class cls (already marked free in the bitmaps).
+// Returns a chain of count tagged objects of class cls to their spans; aborts on an
+// object already there (a double free whose tag was overwritten).
 void central_push(unsigned cls, void* head, std::uint32_t count) noexcept {
     Central& c = central[cls];
     g_outstanding.fetch_sub(std::size_t{count} * g_classes[cls].size, std::memory_order_relaxed);
@@ -149,6 +201,8 @@ void central_push(unsigned cls, void* head, std::uint32_t count) noexcept {
         void* p = head;
         head = next_of(p);
         Span* s = span_of(p);
+        if (!flip_bit(s, p, true))
+            fatal("free(): double free of %p (%u-byte object; found when a cache was drained)", p, s->size);
         set_next(p, s->freelist);
         s->freelist = p;
         ++s->nfree;
@@ -191,31 +245,17 @@ bool activate() noexcept {
     if (t.state == ThreadCache::fresh && g_key_ok.load(std::memory_order_acquire)) {
         t.state = ThreadCache::activating;
         bool ok = pthread_setspecific(g_key, &t) == 0;
+        for (unsigned cls = 1; cls <= g_nclasses; ++cls) t.bins[cls].max = g_classes[cls].cache_max;
         t.state = ok ? ThreadCache::active : ThreadCache::dead;
     }
     return t.state == ThreadCache::active;
-}
-
-[[noreturn]] void corrupt(void* p, unsigned cls) noexcept {
-    fatal("heap corruption: %p (size class %u) was about to be handed out twice: a free list was "
-          "overwritten (use after free?)", p, cls);
-}
-
-// Marks p (just taken from a free list of class cls) as handed out.
-void mark_allocated(void* p, unsigned cls) noexcept {
-    Span* s = span_of(p);
-    if (!s || s->kind != Span::small || s->cls != cls) corrupt(p, cls);
-    std::uintptr_t off = reinterpret_cast<std::uintptr_t>(p) - s->start;
-    std::uintptr_t idx = (off * s->recip) >> 40;
-    std::uint64_t m = std::uint64_t{1} << (idx % 64);
-    if (idx >= s->nobj || !(s->freebits[idx / 64].fetch_and(~m, std::memory_order_relaxed) & m))
-        corrupt(p, cls);
 }
 
 void* small_alloc_slow(unsigned cls) noexcept {
     void* p = nullptr;
     if (!activate()) {
         central_pop(cls, 1, p);
+        if (p) tag_word(p) = 0;
         return p;
     }
     Bin& b = t_cache.bins[cls];
@@ -223,6 +263,7 @@ void* small_alloc_slow(unsigned cls) noexcept {
     if (got == 0) return nullptr;
     b.head = next_of(p);
     b.count = got - 1;
+    tag_word(p) = 0;
     return p;
 }
 
@@ -248,30 +289,26 @@ unsigned class_of(std::size_t size) noexcept {
     return size <= 1024 ? lut16[(size + 15) >> 4] : lut128[(size + 127) >> 7];
 }
 
-// Fast path: a TLS load, a list pop, then the bitmap check (page-map lookup + one atomic).
+// Fast path (about 10 instructions): a TLS bin pop, the tag check on the line just
+// read, clearing the tag. No atomics, no page-map lookup.
 void* small_alloc(unsigned cls) noexcept {
     Bin& b = t_cache.bins[cls];
     void* p = b.head;
-    if (__builtin_expect(p != nullptr, 1)) {
-        b.head = next_of(p);
-        --b.count;
-    } else {
-        p = small_alloc_slow(cls);
-        if (!p) return nullptr;
-    }
-    mark_allocated(p, cls);
+    if (__builtin_expect(p == nullptr, 0)) return small_alloc_slow(cls);
+    if (__builtin_expect(tag_word(p) != tag_of(p), 0)) corrupt(p, cls);
+    b.head = next_of(p);
+    --b.count;
+    tag_word(p) = 0;
     return p;
 }
 
+// Fast path: the object-start check (a multiply), the tag check and store, a TLS bin
+// push. The caller's span_of is the only page-map lookup. No atomics.
 void small_free(Span* s, void* p) noexcept {
-    std::uintptr_t off = reinterpret_cast<std::uintptr_t>(p) - s->start;
-    std::uintptr_t idx = (off * s->recip) >> 40;
-    if (idx >= s->nobj || idx * s->size != off)
-        fatal("free(): invalid pointer %p: inside the %u-byte object at %p, not its start", p, s->size,
-              reinterpret_cast<void*>(s->start + (idx < s->nobj ? idx : s->nobj - 1) * s->size));
-    std::uint64_t m = std::uint64_t{1} << (idx % 64);
-    if (s->freebits[idx / 64].fetch_or(m, std::memory_order_relaxed) & m)
+    object_index(s, p);
+    if (__builtin_expect(tag_word(p) == tag_of(p), 0))
         fatal("free(): double free of %p (%u-byte object)", p, s->size);
+    tag_word(p) = tag_of(p);
     unsigned cls = s->cls;
     ThreadCache& t = t_cache;
     if (__builtin_expect(t.state != ThreadCache::active, 0) && !activate()) {
@@ -282,12 +319,16 @@ void small_free(Span* s, void* p) noexcept {
     Bin& b = t.bins[cls];
     set_next(p, b.head);
     b.head = p;
-    if (__builtin_expect(++b.count > g_classes[cls].cache_max, 0)) flush_bin(cls, batch_of(cls));
+    if (__builtin_expect(++b.count > b.max, 0)) flush_bin(cls, batch_of(cls));
 }
 
 std::size_t cache_outstanding_bytes() noexcept { return g_outstanding.load(std::memory_order_relaxed); }
 
 void cache_thread_init_key() noexcept {
+    // Not secret, only unpredictable enough that program data does not collide with it.
+    std::uintptr_t k = os::monotonic_ns() ^ (reinterpret_cast<std::uintptr_t>(&k) << 16);
+    k ^= k >> 31, k *= 0x9E3779B97F4A7C15ull, k ^= k >> 29;
+    g_tag_key = k | 1;
     if (pthread_key_create(&g_key, thread_exit) == 0) g_key_ok.store(true, std::memory_order_release);
 }
 

@@ -93,7 +93,9 @@ struct Span {
     Span* prev;
     Span* next;
     bool in_partial;
-    std::atomic<std::uint64_t> freebits[kMaxObjects / 64];  // 1: object not handed out
+    // 1: the object is on this span's central free list or never handed out; 0: it is
+    // in a thread cache or with the program. Under the class's central lock only.
+    std::uint64_t freebits[kMaxObjects / 64];
 };
 
 struct Arena {
@@ -157,7 +159,7 @@ unsigned class_of(std::size_t size) noexcept;  // pre: size <= kSmallMax
 void* small_alloc(unsigned cls) noexcept;
 // pre: s = span_of(p), s->kind == small. Aborts on an invalid or double free.
 void small_free(Span* s, void* p) noexcept;
-void cache_thread_init_key() noexcept;
+void cache_thread_init_key() noexcept;  // also draws the free-tag key
 void cache_flush_current() noexcept;
 std::size_t cache_outstanding_bytes() noexcept;
 void cache_lock_all() noexcept;

@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "malloc/internal.hpp"
+#include "malloc/fast.hpp"
 #include "physmem.h"
 
 namespace physmem::malloc {
@@ -39,9 +39,10 @@ void* aligned_impl(std::size_t align, std::size_t size) noexcept {
     ensure_init();
     void* p = nullptr;
     if (size <= kSmallMax && align <= kPage) {
-        unsigned cls = class_of(size > align ? size : align);
+        std::size_t want = size > align ? size : align;
+        unsigned cls = class_of(want);
         while (cls <= g_nclasses && g_classes[cls].size % align != 0) ++cls;
-        if (cls <= g_nclasses) p = small_alloc(cls);
+        if (cls <= g_nclasses) p = small_alloc(g_classes[cls].size, cls);
         else p = heap_large_alloc(size, align);
     } else {
         p = heap_large_alloc(size, align);
@@ -52,8 +53,7 @@ void* aligned_impl(std::size_t align, std::size_t size) noexcept {
 
 Span* checked_span(const void* p, const char* what) noexcept {
     Span* s = span_of(p);
-    if (!s || s->kind == Span::unused)
-        fatal("%s(): invalid pointer %p: not allocated by physmem (or already given back)", what, p);
+    if (!s || s->kind == Span::unused) foreign_pointer(p, what);
     return s;
 }
 
@@ -92,19 +92,9 @@ using namespace physmem::malloc;
 
 extern "C" {
 
-void* pm_malloc(size_t size) {
-    ensure_init();
-    void* p = size <= kSmallMax ? small_alloc(class_of(size)) : heap_large_alloc(size, 16);
-    if (__builtin_expect(!p, 0)) errno = ENOMEM;
-    return p;
-}
+void* pm_malloc(size_t size) { return malloc_fast(size); }
 
-void pm_free(void* p) {
-    if (!p) return;
-    Span* s = checked_span(p, "free");
-    if (s->kind == Span::small) small_free(s, p);
-    else heap_large_free(s, p);
-}
+void pm_free(void* p) { free_fast(p); }
 
 void* pm_calloc(size_t count, size_t size) {
     size_t total;

@@ -29,22 +29,19 @@
 
 #include <cstring>
 
-#include "malloc/internal.hpp"
+#include "malloc/fast.hpp"
 #include "port/os.hpp"
 
 namespace physmem::malloc {
 
-namespace {
-constexpr unsigned kMaxClasses = 80;
-}
-
 SizeClass g_classes[kMaxClasses];
 unsigned g_nclasses;
+std::uint8_t g_lut16[kPage / 4 / 16 + 1];
+std::uint8_t g_lut128[kSmallMax / 128 + 1];
+std::uintptr_t g_tag_key;
+__thread ThreadCache t_cache __attribute__((tls_model("initial-exec")));
 
 namespace {
-
-std::uint8_t lut16[kPage / 4 / 16 + 1];           // sizes 0..1024 in 16-byte steps
-std::uint8_t lut128[kSmallMax / 128 + 1];          // sizes 1024..61440 in 128-byte steps
 
 struct alignas(64) Central {
     SpinLock lock;
@@ -53,23 +50,7 @@ struct alignas(64) Central {
 };
 constinit Central central[kMaxClasses];
 
-struct Bin {
-    void* head;
-    std::uint32_t count;
-    std::uint32_t max;  // spill above this many (the class's cache_max once active)
-};
-
-// The thread cache: zero-initialised static TLS (initial-exec: no allocation on first
-// access, fine for a preloaded or linked library).
-struct ThreadCache {
-    Bin bins[kMaxClasses];
-    enum : std::uint8_t { fresh, activating, active, dead } state;
-};
-__thread ThreadCache t_cache __attribute__((tls_model("initial-exec")));
-
 std::atomic<std::size_t> g_outstanding{0};  // bytes of small objects out of central lists
-
-std::uintptr_t g_tag_key;  // drawn once at init; see "free tag" above
 
 pthread_key_t g_key;
 std::atomic<bool> g_key_ok{false};
@@ -77,22 +58,11 @@ std::atomic<bool> g_key_ok{false};
 void* next_of(void* p) noexcept { return *static_cast<void**>(p); }
 void set_next(void* p, void* n) noexcept { *static_cast<void**>(p) = n; }
 
-// The second word of every object (classes are >= 16 bytes).
-std::uintptr_t& tag_word(void* p) noexcept { return static_cast<std::uintptr_t*>(p)[1]; }
-std::uintptr_t tag_of(void* p) noexcept { return g_tag_key ^ reinterpret_cast<std::uintptr_t>(p); }
-
-[[noreturn]] void corrupt(void* p, unsigned cls) noexcept {
-    fatal("heap corruption: %p (size class %u) is on a free list but was overwritten after it "
-          "was freed (use after free?)", p, cls);
-}
-
 // Object index of p in small span s; aborts unless p starts an object.
-std::uint32_t object_index(const Span* s, const void* p) noexcept {
+std::uint32_t object_index(const Span* s, void* p) noexcept {
     std::uintptr_t off = reinterpret_cast<std::uintptr_t>(p) - s->start;
     std::uintptr_t idx = (off * s->recip) >> 40;
-    if (__builtin_expect(idx >= s->nobj || idx * s->size != off, 0))
-        fatal("free(): invalid pointer %p: inside the %u-byte object at %p, not its start", p, s->size,
-              reinterpret_cast<void*>(s->start + (idx < s->nobj ? idx : s->nobj - 1) * s->size));
+    if (idx >= s->nobj || idx * s->size != off) bad_small_free(p, false);
     return static_cast<std::uint32_t>(idx);
 }
 
@@ -109,9 +79,10 @@ void add_class(std::uint32_t size) noexcept {
     };
     while (bad()) ++pages;
     std::uint32_t nobj = pages * static_cast<std::uint32_t>(kPage) / size;
-    std::uint32_t cap = static_cast<std::uint32_t>((64u << 10) / size);
+    std::uint32_t cap = static_cast<std::uint32_t>((256u << 10) / size);
     SizeClass& c = g_classes[++g_nclasses];
-    c = {size, pages, nobj < kMaxObjects ? nobj : kMaxObjects, cap > 256 ? 256 : (cap < 2 ? 2 : cap)};
+    c = {size, pages, nobj < kMaxObjects ? nobj : kMaxObjects, cap > 512 ? 512 : (cap < 8 ? 8 : cap),
+         ((std::uint64_t{1} << 40) + size - 1) / size};
 }
 
 // --- central lists (under central[cls].lock) ---
@@ -161,7 +132,7 @@ void* pop_object(Span* s, unsigned cls) noexcept {
     if (p) s->freelist = next_of(p);
     else p = reinterpret_cast<void*>(s->start + std::uintptr_t{s->fresh++} * s->size);
     --s->nfree;
-    if (!flip_bit(s, p, false)) corrupt(p, cls);
+    if (!flip_bit(s, p, false)) free_list_corrupt(p, cls);
     return p;
 }
 
@@ -235,7 +206,8 @@ void flush_all() noexcept {
 
 void thread_exit(void*) noexcept {
     flush_all();
-    t_cache.state = ThreadCache::dead;  // later calls in this thread bypass the cache
+    for (Bin& b : t_cache.bins) b.max = 0;  // frees take the slow path ...
+    t_cache.state = ThreadCache::dead;      // ... which bypasses the cache from now on
 }
 
 // A fresh thread's first call: register the exit hook. pthread_setspecific may allocate
@@ -251,22 +223,6 @@ bool activate() noexcept {
     return t.state == ThreadCache::active;
 }
 
-void* small_alloc_slow(unsigned cls) noexcept {
-    void* p = nullptr;
-    if (!activate()) {
-        central_pop(cls, 1, p);
-        if (p) tag_word(p) = 0;
-        return p;
-    }
-    Bin& b = t_cache.bins[cls];
-    std::uint32_t got = central_pop(cls, batch_of(cls), p);
-    if (got == 0) return nullptr;
-    b.head = next_of(p);
-    b.count = got - 1;
-    tag_word(p) = 0;
-    return p;
-}
-
 }  // namespace
 
 void classes_init() noexcept {
@@ -275,51 +231,71 @@ void classes_init() noexcept {
     for (std::uint32_t p = 128; p < (32u << 10) * 2; p *= 2)
         for (std::uint32_t k = 1; k <= 8 && p + k * (p / 8) <= kSmallMax; ++k) add_class(p + k * (p / 8));
     unsigned c = 1;
-    for (unsigned i = 0; i < sizeof lut16; ++i) {
+    for (unsigned i = 0; i < sizeof g_lut16; ++i) {
         while (g_classes[c].size < i * 16) ++c;
-        lut16[i] = static_cast<std::uint8_t>(c);
+        g_lut16[i] = static_cast<std::uint8_t>(c);
     }
-    for (unsigned i = 0; i < sizeof lut128; ++i) {
+    for (unsigned i = 0; i < sizeof g_lut128; ++i) {
         while (g_classes[c].size < i * 128) ++c;
-        lut128[i] = static_cast<std::uint8_t>(c);
+        g_lut128[i] = static_cast<std::uint8_t>(c);
     }
 }
 
-unsigned class_of(std::size_t size) noexcept {
-    return size <= 1024 ? lut16[(size + 15) >> 4] : lut128[(size + 127) >> 7];
+void free_list_corrupt(void* p, unsigned cls) noexcept {
+    fatal("heap corruption: %p (size class %u) is on a free list but was overwritten after it "
+          "was freed (use after free?)", p, cls);
 }
 
-// Fast path (about 10 instructions): a TLS bin pop, the tag check on the line just
-// read, clearing the tag. No atomics, no page-map lookup.
-void* small_alloc(unsigned cls) noexcept {
+void bad_small_free(void* p, bool is_double) noexcept {
+    const Span* s = span_of(p);
+    if (is_double) fatal("free(): double free of %p (%u-byte object)", p, s->size);
+    std::uintptr_t idx = ((reinterpret_cast<std::uintptr_t>(p) - s->start) * s->recip) >> 40;
+    fatal("free(): invalid pointer %p: inside the %u-byte object at %p, not its start", p, s->size,
+          reinterpret_cast<void*>(s->start + (idx < s->nobj ? idx : s->nobj - 1) * s->size));
+}
+
+void foreign_pointer(const void* p, const char* what) noexcept {
+    fatal("%s(): invalid pointer %p: not allocated by physmem (or already given back)", what, p);
+}
+
+void free_not_small(void* p) noexcept {
+    if (!p) return;
+    Span* s = span_of(p);
+    if (!s || s->kind == Span::unused) foreign_pointer(p, "free");
+    heap_large_free(s, p);  // small spans have page infos: never here
+}
+
+// The bin of size's class was empty (or this is the first call of the process/thread).
+void* small_alloc_slow(std::size_t size) noexcept {
+    ensure_init();
+    unsigned cls = class_of(size);
+    void* p = nullptr;
+    if (!activate()) {
+        central_pop(cls, 1, p);
+        if (p) tag_word(p) = 0;
+        return p;
+    }
     Bin& b = t_cache.bins[cls];
-    void* p = b.head;
-    if (__builtin_expect(p == nullptr, 0)) return small_alloc_slow(cls);
-    if (__builtin_expect(tag_word(p) != tag_of(p), 0)) corrupt(p, cls);
+    if (b.head) return small_alloc(size, cls);  // first call: the bin was class 0's
+    std::uint32_t got = central_pop(cls, batch_of(cls), p);
+    if (got == 0) return nullptr;
     b.head = next_of(p);
-    --b.count;
+    b.count = got - 1;
     tag_word(p) = 0;
     return p;
 }
 
-// Fast path: the object-start check (a multiply), the tag check and store, a TLS bin
-// push. The caller's span_of is the only page-map lookup. No atomics.
-void small_free(Span* s, void* p) noexcept {
-    object_index(s, p);
-    if (__builtin_expect(tag_word(p) == tag_of(p), 0))
-        fatal("free(): double free of %p (%u-byte object)", p, s->size);
-    tag_word(p) = tag_of(p);
-    unsigned cls = s->cls;
-    ThreadCache& t = t_cache;
-    if (__builtin_expect(t.state != ThreadCache::active, 0) && !activate()) {
+// p is tagged free. The thread's cache is not active (yet, or any more), or p's bin is full.
+void small_free_slow(unsigned cls, void* p) noexcept {
+    if (t_cache.state != ThreadCache::active && !activate()) {
         set_next(p, nullptr);
         central_push(cls, p, 1);
         return;
     }
-    Bin& b = t.bins[cls];
+    Bin& b = t_cache.bins[cls];
     set_next(p, b.head);
     b.head = p;
-    if (__builtin_expect(++b.count > b.max, 0)) flush_bin(cls, batch_of(cls));
+    if (++b.count > b.max) flush_bin(cls, batch_of(cls));
 }
 
 std::size_t cache_outstanding_bytes() noexcept { return g_outstanding.load(std::memory_order_relaxed); }

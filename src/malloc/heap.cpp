@@ -21,6 +21,12 @@
 namespace physmem::malloc {
 
 std::atomic<Arena*> g_arena_map[kArenaSlots];
+std::atomic<std::atomic<Span*>*> g_page_map[kArenaSlots];
+
+Span* direct_span_of(std::uintptr_t a) noexcept {
+    Arena* ar = g_arena_map[a >> 30].load(std::memory_order_acquire);
+    return ar && ar->direct && a >= ar->base ? ar->direct_span : nullptr;
+}
 
 namespace {
 
@@ -170,8 +176,10 @@ Arena* new_arena_desc() noexcept {
 
 void register_arena(Arena* a, bool on) noexcept {
     std::uintptr_t last = (a->base + a->size - 1) >> 30;
-    for (std::uintptr_t i = a->base >> 30; i <= last; ++i)
+    for (std::uintptr_t i = a->base >> 30; i <= last; ++i) {
         g_arena_map[i].store(on ? a : nullptr, std::memory_order_release);
+        if (!a->direct) g_page_map[i].store(on ? a->page_span : nullptr, std::memory_order_release);
+    }
 }
 
 // --- arenas ---
@@ -224,7 +232,7 @@ Arena* create_arena(unsigned min_huge) noexcept {
     a->hp = static_cast<HugePage*>(os::map_reserve(
         (a->nhuge * sizeof(HugePage) + kPage - 1) & ~(kPage - 1), kPage));
     a->page_span = static_cast<std::atomic<Span*>*>(
-        os::map_reserve(std::size_t{a->nhuge} * kPagesPerHuge * sizeof(Span*), kPage));
+        os::map_reserve(kMapEntries * (sizeof(Span*) + 4), kPage));  // 3 MiB, touched as used
     if (!a->hp || !a->page_span) return nullptr;  // leaks the mapping; only under ENOMEM
     for (unsigned i = 0; i < a->nhuge; ++i) {
         HugePage* h = &a->hp[i];
@@ -554,14 +562,22 @@ Span* heap_small_span(std::uint32_t npages, unsigned cls, void (*init)(Span*, un
     s->kind = Span::small, s->hp = h, s->first = static_cast<std::uint16_t>(first);
     s->start = h->base() + first * kPage, s->npages = npages;
     init(s, cls);
-    for (unsigned i = 0; i < npages; ++i) page_slot(h, first + i).store(s, std::memory_order_release);
+    std::atomic<std::uint32_t>* info = page_info(h->arena->page_span) + std::size_t{h->index} * kPagesPerHuge;
+    for (unsigned i = 0; i < npages; ++i) {
+        page_slot(h, first + i).store(s, std::memory_order_release);
+        info[first + i].store(i << 8 | cls, std::memory_order_release);
+    }
     H.bytes_in_use += npages * kPage;
     return s;
 }
 
 void heap_release_small_span(Span* s) noexcept {
     LockGuard g(H.lock);
-    for (unsigned i = 0; i < s->npages; ++i) page_slot(s->hp, s->first + i).store(nullptr, std::memory_order_release);
+    std::atomic<std::uint32_t>* info = page_info(s->hp->arena->page_span) + std::size_t{s->hp->index} * kPagesPerHuge;
+    for (unsigned i = 0; i < s->npages; ++i) {
+        page_slot(s->hp, s->first + i).store(nullptr, std::memory_order_release);
+        info[s->first + i].store(0, std::memory_order_release);
+    }
     filler_free(s->hp, s->first, s->npages);
     H.bytes_in_use -= s->npages * kPage;
     free_span(s);

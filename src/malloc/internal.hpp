@@ -68,13 +68,17 @@ struct HugePage {
 };
 
 // A run of 4 KiB pages: either the slab of one small size class, or one large object.
+// The fields free() reads come first (one cache line: start .. live).
 struct Span {
     enum Kind : std::uint8_t { unused, small, large, direct };
     std::uintptr_t start;
-    std::uint32_t npages;
+    std::uint64_t recip;        // small: ceil(2^40 / size)
+    std::uint32_t size;         // small: object size
+    std::uint32_t nobj;         // small: objects in the span
     std::uint16_t cls;          // small: size class
     Kind kind;
     std::atomic<std::uint8_t> live;  // large/direct: 1 while handed out (double-free check)
+    std::uint32_t npages;
     // where the pages came from
     HugePage* hp;               // first huge page (its arena holds the span)
     std::uint16_t first;        // small span: first page within hp
@@ -84,11 +88,8 @@ struct Span {
     std::size_t requested;      // bytes asked for
     std::size_t mapped;         // direct: bytes of the mapping
     // small objects
-    std::uint32_t size;
-    std::uint32_t nobj;
     std::uint32_t nfree;        // objects on freelist or never handed out
     std::uint32_t fresh;        // objects [fresh, nobj) never handed out
-    std::uint64_t recip;        // ceil(2^40 / size)
     void* freelist;
     Span* prev;
     Span* next;
@@ -105,25 +106,41 @@ struct Arena {
     bool direct;
     std::uint32_t nhuge;
     HugePage* hp;               // [nhuge]
-    std::atomic<Span*>* page_span;  // [nhuge * 512]: span of each 4 KiB page (first page only for large)
+    std::atomic<Span*>* page_span;  // [kMapEntries]: span of each 4 KiB page (first page only for
+                                    // large), then the page infos (see page_info)
     Span* direct_span;
     Arena* next_free;
 };
 
 extern std::atomic<Arena*> g_arena_map[kArenaSlots];
+// Per 1 GiB slot of the address space, the page map of the (non-direct) arena there:
+// kMapEntries span pointers indexed by address bits 12..29 (arenas are 1 GiB aligned; a
+// smaller hugetlb arena leaves the tail of its map null), followed by as many 32-bit page
+// infos (page_info). Direct mappings: null here.
+constexpr std::size_t kMapEntries = kArena / kPage;
+extern std::atomic<std::atomic<Span*>*> g_page_map[kArenaSlots];
+
+// Page info of a page of a small-object span: (page index within the span << 8) | class;
+// 0 for every other page. Lets free() find the class and the object's offset in a compact
+// array (4 bytes a page) without touching the span descriptor (TCMalloc's size-class map).
+inline std::atomic<std::uint32_t>* page_info(std::atomic<Span*>* map) noexcept {
+    return reinterpret_cast<std::atomic<std::uint32_t>*>(map + kMapEntries);
+}
 extern Options g_opt;
 
-// The span holding address a, or nullptr when the allocator never mapped it.
-// Lock-free: descriptors are never unmapped. Costs three dependent loads.
+// The span of a direct mapping holding a, or nullptr. Out of the fast path.
+Span* direct_span_of(std::uintptr_t a) noexcept;
+
+// The span holding address p, or nullptr when the allocator never mapped it.
+// Lock-free: page maps and descriptors are never unmapped. Arena memory costs two
+// dependent loads (slot's page map, page entry).
 inline Span* span_of(const void* p) noexcept {
     auto a = reinterpret_cast<std::uintptr_t>(p);
-    if ((a >> kAddressBits) != 0) return nullptr;
-    Arena* ar = g_arena_map[a >> 30].load(std::memory_order_acquire);
-    if (!ar) return nullptr;
-    if (ar->direct) return a >= ar->base ? ar->direct_span : nullptr;
-    std::uintptr_t idx = (a - ar->base) >> 12;
-    if (a < ar->base || idx >= std::uintptr_t{ar->nhuge} * kPagesPerHuge) return nullptr;
-    return ar->page_span[idx].load(std::memory_order_acquire);
+    if (__builtin_expect((a >> 30) >= kArenaSlots, 0)) return nullptr;
+    std::atomic<Span*>* map = g_page_map[a >> 30].load(std::memory_order_acquire);
+    if (__builtin_expect(map != nullptr, 1))
+        return map[(a >> 12) & (kArena / kPage - 1)].load(std::memory_order_acquire);
+    return direct_span_of(a);
 }
 
 // --- heap.cpp (all under the heap lock unless said otherwise) ---
@@ -151,14 +168,12 @@ struct SizeClass {
     std::uint32_t pages;    // of each span
     std::uint32_t nobj;
     std::uint32_t cache_max;  // thread-cache capacity (objects)
+    std::uint64_t recip;      // ceil(2^40 / size): offset * recip >> 40 = object index
 };
 extern SizeClass g_classes[];
 extern unsigned g_nclasses;   // classes are 1..g_nclasses
 void classes_init() noexcept;
-unsigned class_of(std::size_t size) noexcept;  // pre: size <= kSmallMax
-void* small_alloc(unsigned cls) noexcept;
-// pre: s = span_of(p), s->kind == small. Aborts on an invalid or double free.
-void small_free(Span* s, void* p) noexcept;
+// class_of, small_alloc, small_free: fast.hpp
 void cache_thread_init_key() noexcept;  // also draws the free-tag key
 void cache_flush_current() noexcept;
 std::size_t cache_outstanding_bytes() noexcept;

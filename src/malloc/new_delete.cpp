@@ -4,6 +4,7 @@
 // return nullptr instead (a handler that throws bad_alloc ends the loop too).
 #include <new>
 
+#include "malloc/fast.hpp"
 #include "physmem.h"
 
 #define PM_EXPORT __attribute__((visibility("default")))
@@ -11,7 +12,7 @@
 namespace {
 
 void* alloc(std::size_t n, std::size_t align) noexcept {
-    return align <= 16 ? pm_malloc(n) : pm_aligned_alloc(align, n);
+    return align <= 16 ? physmem::malloc::malloc_fast(n) : pm_aligned_alloc(align, n);
 }
 
 [[gnu::noinline]] void* alloc_or_throw(std::size_t n, std::size_t align) {
@@ -50,15 +51,15 @@ PM_EXPORT void* operator new[](std::size_t n, std::align_val_t a) { return alloc
 PM_EXPORT void* operator new(std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept { return alloc_nothrow(n, al(a)); }
 PM_EXPORT void* operator new[](std::size_t n, std::align_val_t a, const std::nothrow_t&) noexcept { return alloc_nothrow(n, al(a)); }
 
-PM_EXPORT void operator delete(void* p) noexcept { pm_free(p); }
-PM_EXPORT void operator delete[](void* p) noexcept { pm_free(p); }
-PM_EXPORT void operator delete(void* p, std::size_t) noexcept { pm_free(p); }
-PM_EXPORT void operator delete[](void* p, std::size_t) noexcept { pm_free(p); }
-PM_EXPORT void operator delete(void* p, const std::nothrow_t&) noexcept { pm_free(p); }
-PM_EXPORT void operator delete[](void* p, const std::nothrow_t&) noexcept { pm_free(p); }
-PM_EXPORT void operator delete(void* p, std::align_val_t) noexcept { pm_free(p); }
-PM_EXPORT void operator delete[](void* p, std::align_val_t) noexcept { pm_free(p); }
-PM_EXPORT void operator delete(void* p, std::size_t, std::align_val_t) noexcept { pm_free(p); }
-PM_EXPORT void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { pm_free(p); }
-PM_EXPORT void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { pm_free(p); }
-PM_EXPORT void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { pm_free(p); }
+PM_EXPORT void operator delete(void* p) noexcept { physmem::malloc::free_fast(p); }
+PM_EXPORT void operator delete[](void* p) noexcept { physmem::malloc::free_fast(p); }
+PM_EXPORT void operator delete(void* p, std::size_t) noexcept { physmem::malloc::free_fast(p); }
+PM_EXPORT void operator delete[](void* p, std::size_t) noexcept { physmem::malloc::free_fast(p); }
+PM_EXPORT void operator delete(void* p, const std::nothrow_t&) noexcept { physmem::malloc::free_fast(p); }
+PM_EXPORT void operator delete[](void* p, const std::nothrow_t&) noexcept { physmem::malloc::free_fast(p); }
+PM_EXPORT void operator delete(void* p, std::align_val_t) noexcept { physmem::malloc::free_fast(p); }
+PM_EXPORT void operator delete[](void* p, std::align_val_t) noexcept { physmem::malloc::free_fast(p); }
+PM_EXPORT void operator delete(void* p, std::size_t, std::align_val_t) noexcept { physmem::malloc::free_fast(p); }
+PM_EXPORT void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { physmem::malloc::free_fast(p); }
+PM_EXPORT void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { physmem::malloc::free_fast(p); }
+PM_EXPORT void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { physmem::malloc::free_fast(p); }

@@ -1,0 +1,115 @@
+// src/malloc/fast.hpp — the small-object fast paths, inline so that the exported shims
+// (override.cpp, new_delete.cpp) and the pm_* entry points compile to the same few
+// instructions with no call in between. Everything slow lives in cache.cpp.
+//
+// malloc of a small size: class lookup (one table load), TLS bin pop, the free-tag check
+// on the line just read, tag cleared: about a dozen instructions, no atomics, no
+// page-map lookup. The first call of a process or thread finds its bin empty (the class
+// table is still zero before init: class 0, never filled) and takes the slow path, which
+// initialises.
+//
+// free of a small object: page-info lookup (two dependent loads: the slot's map, the 4-byte
+// page info), the object-start check against the class table (a multiply), free-tag
+// check and store, TLS bin push. The span descriptor is not touched.
+#pragma once
+
+#include <cerrno>
+
+#include "malloc/internal.hpp"
+
+namespace physmem::malloc {
+
+constexpr unsigned kMaxClasses = 80;
+
+struct Bin {
+    void* head;
+    std::uint32_t count;
+    std::uint32_t max;  // spill above this many (the class's cache_max once active)
+};
+
+// The thread cache: zero-initialised static TLS (initial-exec: no allocation on first
+// access, fine for a preloaded or linked library).
+struct ThreadCache {
+    Bin bins[kMaxClasses];
+    enum : std::uint8_t { fresh, activating, active, dead } state;
+};
+extern __thread ThreadCache t_cache __attribute__((tls_model("initial-exec")));
+
+extern std::uint8_t g_lut16[kPage / 4 / 16 + 1];    // sizes 0..1024 in 16-byte steps
+extern std::uint8_t g_lut128[kSmallMax / 128 + 1];  // sizes 1024..61440 in 128-byte steps
+extern std::uintptr_t g_tag_key;                    // see "free tag" in cache.cpp
+
+// pre: size <= kSmallMax. 0 before initialisation.
+inline unsigned class_of(std::size_t size) noexcept {
+    return size <= 1024 ? g_lut16[(size + 15) >> 4] : g_lut128[(size + 127) >> 7];
+}
+
+// The second word of every object (classes are >= 16 bytes) holds tag_of(p) while the
+// object is free, 0 (or program data) while it is handed out.
+inline std::uintptr_t& tag_word(void* p) noexcept { return static_cast<std::uintptr_t*>(p)[1]; }
+inline std::uintptr_t tag_of(void* p) noexcept { return g_tag_key ^ reinterpret_cast<std::uintptr_t>(p); }
+
+// cache.cpp, out of line:
+[[noreturn, gnu::cold]] void free_list_corrupt(void* p, unsigned cls) noexcept;
+[[noreturn, gnu::cold]] void bad_small_free(void* p, bool is_double) noexcept;
+[[gnu::noinline]] void* small_alloc_slow(std::size_t size) noexcept;  // initialises; NULL = ENOMEM
+[[gnu::noinline]] void small_free_slow(unsigned cls, void* p) noexcept;  // inactive cache or spill
+// free() of NULL, a large or direct object, or a pointer physmem does not know (aborts).
+[[gnu::noinline]] void free_not_small(void* p) noexcept;
+
+// pre: cls = class_of(size).
+inline void* small_alloc(std::size_t size, unsigned cls) noexcept {
+    Bin& b = t_cache.bins[cls];
+    void* p = b.head;
+    if (__builtin_expect(p == nullptr, 0)) return small_alloc_slow(size);
+    if (__builtin_expect(tag_word(p) != tag_of(p), 0)) free_list_corrupt(p, cls);
+    b.head = *static_cast<void**>(p);
+    --b.count;
+    tag_word(p) = 0;
+    return p;
+}
+
+// pre: info = p's page info, nonzero. Aborts on an interior pointer or a double free.
+inline void small_free(void* p, std::uint32_t info) noexcept {
+    unsigned cls = info & 0xff;
+    const SizeClass& c = g_classes[cls];
+    std::uintptr_t off = std::uintptr_t{info >> 8} * kPage + (reinterpret_cast<std::uintptr_t>(p) & (kPage - 1));
+    std::uintptr_t idx = (off * c.recip) >> 40;
+    if (__builtin_expect(idx >= c.nobj || idx * c.size != off, 0)) bad_small_free(p, false);
+    if (__builtin_expect(tag_word(p) == tag_of(p), 0)) bad_small_free(p, true);
+    tag_word(p) = tag_of(p);
+    Bin& b = t_cache.bins[cls];
+    if (__builtin_expect(b.count >= b.max, 0)) return small_free_slow(cls, p);  // max 0: inactive
+    *static_cast<void**>(p) = b.head;
+    b.head = p;
+    ++b.count;
+}
+
+// The page info of p: nonzero when p lies in a small-object span.
+inline std::uint32_t page_info_of(const void* p) noexcept {
+    auto a = reinterpret_cast<std::uintptr_t>(p);
+    if (__builtin_expect((a >> 30) >= kArenaSlots, 0)) return 0;
+    std::atomic<Span*>* map = g_page_map[a >> 30].load(std::memory_order_acquire);
+    if (__builtin_expect(map == nullptr, 0)) return 0;
+    return page_info(map)[(a >> 12) & (kMapEntries - 1)].load(std::memory_order_relaxed);
+}
+
+[[noreturn, gnu::cold]] void foreign_pointer(const void* p, const char* what) noexcept;
+
+// malloc(size): NULL with errno ENOMEM on failure.
+inline void* malloc_fast(std::size_t size) noexcept {
+    void* p;
+    if (__builtin_expect(size <= kSmallMax, 1)) p = small_alloc(size, class_of(size));
+    else ensure_init(), p = heap_large_alloc(size, 16);
+    if (__builtin_expect(!p, 0)) errno = ENOMEM;
+    return p;
+}
+
+// free(p) (NULL: nothing). Aborts on a pointer physmem did not hand out.
+inline void free_fast(void* p) noexcept {
+    std::uint32_t info = page_info_of(p);  // NULL: slot 0, never an arena's (below 1 GiB)
+    if (__builtin_expect(info != 0, 1)) small_free(p, info);
+    else free_not_small(p);
+}
+
+}  // namespace physmem::malloc

@@ -21,14 +21,17 @@ namespace {
 
 void fork_prepare() noexcept {
     cache_lock_all();
+    large_lock_all();
     heap_lock_all();
 }
 void fork_parent() noexcept {
     heap_unlock_all();
+    large_unlock_all();
     cache_unlock_all();
 }
 void fork_child() noexcept {
     heap_reset_all();
+    large_reset_all();
     cache_reset_all();
 }
 
@@ -168,6 +171,7 @@ void pm_print_stats(void) {
 void pm_collect(int force) {
     ensure_init();
     cache_flush_current();
+    large_cache_expire(force != 0);
     heap_collect(force != 0);
 }
 

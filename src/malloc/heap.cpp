@@ -50,10 +50,9 @@ struct Heap {
     Arena* free_arenas;
     char* meta_cur;
     std::size_t meta_left;
-    std::uint32_t stagger_ctr[64];
     // stats
     Rung last_rung;
-    std::size_t bytes_mapped, bytes_in_use, requested_large, direct_bytes, direct_count;
+    std::size_t bytes_mapped, bytes_in_use, direct_bytes, direct_count;
     std::size_t n1g, n2m, in_use_by_rung[5], purged_bytes, purges;
     long reserved;
     std::size_t reserved_page;
@@ -440,28 +439,10 @@ void mark_large_pages(Arena* a, std::size_t p0, std::size_t np, bool used) noexc
     }
 }
 
-// --- large objects ---
+// --- large objects (placement only; classes, stagger and the span cache: large.cpp) ---
 
-// The 12.5%-spaced class of a large request. With stagger, a class leaving less than
-// 1 KiB of slack (exact powers of two, say) gets one more page, so there is always room
-// for at least 16 distinct 64-byte offsets; other requests use the slack they have.
-std::size_t large_class(std::size_t size, bool stagger) noexcept {
-    std::size_t x = size < (std::size_t{64} << 10) ? std::size_t{64} << 10 : size;
-    std::size_t step = (std::size_t{1} << (63 - __builtin_clzll(x))) / 8;
-    std::size_t c = (x + step - 1) / step * step;
-    return stagger && c - size < 1024 ? c + kPage : c;
-}
-
-std::uint32_t stagger_offset(std::size_t cls_bytes, std::size_t slack, std::size_t step) noexcept {
-    std::size_t limit = (slack < kPage ? slack : kPage) / step * step;
-    if (limit == 0) return 0;
-    std::uint32_t& ctr = H.stagger_ctr[(cls_bytes >> 12) % 64];
-    return static_cast<std::uint32_t>((ctr++ * step) % limit);
-}
-
-void* direct_alloc(std::size_t size, std::size_t align) noexcept {
-    std::size_t off = 0;
-    if (g_opt.stagger && align <= 64) off = stagger_offset(size, kPage, 64);
+// A direct mapping of size bytes with the object at off; nullptr on ENOMEM.
+Span* direct_map(std::size_t size, std::size_t off, std::size_t align) noexcept {
     std::size_t bytes = (size + off + kPage - 1) & ~(kPage - 1);
     void* p = os::map_reserve(bytes, align > kArena ? align : kArena);
     if (!p) return nullptr;
@@ -473,13 +454,11 @@ void* direct_alloc(std::size_t size, std::size_t align) noexcept {
     if (!s || !a) { os::unmap(p, bytes); return nullptr; }
     s->kind = Span::direct, s->start = reinterpret_cast<std::uintptr_t>(p);
     s->offset = static_cast<std::uint32_t>(off), s->requested = size, s->mapped = bytes;
-    s->live.store(1, std::memory_order_relaxed);
     a->base = s->start, a->size = bytes, a->direct = true, a->direct_span = s;
     a->rung = g_opt.backing == Rung::page_4k ? Rung::page_4k : Rung::thp;
     register_arena(a, true);
     H.bytes_mapped += bytes, H.direct_bytes += bytes, H.direct_count += 1;
-    H.requested_large += size;
-    return static_cast<char*>(p) + off;
+    return s;
 }
 
 void direct_free(Span* s) noexcept {
@@ -487,7 +466,6 @@ void direct_free(Span* s) noexcept {
     register_arena(a, false);
     os::unmap(reinterpret_cast<void*>(s->start), s->mapped);
     H.bytes_mapped -= s->mapped, H.direct_bytes -= s->mapped, H.direct_count -= 1;
-    H.requested_large -= s->requested;
     a->next_free = H.free_arenas;
     H.free_arenas = a;
     free_span(s);
@@ -513,27 +491,6 @@ bool place_large(Span* s, std::size_t npages) noexcept {
 }
 
 void unplace_large(Span* s) noexcept { mark_large_pages(s->hp->arena, s->page0, s->npages, false); }
-
-void* large_alloc_locked(std::size_t size, std::size_t align) noexcept {
-    bool stagger = g_opt.stagger && align <= kPage;
-    std::size_t need = align <= kPage ? large_class(size, stagger)
-                                      : ((size + kPage - 1) & ~(kPage - 1)) + align - kPage;
-    if (need >= kDirectMin) return direct_alloc(size, align);
-    std::size_t npages = (need + kPage - 1) / kPage;
-    Span* s = new_span();
-    if (!s) return nullptr;
-    if (!place_large(s, npages)) { free_span(s); return nullptr; }
-    s->kind = Span::large, s->npages = static_cast<std::uint32_t>(npages), s->requested = size;
-    if (align > kPage)
-        s->offset = static_cast<std::uint32_t>(((s->start + align - 1) & ~(align - 1)) - s->start);
-    else if (stagger)
-        s->offset = stagger_offset(need, npages * kPage - size, align > 64 ? align : 64);
-    s->live.store(1, std::memory_order_relaxed);
-    object_slot(s).store(s, std::memory_order_release);
-    H.bytes_in_use += npages * kPage;
-    H.requested_large += size;
-    return reinterpret_cast<void*>(s->start + s->offset);
-}
 
 }  // namespace
 
@@ -584,32 +541,34 @@ void heap_release_small_span(Span* s) noexcept {
     maybe_purge(false);
 }
 
-void* heap_large_alloc(std::size_t size, std::size_t align) noexcept {
-    if (size > (std::size_t{1} << 46) || align > (std::size_t{1} << 40)) return nullptr;
+Span* heap_place_large(std::size_t npages, std::size_t align) noexcept {
     LockGuard g(H.lock);
     maybe_purge(false);
-    return large_alloc_locked(size, align);
+    Span* s = new_span();
+    if (!s) return nullptr;
+    if (!place_large(s, npages)) { free_span(s); return nullptr; }
+    s->kind = Span::large, s->npages = static_cast<std::uint32_t>(npages);
+    if (align > kPage) s->offset = static_cast<std::uint32_t>(((s->start + align - 1) & ~(align - 1)) - s->start);
+    H.bytes_in_use += npages * kPage;
+    return s;
 }
 
-void heap_large_free(Span* s, void* p) noexcept {
-    if (reinterpret_cast<std::uintptr_t>(p) != s->start + s->offset)
-        fatal("free(): invalid pointer %p: inside the large allocation at %p, not its start", p,
-              reinterpret_cast<void*>(s->start + s->offset));
-    if (s->live.exchange(0, std::memory_order_acq_rel) != 1)
-        fatal("free(): double free of %p (large allocation)", p);
+void heap_release_large(Span* s) noexcept {
     LockGuard g(H.lock);
     if (s->kind == Span::direct) { direct_free(s); return; }
-    object_slot(s).store(nullptr, std::memory_order_release);
     unplace_large(s);
     H.bytes_in_use -= std::size_t{s->npages} * kPage;
-    H.requested_large -= s->requested;
     free_span(s);
     maybe_purge(false);
 }
 
-std::size_t large_usable(const Span* s, const void*) noexcept {
-    std::size_t bytes = s->kind == Span::direct ? s->mapped : std::size_t{s->npages} * kPage;
-    return bytes - s->offset;
+Span* heap_map_direct(std::size_t size, std::size_t off, std::size_t align) noexcept {
+    LockGuard g(H.lock);
+    return direct_map(size, off, align);
+}
+
+void heap_publish_large(Span* s, bool on) noexcept {
+    if (s->kind == Span::large) object_slot(s).store(on ? s : nullptr, std::memory_order_release);
 }
 
 void heap_collect(bool force) noexcept {
@@ -624,8 +583,8 @@ void heap_stats(pm_stats_t* out) noexcept {
     out->version = PM_STATS_VERSION;
     out->backing = static_cast<std::uint32_t>(H.last_rung);
     out->bytes_mapped = H.bytes_mapped;
+    out->bytes_requested_large = large_requested_bytes();
     out->bytes_in_use = H.bytes_in_use + H.direct_bytes;
-    out->bytes_requested_large = H.requested_large;
     std::size_t huge_in_use = H.in_use_by_rung[1] + H.in_use_by_rung[2] + H.in_use_by_rung[3];
     std::size_t direct_huge = g_opt.backing == Rung::page_4k ? 0 : H.direct_bytes & ~(kHuge - 1);
     out->bytes_huge = huge_in_use * kHuge + direct_huge;

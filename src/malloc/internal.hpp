@@ -87,6 +87,8 @@ struct Span {
     std::uint32_t offset;       // object start - span start (stagger or alignment)
     std::size_t requested;      // bytes asked for
     std::size_t mapped;         // direct: bytes of the mapping
+    std::uint64_t freed_ns;     // large, cached: when it was freed (monotonic)
+    std::uint16_t lkey;         // large/direct: large-class key + 1 (0: not staggered)
     // small objects
     std::uint32_t nfree;        // objects on freelist or never handed out
     std::uint32_t fresh;        // objects [fresh, nobj) never handed out
@@ -149,11 +151,29 @@ void heap_init() noexcept;
 // page) points to it. nullptr on ENOMEM.
 Span* heap_small_span(std::uint32_t npages, unsigned cls, void (*init)(Span*, unsigned)) noexcept;
 void heap_release_small_span(Span* s) noexcept;
+// A span of npages pages in some arena's large region (kind large, offset set for
+// align > kPage, not yet in the page map); nullptr on ENOMEM. Takes the heap lock.
+Span* heap_place_large(std::size_t npages, std::size_t align) noexcept;
+// Gives back a large span's pages (or a direct span's mapping). Takes the heap lock.
+void heap_release_large(Span* s) noexcept;
+// A direct mapping of size bytes with the object at offset off; nullptr on ENOMEM.
+Span* heap_map_direct(std::size_t size, std::size_t off, std::size_t align) noexcept;
+// Enters (on) or removes a large span's object in the page map. No lock.
+void heap_publish_large(Span* s, bool on) noexcept;
+
+// --- large.cpp (per-class locks; the heap lock only to place or release pages) ---
 // A large object of `size` bytes aligned to `align` (power of two); nullptr on ENOMEM.
 void* heap_large_alloc(std::size_t size, std::size_t align) noexcept;
 // pre: s = span_of(p), s->kind is large or direct. Aborts on an invalid or double free.
 void heap_large_free(Span* s, void* p) noexcept;
 std::size_t large_usable(const Span* s, const void* p) noexcept;
+// Releases cached spans freed more than the purge delay ago (all with force); returns
+// how many stay cached.
+std::size_t large_cache_expire(bool force) noexcept;
+std::size_t large_requested_bytes() noexcept;
+void large_lock_all() noexcept;
+void large_unlock_all() noexcept;
+void large_reset_all() noexcept;
 void heap_collect(bool force) noexcept;
 void heap_stats(pm_stats_t* out) noexcept;
 void heap_lock_all() noexcept;     // fork: prepare

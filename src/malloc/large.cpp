@@ -1,0 +1,201 @@
+// src/malloc/large.cpp — large objects (> 60 KiB): size classes, stagger offsets and a
+// cache of freed spans, each class behind its own lock; the heap lock (heap.cpp) is taken
+// only to place new pages or give pages back.
+//
+// Classes: 12.5% spacing (8 per doubling) from 64 KiB. With stagger, a request leaving
+// less than 1 KiB of slack in its class (exact powers of two, say) gets one more page.
+// key = class index * 2 + (that extra page): every span of a key has the same page count.
+//
+// Stagger (the contract in physmem.h): each key counts its live objects per 64-byte
+// offset slot 0..63. An allocation of `size` may use the first N = min(64, slack / 64)
+// slots (slack = class bytes - size >= 1 KiB, so N >= 16; 64 for direct mappings, which
+// get an extra page) and takes the least used of them, scanning from a rotating cursor.
+// So while at most N objects of a key are live, their offsets (the low 12 bits, spans
+// being page aligned) are pairwise distinct, whatever was freed in between.
+//
+// Span cache: up to kCached freed spans per key (spans up to kCacheMaxBytes) stay placed,
+// so a free/malloc pair of one class costs the class lock only. A cached span still
+// counts as in use; the purger (heap.cpp) releases those freed more than purge_delay_ms
+// ago, pm_collect(1) all of them.
+#include <climits>
+
+#include "malloc/internal.hpp"
+#include "port/os.hpp"
+
+namespace physmem::malloc {
+
+namespace {
+
+constexpr unsigned kKeys = 512;                      // classes up to 2^46 bytes, x2
+constexpr unsigned kSlots = 64;                      // 64-byte offsets in a 4 KiB page
+constexpr unsigned kCached = 4;
+constexpr std::size_t kCacheMaxBytes = std::size_t{32} << 20;
+
+struct alignas(64) LargeClass {
+    SpinLock lock;
+    unsigned cursor;                  // slot the next scan starts from
+    std::uint16_t use[kSlots];        // live objects at each offset slot
+    Span* cached[kCached];
+    std::atomic<unsigned> ncached;    // written under the lock; read without it as a hint
+};
+constinit LargeClass g_large[kKeys];
+std::atomic<std::size_t> g_requested{0};  // bytes asked for by live large objects
+
+// Class bytes of a large request and its index (0 for 64 KiB, 8 per doubling).
+std::size_t class_bytes(std::size_t size, unsigned& index) noexcept {
+    std::size_t x = size < (std::size_t{64} << 10) ? std::size_t{64} << 10 : size;
+    unsigned e = 63u - static_cast<unsigned>(__builtin_clzll(x));
+    std::size_t step = (std::size_t{1} << e) / 8;
+    std::size_t c = (x + step - 1) / step * step;
+    index = (e - 16) * 8 + static_cast<unsigned>(c / step) - 8;
+    return c;
+}
+
+// pre: lc.lock held. The offset for an object with `slack` spare bytes and alignment
+// `align` (<= kPage): the least used allowed slot, counted as used.
+std::uint32_t take_offset(LargeClass& lc, std::size_t slack, std::size_t align, bool stagger) noexcept {
+    std::size_t step = align > 64 ? align : 64;
+    std::size_t limit = (slack < kPage ? slack : kPage) / step * step;
+    unsigned stride = static_cast<unsigned>(step / 64);
+    unsigned n = stagger && limit ? static_cast<unsigned>(limit / 64) : stride;  // slots allowed
+    unsigned start = lc.cursor % n / stride * stride, best = start, best_use = UINT_MAX;
+    for (unsigned j = 0; j < n; j += stride) {
+        unsigned k = (start + j) % n;
+        if (lc.use[k] < best_use) best = k, best_use = lc.use[k];
+        if (best_use == 0) break;
+    }
+    ++lc.use[best];
+    lc.cursor = best + stride;
+    return best * 64;
+}
+
+void release_offset(Span* s) noexcept {
+    LargeClass& lc = g_large[s->lkey - 1];
+    LockGuard g(lc.lock);
+    --lc.use[s->offset / 64];
+}
+
+void* finish(Span* s, std::size_t size, std::uint32_t off, unsigned lkey) noexcept {
+    s->requested = size;
+    if (lkey) s->offset = off;
+    s->lkey = static_cast<std::uint16_t>(lkey);
+    s->live.store(1, std::memory_order_relaxed);
+    heap_publish_large(s, true);
+    g_requested.fetch_add(size, std::memory_order_relaxed);
+    return reinterpret_cast<void*>(s->start + s->offset);
+}
+
+// Alignment above a page: placed with its alignment offset, neither staggered nor cached.
+void* alloc_overaligned(std::size_t size, std::size_t align) noexcept {
+    std::size_t bytes = size ? size : 1;  // the object needs a page of its own even at size 0
+    std::size_t need = ((bytes + kPage - 1) & ~(kPage - 1)) + align - kPage;
+    Span* s = need >= kDirectMin ? heap_map_direct(size, 0, align) : heap_place_large(need / kPage, align);
+    return s ? finish(s, size, 0, 0) : nullptr;
+}
+
+// A cached span of key, or nullptr; the offset for the new object is taken meanwhile.
+Span* take_cached(LargeClass& lc, std::size_t slack, std::size_t align, std::uint32_t& off) noexcept {
+    LockGuard g(lc.lock);
+    off = take_offset(lc, slack, align, g_opt.stagger);
+    unsigned n = lc.ncached.load(std::memory_order_relaxed);
+    if (n == 0) return nullptr;
+    lc.ncached.store(n - 1, std::memory_order_relaxed);
+    return lc.cached[n - 1];
+}
+
+// pre: s was freed (no longer in the page map, offset released). True when kept.
+bool cache_span(Span* s) noexcept {
+    if (s->kind != Span::large || std::size_t{s->npages} * kPage > kCacheMaxBytes) return false;
+    LargeClass& lc = g_large[s->lkey - 1];
+    s->freed_ns = os::monotonic_ns();
+    LockGuard g(lc.lock);
+    unsigned n = lc.ncached.load(std::memory_order_relaxed);
+    if (n == kCached) return false;
+    lc.cached[n] = s;
+    lc.ncached.store(n + 1, std::memory_order_relaxed);
+    return true;
+}
+
+// Up to kCached spans of lc freed before `before_ns` (all when force), taken off the cache.
+unsigned take_expired(LargeClass& lc, bool force, std::uint64_t before_ns, Span** out) noexcept {
+    LockGuard g(lc.lock);
+    unsigned n = lc.ncached.load(std::memory_order_relaxed), kept = 0, taken = 0;
+    for (unsigned i = 0; i < n; ++i) {
+        Span* s = lc.cached[i];
+        if (force || s->freed_ns <= before_ns) out[taken++] = s;
+        else lc.cached[kept++] = s;
+    }
+    lc.ncached.store(kept, std::memory_order_relaxed);
+    return taken;
+}
+
+}  // namespace
+
+void* heap_large_alloc(std::size_t size, std::size_t align) noexcept {
+    if (size > (std::size_t{1} << 46) || align > (std::size_t{1} << 40)) return nullptr;
+    if (align > kPage) return alloc_overaligned(size, align);
+    unsigned index;
+    std::size_t c = class_bytes(size, index);
+    bool extra = g_opt.stagger && c - size < 1024;
+    std::size_t need = c + (extra ? kPage : 0);
+    unsigned key = index * 2 + (extra ? 1 : 0);
+    LargeClass& lc = g_large[key];
+    std::uint32_t off;
+    Span* s = nullptr;
+    if (need >= kDirectMin) {  // its own mapping: one extra page of slack, 64 slots
+        { LockGuard g(lc.lock); off = take_offset(lc, kPage, align, g_opt.stagger); }
+        s = heap_map_direct(size, off, align);
+    } else {
+        s = take_cached(lc, need - size, align, off);
+        if (!s) s = heap_place_large(need / kPage, align);
+    }
+    if (s) return finish(s, size, off, key + 1);
+    LockGuard g(lc.lock);
+    --lc.use[off / 64];
+    return nullptr;
+}
+
+void heap_large_free(Span* s, void* p) noexcept {
+    if (reinterpret_cast<std::uintptr_t>(p) != s->start + s->offset)
+        fatal("free(): invalid pointer %p: inside the large allocation at %p, not its start", p,
+              reinterpret_cast<void*>(s->start + s->offset));
+    if (s->live.exchange(0, std::memory_order_acq_rel) != 1)
+        fatal("free(): double free of %p (large allocation)", p);
+    g_requested.fetch_sub(s->requested, std::memory_order_relaxed);
+    heap_publish_large(s, false);
+    if (s->lkey) release_offset(s);
+    if (s->lkey && cache_span(s)) return;
+    heap_release_large(s);
+}
+
+std::size_t large_usable(const Span* s, const void*) noexcept {
+    std::size_t bytes = s->kind == Span::direct ? s->mapped : std::size_t{s->npages} * kPage;
+    return bytes - s->offset;
+}
+
+std::size_t large_cache_expire(bool force) noexcept {
+    std::uint64_t before = os::monotonic_ns() - g_opt.purge_delay_ms * 1000000ull;
+    std::size_t left = 0;
+    for (LargeClass& lc : g_large) {
+        if (lc.ncached.load(std::memory_order_relaxed) == 0) continue;
+        Span* out[kCached];
+        unsigned n = take_expired(lc, force, before, out);
+        for (unsigned i = 0; i < n; ++i) heap_release_large(out[i]);
+        left += lc.ncached.load(std::memory_order_relaxed);
+    }
+    return left;
+}
+
+std::size_t large_requested_bytes() noexcept { return g_requested.load(std::memory_order_relaxed); }
+
+void large_lock_all() noexcept {
+    for (LargeClass& lc : g_large) lc.lock.lock();
+}
+void large_unlock_all() noexcept {
+    for (LargeClass& lc : g_large) lc.lock.unlock();
+}
+void large_reset_all() noexcept {
+    for (LargeClass& lc : g_large) lc.lock.reset();
+}
+
+}  // namespace physmem::malloc

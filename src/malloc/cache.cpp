@@ -206,6 +206,7 @@ void flush_all() noexcept {
 
 void thread_exit(void*) noexcept {
     flush_all();
+    heap_poke_purger();
     for (Bin& b : t_cache.bins) b.max = 0;  // frees take the slow path ...
     t_cache.state = ThreadCache::dead;      // ... which bypasses the cache from now on
 }
@@ -290,12 +291,14 @@ void small_free_slow(unsigned cls, void* p) noexcept {
     if (t_cache.state != ThreadCache::active && !activate()) {
         set_next(p, nullptr);
         central_push(cls, p, 1);
+        heap_poke_purger();
         return;
     }
     Bin& b = t_cache.bins[cls];
     set_next(p, b.head);
     b.head = p;
     if (++b.count > b.max) flush_bin(cls, batch_of(cls));
+    heap_poke_purger();
 }
 
 std::size_t cache_outstanding_bytes() noexcept { return g_outstanding.load(std::memory_order_relaxed); }
@@ -310,6 +313,7 @@ void cache_thread_init_key() noexcept {
 
 void cache_flush_current() noexcept {
     if (t_cache.state == ThreadCache::active) flush_all();
+    heap_poke_purger();
 }
 
 void cache_lock_all() noexcept {

@@ -7,9 +7,14 @@
 // page with the smallest longest-free-run >= n, i.e. the fullest page that fits, so nearly
 // empty pages are not refilled and drain. Empty pages wait purge_delay_ms on an LRU list,
 // then are purged whole (MADV_DONTNEED on the full 2 MiB): no partially populated 2 MiB
-// range is ever left behind, so khugepaged has nothing to re-collapse. There is no
-// background thread: what is due is purged by the next span or large-object operation,
-// pm_stats or pm_collect. hugetlb and locked pages are kept (not discarded).
+// range is ever left behind, so khugepaged has nothing to re-collapse. What is due is
+// purged by the next span operation, pm_stats, pm_collect, and by the purger thread (see
+// "the purger" below), so memory goes back even if the program never calls malloc again.
+// hugetlb and locked pages are kept (not discarded).
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+
 #include <cerrno>
 #include <algorithm>
 #include <cstring>
@@ -280,6 +285,7 @@ HugePage* take_huge_page() noexcept {
 }
 
 void give_back_huge_page(HugePage* h) noexcept {
+    heap_note_purge_due();
     count_in_use(h, -1);
     h->state = HugePage::empty;
     h->empty_since_ns = os::monotonic_ns();
@@ -492,6 +498,64 @@ bool place_large(Span* s, std::size_t npages) noexcept {
 
 void unplace_large(Span* s) noexcept { mark_large_pages(s->hp->arena, s->page0, s->npages, false); }
 
+// --- the purger ---
+//
+// Why a thread and not a timer signal: a signal would interrupt the program's system
+// calls (EINTR) and run our code inside arbitrary program code; a thread only competes
+// for the heap lock. It is started lazily, the first time something waits for the purge
+// delay (an empty huge page, a cached large span), from a point where no allocator lock
+// is held (heap_poke_purger); it wakes every purge_delay_ms / 2 (1 ms .. 1 s), purges what
+// is due, and exits as soon as nothing waits, so an idle process has no extra thread.
+// It is detached with all signals blocked: exit() neither waits for it nor is kept
+// alive by it, and it holds no lock while sleeping. Fork: the child has no purger
+// (heap_reset_all clears the flag) and starts its own the same lazy way.
+
+std::atomic<bool> g_purge_due{false};       // something was queued since the purger looked
+std::atomic<bool> g_purger_running{false};  // a purger thread exists (or is being created)
+
+void sleep_ms(std::uint64_t ms) noexcept {
+    timespec ts{static_cast<time_t>(ms / 1000), static_cast<long>(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {}
+}
+
+// One round: purges what is due; true while something still waits.
+bool purge_round() noexcept {
+    g_purge_due.store(false);
+    bool more = large_cache_expire(false) > 0;
+    LockGuard g(H.lock);
+    maybe_purge(false);
+    return more || H.empty.head != nullptr;
+}
+
+void* purger_main(void*) {
+    std::uint64_t period = g_opt.purge_delay_ms / 2;
+    period = period < 1 ? 1 : (period > 1000 ? 1000 : period);
+    for (;;) {
+        sleep_ms(period);
+        if (purge_round()) continue;
+        g_purger_running.store(false);
+        // Queued between the round and the store above? Then carry on (Dekker-style with
+        // heap_poke_purger: flag stores and loads are sequentially consistent).
+        bool idle = false;
+        if (!g_purge_due.load() || !g_purger_running.compare_exchange_strong(idle, true)) return nullptr;
+    }
+}
+
+void start_purger() noexcept {
+    pthread_attr_t attr;
+    if (pthread_attr_init(&attr) != 0) { g_purger_running.store(false); return; }
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, std::size_t{64} << 10);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);  // the new thread inherits the mask
+    pthread_t t;
+    int rc = pthread_create(&t, &attr, purger_main, nullptr);
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) g_purger_running.store(false);  // retried at the next poke
+}
+
 }  // namespace
 
 std::uintptr_t HugePage::base() const noexcept { return arena->base + std::uintptr_t{index} * kHuge; }
@@ -507,6 +571,15 @@ void SpinLock::lock() noexcept {
 }
 
 void heap_init() noexcept { H.last_rung = Rung::best; }
+
+void heap_note_purge_due() noexcept { g_purge_due.store(true); }
+
+void heap_poke_purger() noexcept {
+    if (!g_purge_due.load(std::memory_order_relaxed) || g_purger_running.load()) return;
+    if (g_init_state.load(std::memory_order_acquire) != 2) return;
+    bool idle = false;
+    if (g_purger_running.compare_exchange_strong(idle, true)) start_purger();
+}
 
 Span* heap_small_span(std::uint32_t npages, unsigned cls, void (*init)(Span*, unsigned)) noexcept {
     LockGuard g(H.lock);
@@ -605,6 +678,8 @@ void heap_lock_all() noexcept { H.lock.lock(); }
 void heap_unlock_all() noexcept { H.lock.unlock(); }
 void heap_reset_all() noexcept {
     H.lock.reset();
+    g_purger_running.store(false);  // the parent's purger does not exist here
+    g_purge_due.store(true);
     H.reserved = 0;  // the parent restores nr_hugepages, not the child
 }
 

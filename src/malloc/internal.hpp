@@ -175,6 +175,11 @@ void large_lock_all() noexcept;
 void large_unlock_all() noexcept;
 void large_reset_all() noexcept;
 void heap_collect(bool force) noexcept;
+// Something now waits for the purge delay (any lock may be held).
+void heap_note_purge_due() noexcept;
+// Starts the purger thread if something waits and none runs. pre: no allocator lock
+// held (thread creation allocates). Called on free's slow paths.
+void heap_poke_purger() noexcept;
 void heap_stats(pm_stats_t* out) noexcept;
 void heap_lock_all() noexcept;     // fork: prepare
 void heap_unlock_all() noexcept;   // fork: parent

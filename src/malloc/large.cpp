@@ -113,6 +113,7 @@ bool cache_span(Span* s) noexcept {
     if (n == kCached) return false;
     lc.cached[n] = s;
     lc.ncached.store(n + 1, std::memory_order_relaxed);
+    heap_note_purge_due();
     return true;
 }
 
@@ -164,8 +165,8 @@ void heap_large_free(Span* s, void* p) noexcept {
     g_requested.fetch_sub(s->requested, std::memory_order_relaxed);
     heap_publish_large(s, false);
     if (s->lkey) release_offset(s);
-    if (s->lkey && cache_span(s)) return;
-    heap_release_large(s);
+    if (!s->lkey || !cache_span(s)) heap_release_large(s);
+    heap_poke_purger();
 }
 
 std::size_t large_usable(const Span* s, const void*) noexcept {

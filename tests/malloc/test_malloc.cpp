@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <thread>
@@ -241,8 +242,18 @@ TEST(HugePages, A64MiBHeapLivesOnHugePages) {
     for (void* p : blocks) pm_free(p);
 }
 
-TEST(Purge, RssFallsAfterABigFree) {
+std::size_t thread_count() {
+    std::size_t n = 0;
+    for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) n += e.is_directory();
+    return n;
+}
+
+// The purger thread gives the memory back after the delay: nothing of physmem is called
+// between the frees and the RSS reading. Then, with nothing left to purge, it exits.
+TEST(Purge, RssFallsAfterABigFreeWithoutFurtherCalls) {
     pm_collect(1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a purger from earlier tests ends
+    const std::size_t threads = thread_count();
     const std::size_t n = std::size_t{256} << 20, block = std::size_t{1} << 20;
     std::vector<void*> blocks;
     for (std::size_t done = 0; done < n; done += block) {
@@ -254,15 +265,23 @@ TEST(Purge, RssFallsAfterABigFree) {
     pm_stats_t before;
     pm_stats(&before);
     for (void* p : blocks) pm_free(p);
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // > the default 50 ms delay
-    pm_collect(0);                                                 // purges what is due
-    std::size_t after = physmem::os::resident_bytes();
+    std::size_t after = full;
+    for (int waited = 0; waited < 40 && after + (std::size_t{200} << 20) >= full; ++waited) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the default delay is 50 ms
+        after = physmem::os::resident_bytes();
+    }
     pm_stats_t s;
     pm_stats(&s);
     std::printf("rss: %zu MiB with the heap, %zu MiB after free + delay; purged %zu MiB\n", full >> 20,
                 after >> 20, (s.bytes_purged - before.bytes_purged) >> 20);
     EXPECT_GE(s.bytes_purged - before.bytes_purged, std::size_t{200} << 20);
     EXPECT_LT(after + (std::size_t{200} << 20), full);
+    std::size_t now = thread_count();
+    for (int waited = 0; waited < 40 && now != threads; ++waited) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        now = thread_count();
+    }
+    EXPECT_EQ(now, threads) << "the purger thread should exit once nothing waits";
 }
 
 // --- threads ---

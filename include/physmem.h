@@ -9,6 +9,17 @@
  * never handed out, or a double free, aborts with "physmem: fatal: ..." naming the
  * pointer. Options come from PHYSMEM_MALLOC_* environment variables (see
  * src/malloc/options.hpp; PHYSMEM_MALLOC_HELP=1 lists them on stderr).
+ *
+ * Stagger (PHYSMEM_MALLOC_STAGGER=1, the default): a large allocation (> 60 KiB, alignment
+ * <= 64) starts at a multiple of 64 bytes inside its first 4 KiB page, using the slack of
+ * its size class (classes are 12.5% apart; a request leaving less than 1 KiB of slack gets
+ * one more page; mappings of 256 MiB and more get one more page). With
+ * slack = class bytes - size, a buffer may take N = min(64, slack / 64) offsets (N >= 16).
+ * Guarantee: while at most N buffers of its class are live, a new buffer's low 12 bits
+ * differ from those of every other live buffer of the class; in particular, up to N live
+ * buffers of one size never share their low 12 bits, whatever was freed in between.
+ * Alignments 128..4096 are staggered in steps of the alignment. PHYSMEM_MALLOC_STAGGER=0:
+ * large buffers start on a page boundary.
  */
 #ifndef PHYSMEM_H
 #define PHYSMEM_H

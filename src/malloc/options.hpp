@@ -22,7 +22,7 @@
     X(purge_delay_ms, "PHYSMEM_MALLOC_PURGE_DELAY_MS", count, "50",                           \
       "ms an empty 2 MiB page stays resident before it is purged (MADV_DONTNEED)")            \
     X(stagger, "PHYSMEM_MALLOC_STAGGER", flag, "1",                                           \
-      "1: place large objects (>= 60 KiB) at cycling 64-byte offsets in the size-class slack")\
+      "1: place large objects (> 60 KiB) at distinct 64-byte offsets in the size-class slack")\
     X(verbose, "PHYSMEM_MALLOC_VERBOSE", flag, "0", "1: print arenas and reservations")       \
     X(stats, "PHYSMEM_MALLOC_STATS", flag, "0", "1: print pm_stats on stderr at exit")        \
     X(help, "PHYSMEM_MALLOC_HELP", flag, "0", "1: list these options on stderr at start")

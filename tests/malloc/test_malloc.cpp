@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -173,29 +174,51 @@ bool stagger_on() {
     return !v || std::strcmp(v, "0") != 0;
 }
 
+// 64 KiB .. 8 MiB: powers of two, values just below and above, and between.
 std::vector<std::size_t> large_sizes() {
     std::vector<std::size_t> v;
     for (std::size_t s = 64 << 10; s <= (8u << 20); s *= 2) {
         v.push_back(s);
         v.push_back(s + s / 3);
         v.push_back(s + 123);
+        v.push_back(s - 1000);
+        v.push_back(s + s / 8 - 1100);  // leaves just over 1 KiB of slack: N close to 16
     }
     return v;
 }
 
+// Offsets a buffer of n bytes at p may take (physmem.h): min(64, slack / 64), where
+// slack = the pages of its span - n, and usable size + offset = the pages of its span.
+std::size_t offsets_available(const void* p, std::size_t n) {
+    std::size_t slack = pm_usable_size(p) + (addr(p) & 4095) - n;
+    return std::min<std::size_t>(64, slack / 64);
+}
+
+std::size_t distinct_low12(const std::vector<void*>& v) {
+    std::set<std::uintptr_t> low;
+    for (void* p : v) low.insert(addr(p) & 4095);
+    return low.size();
+}
+
+// The contract of physmem.h: up to N live buffers of one size never share their low 12
+// bits (N = offsets available, >= 16), also after frees and reallocations in between.
 TEST(Stagger, SameSizeLargeBuffersNeverShareLow12Bits) {
     if (!stagger_on()) GTEST_SKIP() << "PHYSMEM_MALLOC_STAGGER=0";
     for (std::size_t n : large_sizes()) {
-        void* live[16];
-        std::set<std::uintptr_t> low;
-        for (auto& p : live) {
-            p = pm_malloc(n);
-            ASSERT_NE(p, nullptr);
-            EXPECT_EQ(addr(p) % 64, 0u);
-            EXPECT_GE(pm_usable_size(p), n);
-            low.insert(addr(p) & 4095);
+        std::vector<void*> live;
+        for (int i = 0; i < 32; ++i) {
+            live.push_back(pm_malloc(n));
+            ASSERT_NE(live.back(), nullptr);
+            EXPECT_EQ(addr(live.back()) % 64, 0u);
+            EXPECT_GE(pm_usable_size(live.back()), n);
         }
-        EXPECT_EQ(low.size(), 16u) << "size " << n;
+        std::size_t N = offsets_available(live[0], n);
+        EXPECT_GE(N, 16u) << "size " << n;
+        EXPECT_EQ(distinct_low12(live), std::min<std::size_t>(32, N)) << "size " << n << ", N " << N;
+        // Keep N (at most 32), free every other one and allocate again: still distinct.
+        while (live.size() > N) pm_free(live.back()), live.pop_back();
+        for (std::size_t i = 0; i < live.size(); i += 2) pm_free(live[i]), live[i] = pm_malloc(n);
+        EXPECT_EQ(distinct_low12(live), live.size()) << "size " << n << " after reallocations";
         for (void* p : live) pm_free(p);
     }
 }

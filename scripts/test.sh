@@ -44,7 +44,7 @@ echo "== 2. unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 scripts/setup.sh build-san -DCMAKE_BUILD_TYPE=Debug -DPHYSMEM_SANITIZE=address,undefined -DPHYSMEM_BUILD_BENCH=OFF
 (cd build-san && PHYSMEM_TEST_RESERVE_HUGE_PAGES=0 run_ctest -j2)
 
-echo "== 3. install, then build a consumer with find_package(physmem) and with pkg-config"
+echo "== 3. install, then build a consumer with find_package(physmem) and with pkg-config; a C consumer of libphysmem.so"
 prefix="$(mktemp -d)"; consumer="$(mktemp -d)"
 cmake --install build --prefix "$prefix" >/dev/null
 cmake -S examples/consumer -B "$consumer/cmake" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
@@ -53,6 +53,9 @@ cmake --build "$consumer/cmake" >/dev/null
 PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib/x86_64-linux-gnu/pkgconfig" \
   bash -c 'g++ examples/consumer/main.cpp -o "$0/pc_consumer" $(pkg-config --cflags --libs --static physmem)' "$consumer"
 "$consumer/pc_consumer"
+PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib/x86_64-linux-gnu/pkgconfig" \
+  bash -c 'cc tests/malloc/install_consumer.c -o "$0/pm_consumer" $(pkg-config --cflags --libs physmem-malloc)' "$consumer"
+"$consumer/pm_consumer"
 rm -rf "$prefix" "$consumer"
 
 echo "== 4. smoke runs"

@@ -80,6 +80,7 @@ class Context {
     void set_elements(std::uint64_t n) { record_["elements"] = n; }
     void set_tree(std::size_t block_size, unsigned depth, std::size_t leaf_elements);
     void set_param(const std::string& key, Json value) { record_["params"][key] = std::move(value); }
+    void set_field(const std::string& key, Json value) { record_[key] = std::move(value); }  // an extra field
     void note(const std::string& text) { record_["notes"].push_back(text); }
     void checksum(std::uint64_t value);
     // ok: the result matched its reference; how: what was compared, in words.

@@ -265,6 +265,82 @@ TEST(HugePages, A64MiBHeapLivesOnHugePages) {
     for (void* p : blocks) pm_free(p);
 }
 
+// --- the 1 GiB rung ---
+
+// The child of HugePages.OneGigPageHeapInAChild: this binary re-executed with
+// PHYSMEM_TEST_ONE_GIG_CHILD=1 and PHYSMEM_MALLOC_BACKING=1g. Builds a 64 MiB heap and
+// reports (exit status 0) whether /proc/self/smaps shows it on a 1 GiB page.
+int one_gig_child() {
+    std::vector<void*> v;
+    for (std::size_t total = 0; total < (std::size_t{64} << 20); total += 4000) {
+        v.push_back(pm_malloc(4000));
+        if (!v.back()) return 2;
+        std::memset(v.back(), 1, 4000);
+    }
+    pm_stats_t s;
+    pm_stats(&s);
+    auto e = physmem::os::smaps_entry(v[v.size() / 2]);
+    std::printf("child: 1 GiB pages mapped %zu; smaps: kernel page %zu KiB, hugetlb %zu MiB\n",
+                s.hugetlb_1g_pages, e.kernel_page_size >> 10, e.hugetlb >> 20);
+    bool ok = s.hugetlb_1g_pages >= 1 && e.found && e.kernel_page_size == (std::size_t{1} << 30) &&
+              e.hugetlb >= (std::size_t{1} << 30);
+    return ok ? 0 : 1;
+}
+
+// Runs before gtest's main in the re-executed child.
+[[maybe_unused]] const int g_one_gig_child = [] {
+    if (!std::getenv("PHYSMEM_TEST_ONE_GIG_CHILD")) return 0;
+    int rc = one_gig_child();
+    std::fflush(stdout);
+    std::_Exit(rc);
+    return 0;
+}();
+
+int run_one_gig_child() {
+    pid_t pid = fork();
+    if (pid == 0) {
+        setenv("PHYSMEM_TEST_ONE_GIG_CHILD", "1", 1);
+        setenv("PHYSMEM_MALLOC_BACKING", "1g", 1);
+        char self[] = "/proc/self/exe";
+        char* argv[] = {self, nullptr};
+        execv(self, argv);
+        _exit(127);
+    }
+    int status = 0;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// As root, with a 1 GiB page free or reservable: nr_hugepages (1 GiB) raised by one when
+// none is free, restored afterwards (both printed), and a child with
+// PHYSMEM_MALLOC_BACKING=1g must get its heap on that page.
+TEST(HugePages, OneGigPageHeapInAChild) {
+    constexpr std::size_t kGiB = std::size_t{1} << 30;
+    const char* allow = std::getenv("PHYSMEM_TEST_RESERVE_HUGE_PAGES");
+    if (allow && std::strcmp(allow, "0") == 0) GTEST_SKIP() << "PHYSMEM_TEST_RESERVE_HUGE_PAGES=0";
+    if (!physmem::os::is_root()) GTEST_SKIP() << "needs root to reserve a 1 GiB page";
+    long nr = physmem::os::hugepages_read(kGiB, "nr_hugepages");
+    if (nr < 0) GTEST_SKIP() << "this kernel has no 1 GiB hugetlb pages";
+    bool raised = physmem::os::hugepages_read(kGiB, "free_hugepages") < 1;
+    if (raised) {
+        physmem::os::hugepages_set_total(kGiB, nr + 1);
+        std::printf("test: nr_hugepages (1 GiB) %ld -> %ld\n", nr, physmem::os::hugepages_read(kGiB, "nr_hugepages"));
+        std::fflush(stdout);  // before the child writes
+    }
+    auto restore = [&] {
+        if (!raised) return;
+        physmem::os::hugepages_set_total(kGiB, nr);
+        std::printf("test: nr_hugepages (1 GiB) restored to %ld\n", physmem::os::hugepages_read(kGiB, "nr_hugepages"));
+    };
+    if (physmem::os::hugepages_read(kGiB, "free_hugepages") < 1) {
+        restore();
+        GTEST_SKIP() << "no 1 GiB page could be reserved (memory too small or fragmented)";
+    }
+    int rc = run_one_gig_child();
+    restore();
+    EXPECT_EQ(rc, 0) << "the child's heap was not on a 1 GiB page (see its line above)";
+}
+
 std::size_t thread_count() {
     std::size_t n = 0;
     for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) n += e.is_directory();

@@ -162,15 +162,18 @@ std::uint32_t central_pop(unsigned cls, std::uint32_t n, void*& head) noexcept {
     return got;
 }
 
-// Returns a chain of count tagged objects of class cls to their spans; aborts on an
-// object already there (a double free whose tag was overwritten).
-void central_push(unsigned cls, void* head, std::uint32_t count) noexcept {
+// Moves n tagged objects from the top of list b (of class cls) to their spans, one pop at
+// a time: a duplicate (a double free whose tag was wiped makes the list a cycle) is met
+// again and caught by the bitmap; a list shorter than its count aborts too.
+void central_push(unsigned cls, Bin& b, std::uint32_t n) noexcept {
     Central& c = central[cls];
-    g_outstanding.fetch_sub(std::size_t{count} * g_classes[cls].size, std::memory_order_relaxed);
+    g_outstanding.fetch_sub(std::size_t{n} * g_classes[cls].size, std::memory_order_relaxed);
     LockGuard g(c.lock);
-    for (std::uint32_t i = 0; i < count; ++i) {
-        void* p = head;
-        head = next_of(p);
+    for (std::uint32_t i = 0; i < n; ++i) {
+        void* p = b.head;
+        if (!p) fatal("heap corruption: a size class %u cache list ended early (use after free?)", cls);
+        b.head = next_of(p);
+        --b.count;
         Span* s = span_of(p);
         if (!flip_bit(s, p, true))
             fatal("free(): double free of %p (%u-byte object; found when a cache was drained)", p, s->size);
@@ -185,19 +188,18 @@ void central_push(unsigned cls, void* head, std::uint32_t count) noexcept {
     }
 }
 
+// One object straight to the central list (a thread without an active cache).
+void central_push_one(unsigned cls, void* p) noexcept {
+    set_next(p, nullptr);
+    Bin one{p, 1, 0};
+    central_push(cls, one, 1);
+}
+
 // --- thread caches ---
 
 void flush_bin(unsigned cls, std::uint32_t n) noexcept {
     Bin& b = t_cache.bins[cls];
-    if (n > b.count) n = b.count;
-    if (n == 0) return;
-    void* head = b.head;
-    void* last = head;
-    for (std::uint32_t i = 1; i < n; ++i) last = next_of(last);
-    b.head = next_of(last);
-    b.count -= n;
-    set_next(last, nullptr);
-    central_push(cls, head, n);
+    central_push(cls, b, n < b.count ? n : b.count);
 }
 
 void flush_all() noexcept {
@@ -289,8 +291,7 @@ void* small_alloc_slow(std::size_t size) noexcept {
 // p is tagged free. The thread's cache is not active (yet, or any more), or p's bin is full.
 void small_free_slow(unsigned cls, void* p) noexcept {
     if (t_cache.state != ThreadCache::active && !activate()) {
-        set_next(p, nullptr);
-        central_push(cls, p, 1);
+        central_push_one(cls, p);
         heap_poke_purger();
         return;
     }

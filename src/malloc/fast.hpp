@@ -76,9 +76,9 @@ inline void small_free(void* p, std::uint32_t info) noexcept {
     std::uintptr_t off = std::uintptr_t{info >> 8} * kPage + (reinterpret_cast<std::uintptr_t>(p) & (kPage - 1));
     std::uintptr_t idx = (off * c.recip) >> 40;
     if (__builtin_expect(idx >= c.nobj || idx * c.size != off, 0)) bad_small_free(p, false);
-    if (__builtin_expect(tag_word(p) == tag_of(p), 0)) bad_small_free(p, true);
-    tag_word(p) = tag_of(p);
     Bin& b = t_cache.bins[cls];
+    if (__builtin_expect(tag_word(p) == tag_of(p) || b.head == p, 0)) bad_small_free(p, true);
+    tag_word(p) = tag_of(p);
     if (__builtin_expect(b.count >= b.max, 0)) return small_free_slow(cls, p);  // max 0: inactive
     *static_cast<void**>(p) = b.head;
     b.head = p;

@@ -510,6 +510,28 @@ TEST(MallocDeath, DoubleFreeOfASmallObjectAborts) {
     EXPECT_DEATH(pm_free(p), "double free of " + ptr_text(p));
 }
 
+// The free tag catches it on another thread too (the first free's thread has exited and
+// its cache went back to the central list).
+TEST(MallocDeath, CrossThreadDoubleFreeOfASmallObjectAborts) {
+    void* p = pm_malloc(48);
+    std::thread([p] { pm_free(p); }).join();
+    EXPECT_DEATH(pm_free(p), "double free of " + ptr_text(p));
+}
+
+// A use after free that wipes the free tag: an immediate second free is still caught (p is
+// on top of the cache); a later one lets p into the cache twice, and the span bitmap
+// catches the duplicate when the cache is drained.
+TEST(MallocDeath, DoubleFreeWithAWipedTagIsCaught) {
+    void* p = pm_malloc(64);
+    void* q = pm_malloc(64);
+    auto wipe = [](void* x) { static_cast<std::uintptr_t*>(x)[1] = 0; };
+    EXPECT_DEATH((pm_free(p), wipe(p), pm_free(p)), "double free of " + ptr_text(p));
+    EXPECT_DEATH((pm_free(p), pm_free(q), wipe(p), pm_free(p), pm_collect(0)),
+                 "double free of " + ptr_text(p) + " .*found when a cache was drained");
+    pm_free(p);
+    pm_free(q);
+}
+
 TEST(MallocDeath, DoubleFreeOfALargeObjectAborts) {
     void* p = pm_malloc(1 << 20);
     pm_free(p);

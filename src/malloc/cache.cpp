@@ -81,8 +81,12 @@ void add_class(std::uint32_t size) noexcept {
     std::uint32_t nobj = pages * static_cast<std::uint32_t>(kPage) / size;
     std::uint32_t cap = static_cast<std::uint32_t>((256u << 10) / size);
     SizeClass& c = g_classes[++g_nclasses];
-    c = {size, pages, nobj < kMaxObjects ? nobj : kMaxObjects, cap > 512 ? 512 : (cap < 8 ? 8 : cap),
-         ((std::uint64_t{1} << 40) + size - 1) / size};
+    nobj = nobj < kMaxObjects ? nobj : kMaxObjects;
+    c = {size, pages, nobj, cap > 512 ? 512 : (cap < 8 ? 8 : cap), ((std::uint64_t{1} << 40) + size - 1) / size,
+         0, ~std::uint64_t{0} / size, nobj * size, static_cast<std::uint32_t>(__builtin_ctz(size))};
+    std::uint64_t odd = size >> c.shift, inv = odd;
+    for (int i = 0; i < 6; ++i) inv *= 2 - odd * inv;  // Newton: doubles the correct low bits
+    c.odd_inverse = inv;
 }
 
 // --- central lists (under central[cls].lock) ---

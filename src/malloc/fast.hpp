@@ -9,7 +9,8 @@
 // initialises.
 //
 // free of a small object: page-info lookup (two dependent loads: the slot's map, the 4-byte
-// page info), the object-start check against the class table (a multiply), free-tag
+// page info), the object-start check against the class table (one multiply, a rotate),
+// free-tag
 // check and store, TLS bin push. The span descriptor is not touched.
 #pragma once
 
@@ -69,13 +70,19 @@ inline void* small_alloc(std::size_t size, unsigned cls) noexcept {
     return p;
 }
 
+// True when byte offset off (from the span start) starts an object of class c.
+inline bool is_object_start(const SizeClass& c, std::uint64_t off) noexcept {
+    std::uint64_t m = off * c.odd_inverse;
+    bool multiple = ((m >> c.shift) | (m << (64 - c.shift))) <= c.div_max;  // shift is 4..15
+    return multiple & (off < c.span_bytes);
+}
+
 // pre: info = p's page info, nonzero. Aborts on an interior pointer or a double free.
 inline void small_free(void* p, std::uint32_t info) noexcept {
     unsigned cls = info & 0xff;
     const SizeClass& c = g_classes[cls];
     std::uintptr_t off = std::uintptr_t{info >> 8} * kPage + (reinterpret_cast<std::uintptr_t>(p) & (kPage - 1));
-    std::uintptr_t idx = (off * c.recip) >> 40;
-    if (__builtin_expect(idx >= c.nobj || idx * c.size != off, 0)) bad_small_free(p, false);
+    if (__builtin_expect(!is_object_start(c, off), 0)) bad_small_free(p, false);
     Bin& b = t_cache.bins[cls];
     if (__builtin_expect(tag_word(p) == tag_of(p) || b.head == p, 0)) bad_small_free(p, true);
     tag_word(p) = tag_of(p);

@@ -194,6 +194,12 @@ struct SizeClass {
     std::uint32_t nobj;
     std::uint32_t cache_max;  // thread-cache capacity (objects)
     std::uint64_t recip;      // ceil(2^40 / size): offset * recip >> 40 = object index
+    // Object-start test without division (Hacker's Delight 10-17): with size = odd << shift,
+    // off is a multiple of size iff rotr(off * odd_inverse, shift) <= div_max.
+    std::uint64_t odd_inverse; // (size >> shift)^-1 mod 2^64
+    std::uint64_t div_max;     // (2^64 - 1) / size
+    std::uint32_t span_bytes;  // nobj * size: offsets at or past it are not objects
+    std::uint32_t shift;       // trailing zero bits of size
 };
 extern SizeClass g_classes[];
 extern unsigned g_nclasses;   // classes are 1..g_nclasses

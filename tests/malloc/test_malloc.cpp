@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "malloc/fast.hpp"
 #include "physmem.h"
 #include "port/os.hpp"
 
@@ -165,6 +166,21 @@ TEST(MallocApi, OverflowAndExhaustionGiveEnomem) {
     pm_free(p);  // still valid after a failed realloc
     void* q = nullptr;
     EXPECT_EQ(pm_posix_memalign(&q, 64, SIZE_MAX - 100), ENOMEM);
+}
+
+// free() tells object starts from interior pointers with a multiply and a rotate instead
+// of a division: exact for every offset of every class.
+TEST(SizeClasses, ObjectStartTestIsExact) {
+    pm_free(pm_malloc(1));  // initialises the class table
+    using physmem::malloc::g_classes;
+    ASSERT_GT(physmem::malloc::g_nclasses, 70u);
+    for (unsigned cls = 1; cls <= physmem::malloc::g_nclasses; ++cls) {
+        const auto& c = g_classes[cls];
+        for (std::uint64_t off = 0; off < std::uint64_t{c.pages} * 4096 + c.size; off += 16) {
+            bool want = off % c.size == 0 && off / c.size < c.nobj;
+            ASSERT_EQ(physmem::malloc::is_object_start(c, off), want) << "size " << c.size << " offset " << off;
+        }
+    }
 }
 
 // --- stagger ---

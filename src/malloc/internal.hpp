@@ -3,8 +3,11 @@
 // Layers, bottom up (one file each):
 //   heap.cpp    arenas (1 GiB of address space, 1 GiB aligned, one backing rung each),
 //               2 MiB huge pages inside them, the huge-page filler that carves page
-//               spans out of them (fullest first), large objects, purging, stats;
+//               spans out of them (fullest first), placing large spans, purging and the
+//               purger thread, stats;
+//   large.cpp   large objects: classes, stagger offsets, cache of freed spans (per-class locks);
 //   cache.cpp   size classes, per-class central free lists, per-thread caches;
+//   fast.hpp    the inline small-object fast paths (malloc pop, free push);
 //   api.cpp     pm_* entry points, lazy init, fork and exit handling;
 //   override.cpp / new_delete.cpp   the exported malloc/free/new/delete shims.
 //

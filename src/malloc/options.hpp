@@ -20,7 +20,8 @@
     X(lock, "PHYSMEM_MALLOC_LOCK", flag, "0",                                                 \
       "1: mlock each 2 MiB page when taken into use (locked pages are never purged)")         \
     X(purge_delay_ms, "PHYSMEM_MALLOC_PURGE_DELAY_MS", count, "50",                           \
-      "ms an empty 2 MiB page stays resident before it is purged (MADV_DONTNEED)")            \
+      "ms an empty 2 MiB page (or a cached large span) waits before it is purged "             \
+      "(MADV_DONTNEED), by a background thread if nothing else comes first")            \
     X(stagger, "PHYSMEM_MALLOC_STAGGER", flag, "1",                                           \
       "1: place large objects (> 60 KiB) at distinct 64-byte offsets in the size-class slack")\
     X(verbose, "PHYSMEM_MALLOC_VERBOSE", flag, "0", "1: print arenas and reservations")       \

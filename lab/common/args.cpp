@@ -18,7 +18,7 @@ std::string usage(const ProgramSpec& spec) {
     std::string u = "usage: ";
     u += spec.name;
     u += " --variant KIND-BACKING --size BYTES [--block-size B] [--reps R] [--warmup W]\n"
-         "       [--min-rep-ms MS] [--seed S] [--param KEY=VALUE]...\n       ";
+         "       [--min-rep-ms MS] [--seed S] [--aslr on|off] [--layout-seed S] [--param KEY=VALUE]...\n       ";
     u += spec.name;
     u += " --probe | --list | --help\n  kinds:";
     for (Kind k : spec.kinds) u.append(" ").append(to_string(k));
@@ -41,6 +41,11 @@ N parse_number(const ProgramSpec& spec, std::string_view flag, std::string_view 
     if (ec != std::errc{} || end != v.data() + v.size() || x < lo || x > hi)
         usage_error(spec, std::string(flag) + ": '" + std::string(v) + "' is out of range");
     return x;
+}
+
+bool parse_on_off(const ProgramSpec& spec, std::string_view flag, std::string_view v) {
+    if (v != "on" && v != "off") usage_error(spec, std::string(flag) + ": '" + std::string(v) + "' is not on or off");
+    return v == "on";
 }
 
 // "tree-seg-1g" -> (tree_seg, page_1g); exits 2 on an unknown or undeclared kind.
@@ -114,6 +119,8 @@ Invocation parse_args(const ProgramSpec& spec, int argc, char** argv) {
         else if (arg == "--warmup") s.warmup = parse_number<unsigned>(spec, arg, need(), 0, 100);
         else if (arg == "--min-rep-ms") s.min_rep_ms = parse_number<unsigned>(spec, arg, need(), 0, 600000);
         else if (arg == "--seed") s.seed = parse_number<std::uint64_t>(spec, arg, need(), 0, ~std::uint64_t{0});
+        else if (arg == "--aslr") s.aslr = parse_on_off(spec, arg, need());
+        else if (arg == "--layout-seed") s.layout_seed = parse_number<std::uint64_t>(spec, arg, need(), 1, ~std::uint64_t{0});
         else if (arg == "--param") parse_param(spec, need(), s);
         else if (arg == "--probe") inv.mode = Invocation::Mode::probe;
         else if (arg == "--list") inv.mode = Invocation::Mode::list;

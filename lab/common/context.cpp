@@ -1,5 +1,6 @@
 // lab/common/context.cpp — buffers on verified backings, timed phases, the record.
 #include "context.hpp"
+#include "layout.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -159,6 +160,8 @@ Json Context::finish() {
     if (!record_.contains("checksum")) record_["checksum"] = nullptr;
     record_["backing"] = backing_json();
     record_["setup_s"] = std::max(setup_s_, 0.0);
+    Json layout_fields = layout::record(settings_);
+    for (auto& [key, value] : layout_fields.items()) record_[key] = value;
     record_["program"] = Json{{"name", spec_.name}, {"compiler", "g++ " __VERSION__}, {"flags", PHYSMEM_LAB_FLAGS}};
     return record_;
 }

@@ -1,4 +1,4 @@
-// lab/common/preload.cpp — see preload.hpp. The lab's only exec and dlsym calls.
+// lab/common/preload.cpp — see preload.hpp. The lab's only dlsym calls; exec is process.hpp's.
 #include "preload.hpp"
 
 #include <dlfcn.h>
@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "physmem/region.hpp"   // backing_unavailable
+#include "process.hpp"
 
 namespace lab::preload {
 namespace {
@@ -57,32 +58,13 @@ std::string physmem_library() {
     return "";
 }
 
-// argv of this process, from /proc/self/cmdline (NUL-separated).
-std::vector<std::string> own_argv() {
-    std::ifstream in("/proc/self/cmdline", std::ios::binary);
-    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::vector<std::string> out;
-    for (std::size_t at = 0; at < all.size();) {
-        std::size_t end = all.find('\0', at);
-        if (end == std::string::npos) end = all.size();
-        out.push_back(all.substr(at, end - at));
-        at = end + 1;
-    }
-    return out;
-}
-
 [[noreturn]] void reexec(const std::string& name, const std::string& lib) {
     if (lib.empty())
         ::unsetenv("LD_PRELOAD");
     else
         ::setenv("LD_PRELOAD", lib.c_str(), 1);
     ::setenv(kDone, name.c_str(), 1);
-    std::vector<std::string> args = own_argv();
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv("/proc/self/exe", argv.data());
-    throw std::runtime_error(std::string("re-exec under ") + name + " failed: " + std::strerror(errno));
+    process::reexec_self("LD_PRELOAD of " + name);
 }
 
 }  // namespace

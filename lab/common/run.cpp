@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "context.hpp"
+#include "layout.hpp"
 #include "physmem/hugepages.hpp"
 
 namespace lab {
@@ -58,6 +59,7 @@ int run(const ProgramSpec& spec, int argc, char** argv, const std::function<void
     if (inv.mode == Invocation::Mode::probe) return print(probe(spec)), 0;
     if (inv.mode == Invocation::Mode::list) return print(list(spec)), 0;
     try {
+        layout::apply(inv.settings);
         Context ctx(spec, inv.settings);
         body(ctx);
         Json record = ctx.finish();

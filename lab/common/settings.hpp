@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,8 @@ struct Settings {
     unsigned warmup = 1;
     double min_rep_ms = 50;
     std::uint64_t seed = 42;
+    bool aslr = false;                          // --aslr on: keep the kernel's randomisation
+    std::optional<std::uint64_t> layout_seed;   // --layout-seed S (>= 1): layout.hpp
     std::map<std::string, std::string> params;  // every declared param, defaults filled in
 
     const std::string& param(const std::string& name) const { return params.at(name); }

@@ -35,7 +35,8 @@ def cmd_bench(args) -> int:
         return _err(f"--suite: {e}")
     command = "physmem " + " ".join(shlex.quote(a) for a in args.argv)
     bench = Bench(pl, Path(args.bin_dir), Path(args.output), command,
-                  reserve=not args.no_reserve)
+                  reserve=not args.no_reserve, aslr=args.aslr,
+                  layout_random=args.layout_random)
     try:
         results = bench.run()
     except KeyboardInterrupt:
@@ -113,6 +114,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "what the suite needs and restores it at the end)")
     b.add_argument("--official", action="store_true",
                    help="gups: HPCC's 4*N updates per pass instead of the suite's cap")
+    b.add_argument("--aslr", choices=["off", "on"], default="off",
+                   help="address-space randomisation in the programs (default off: each "
+                        "program disables it for itself, lab/PROTOCOL.md)")
+    b.add_argument("--layout-random", type=int, default=0, metavar="N",
+                   help="also run every point N more times with layout seeds 1..N "
+                        "(environment padding, heap offset) and report the spread they cause")
     b.add_argument("--bin-dir", default=str(default_bin_dir()),
                    help="directory of physmem_lab_* (default: $PHYSMEM_LAB_BIN or build/lab)")
     b.set_defaults(func=cmd_bench)
@@ -140,4 +147,6 @@ def main(argv=None) -> int:
     args.argv = argv
     if getattr(args, "reps", None) is not None and args.reps < 1:
         return _err("--reps must be at least 1")
+    if getattr(args, "layout_random", 0) < 0:
+        return _err("--layout-random must be 0 or more")
     return args.func(args)

@@ -60,9 +60,8 @@ def diagnose(bin_dir) -> str:
         todo.append(f"the default suite wants {need} free 1 GiB pages ({hp1['free']} free): "
                     f"{cmd}   # {note}; undo: echo {hp1['nr']} > {nr_path('1g')}")
     if m["aslr"] not in ("0", "unknown"):
-        todo.append("less run-to-run variance (optional, measurement bias): "
-                    "echo 0 > /proc/sys/kernel/randomize_va_space   # undo: echo "
-                    f"{m['aslr']} > /proc/sys/kernel/randomize_va_space")
+        out.append(f"  ASLR {m['aslr']} system-wide: every lab program turns it off for itself "
+                   "(personality ADDR_NO_RANDOMIZE; `physmem bench --aslr on` keeps it)")
     if not m["governor"].startswith("n/a") and m["governor"] != "performance":
         todo.append(f"governor is {m['governor']}: cpupower frequency-set -g performance")
     if not m["root"]:

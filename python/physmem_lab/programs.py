@@ -80,10 +80,15 @@ def query(path: Path, flag: str, timeout_s: float = 30) -> dict:
     return out.record
 
 
-def point_argv(path: Path, point, reps: int, warmup: int, min_rep_ms: float) -> list:
-    """The command line of one measurement point (a suites.Point)."""
+def point_argv(path: Path, point, reps: int, warmup: int, min_rep_ms: float,
+               aslr: str = "off", layout_seed=None) -> list:
+    """The command line of one measurement point (a suites.Point); ``aslr`` and
+    ``layout_seed`` are the layout controls of lab/PROTOCOL.md."""
     argv = [path, "--variant", point.variant, "--size", str(point.size_bytes),
-            "--reps", str(reps), "--warmup", str(warmup), "--min-rep-ms", f"{min_rep_ms:g}"]
+            "--reps", str(reps), "--warmup", str(warmup), "--min-rep-ms", f"{min_rep_ms:g}",
+            "--aslr", aslr]
+    if layout_seed is not None:
+        argv += ["--layout-seed", str(layout_seed)]
     if point.block_size:
         argv += ["--block-size", str(point.block_size)]
     for k, v in sorted(point.params.items()):

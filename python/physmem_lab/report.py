@@ -6,7 +6,7 @@ theirs. :func:`headline` is the short terminal version (Table 2 analogue and goa
 """
 from pathlib import Path
 
-from . import analysis, seeds
+from . import analysis, layout, seeds
 from .analysis import Records, ratio
 from .document import Doc
 from .machine import summary_lines
@@ -183,7 +183,7 @@ def build(results: dict, source: str, plots=None, out_dir=None) -> Doc:
           f"{opts.get('min_rep_ms')} ms; random-access work capped at {opts.get('updates_cap')} "
           f"per pass{' (gups: official 4*N)' if opts.get('official') else ' (not HPCC official 4*N unless stated)'}.")
     doc.h(2, "Machine")
-    doc.ul(summary_lines(results.get("machine") or {}))
+    doc.ul(summary_lines(results.get("machine") or {}) + layout.summary(results))
     doc.ul([f"system change: {c}" for c in results.get("system_changes", [])] or
            ["system changes: none"])
     doc.h(2, "Goals")
@@ -199,6 +199,7 @@ def build(results: dict, source: str, plots=None, out_dir=None) -> Doc:
     _blackscholes(doc, recs)
     _random_access(doc, recs, "hashtable", "Hash table (deepsjeng-like)")
     _suite_sections(doc, recs, results, out_dir)
+    layout.report(doc, results)
     doc.h(2, "Every record")
     _all_records(doc, recs)
     if plots:

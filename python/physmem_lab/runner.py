@@ -4,7 +4,10 @@ Contract of :func:`run_bench`: every planned point ends up in exactly one of the
 file's ``records`` (exit 0, verified), ``skipped`` (exit 3 backing unavailable, exit 4
 out of memory, or a variant/param the program's ``--list`` does not offer) or ``errors``
 (program missing, exit 1 verification failed — its record is kept in ``records`` too —,
-exit 2/5/other, a timeout, no or invalid record). The result file is rewritten
+exit 2/5/other, a timeout, no or invalid record). With ``layout_random`` N, each point
+that ran is run N more times with ``--layout-seed`` 1..N; those records go into
+``layout_runs`` (never into ``records``, so tables show the unperturbed run) and their
+failures into ``errors`` like any other. The result file is rewritten
 atomically after every point, so an interrupted run leaves what it measured
 (``complete: false``). Huge pages reserved for the run are restored before returning.
 """
@@ -79,16 +82,20 @@ def _offered(point, listing: dict):
 class Bench:
     """One ``physmem bench`` run: plan in, result file out."""
 
-    def __init__(self, plan, bin_dir, out_path, command, reserve=True, log=None):
+    def __init__(self, plan, bin_dir, out_path, command, reserve=True, log=None,
+                 aslr="off", layout_random=0):
         self.plan, self.bin_dir, self.out_path = plan, bin_dir, out_path
-        self.reserve = reserve
+        self.reserve, self.aslr, self.layout_random = reserve, aslr, layout_random
         self.log = log or (lambda m: print(m, file=sys.stderr, flush=True))
         opts = {"reps": plan.reps, "warmup": plan.warmup, "min_rep_ms": plan.min_rep_ms,
                 "updates_cap": plan.cap, "official": plan.official,
                 "reserve_huge_pages": reserve, "bin_dir": str(bin_dir),
                 "planned_points": len(plan.points), "dropped_from_plan": plan.dropped,
-                "scale": plan.scale, "suites": plan.suites}
+                "scale": plan.scale, "suites": plan.suites,
+                "aslr": aslr, "layout_random": layout_random}
         self.results = new_results(plan.suite, command, _now(), {}, opts)
+        if layout_random:
+            self.results["layout_runs"] = []
 
     def _save(self):
         write_atomic(self.out_path, self.results)
@@ -127,22 +134,35 @@ class Bench:
         self.results["machine"] = machine.collect(probe)
         return todo
 
-    def _run_points(self, todo):
+    def _run_one(self, p, path, layout_seed=None):
+        """Runs point ``p`` once; returns (status, record, wall seconds)."""
         pl = self.plan
-        prog = Progress(len(todo), sum(p.est_s for p, _ in todo))
+        argv = programs.point_argv(path, p, p.reps or pl.reps, p.warmup or pl.warmup,
+                                   p.min_rep_ms or pl.min_rep_ms, self.aslr, layout_seed)
+        out = programs.run(argv, timeout_s=max(60.0, 5 * p.est_s))
+        status, record, entry = classify(p, out)
+        if status == "error":
+            if layout_seed is not None:
+                entry["reason"] = f"layout seed {layout_seed}: {entry['reason']}"
+            self.results["errors"].append(entry)
+            self.log(f"physmem: ERROR: {p.label()}: {entry['reason']}")
+        elif status == "skipped" and layout_seed is None:
+            self.results["skipped"].append(entry)
+        return status, record, out.wall_s
+
+    def _run_points(self, todo):
+        runs = 1 + self.layout_random
+        prog = Progress(len(todo), runs * sum(p.est_s for p, _ in todo))
         for p, path in todo:
-            argv = programs.point_argv(path, p, p.reps or pl.reps, p.warmup or pl.warmup,
-                                       p.min_rep_ms or pl.min_rep_ms)
-            out = programs.run(argv, timeout_s=max(60.0, 5 * p.est_s))
-            status, record, entry = classify(p, out)
+            status, record, wall = self._run_one(p, path)
             if record is not None:
                 self.results["records"].append(record)
-            if status == "skipped":
-                self.results["skipped"].append(entry)
-            elif status == "error":
-                self.results["errors"].append(entry)
-                self.log(f"physmem: ERROR: {p.label()}: {entry['reason']}")
-            prog.step(p.label(), p.est_s, out.wall_s, status)
+            for seed in range(1, self.layout_random + 1 if status == "ok" else 1):
+                _, rec, w = self._run_one(p, path, seed)
+                wall += w
+                if rec is not None:
+                    self.results["layout_runs"].append(rec)
+            prog.step(p.label(), runs * p.est_s, wall, status)
             self._save()
 
     def run(self) -> dict:

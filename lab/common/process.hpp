@@ -1,0 +1,36 @@
+// lab/common/process.hpp — the lab's process-level OS calls: its own command line,
+// replacing the process image, the address-space randomisation flag, the environment.
+//
+// Every re-exec in the lab (layout controls, running under another malloc) goes through
+// reexec_self(), which keeps argv and the current environment (setenv/unsetenv changes
+// made before the call included) and the personality flags, which exec inherits.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace lab::process {
+
+// argv of this process, read back from /proc/self/cmdline.
+std::vector<std::string> own_argv();
+
+// Replaces this process with a fresh run of its own executable, same argv and current
+// environment. Returns only on failure, throwing std::runtime_error naming `why`.
+[[noreturn]] void reexec_self(const std::string& why);
+
+// Whether the kernel randomises this process's layout (ASLR): false when the personality
+// has ADDR_NO_RANDOMIZE or /proc/sys/kernel/randomize_va_space is 0.
+bool aslr_active();
+
+// Sets or clears ADDR_NO_RANDOMIZE for the next exec. False (errno kept) on failure.
+bool set_no_randomize(bool on);
+
+// Bytes of the environment strings as the kernel copies them to the new stack:
+// the sum of strlen + 1 over environ.
+std::size_t env_bytes();
+
+// Low 12 bits of an address (its offset inside a 4 KiB page).
+inline unsigned low12(const void* p) { return static_cast<unsigned>(reinterpret_cast<std::size_t>(p) & 0xfff); }
+
+}  // namespace lab::process

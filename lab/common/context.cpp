@@ -77,6 +77,12 @@ Timing Context::timed(std::uint64_t ops_per_pass, const std::function<std::uint6
     return lab::measure(pass, ops_per_pass, o, counters_);
 }
 
+Json Context::sweep_point(std::uint64_t ops_per_pass, const std::function<std::uint64_t()>& pass) {
+    Json t = timing_json(timed(ops_per_pass, pass, {}, settings_.reps, settings_.warmup), settings_.warmup);
+    return Json{{"median_ns", t["median_ns"]}, {"min_ns", t["min_ns"]}, {"max_ns", t["max_ns"]},
+                {"rel_spread", t["rel_spread"]}};
+}
+
 Timing Context::measure(std::uint64_t ops_per_pass, const std::function<std::uint64_t()>& pass,
                         std::function<void()> reset) {
     Timing t = timed(ops_per_pass, pass, std::move(reset), settings_.reps, settings_.warmup);

@@ -76,6 +76,11 @@ class Context {
                          const std::function<std::uint64_t()>& pass, std::function<void()> reset, unsigned reps,
                          unsigned warmup);
 
+    // One point of a sweep the program reports itself (e.g. under a field of its own):
+    // timed like measure() with this run's settings, nothing recorded. Returns the
+    // timing summary {"median_ns", "min_ns", "max_ns", "rel_spread"} (ns per op).
+    Json sweep_point(std::uint64_t ops_per_pass, const std::function<std::uint64_t()>& pass);
+
     // Record fields.
     void set_elements(std::uint64_t n) { record_["elements"] = n; }
     void set_tree(std::size_t block_size, unsigned depth, std::size_t leaf_elements);

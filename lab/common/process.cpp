@@ -1,6 +1,7 @@
-// lab/common/process.cpp — see process.hpp. The lab's only exec and personality calls.
+// lab/common/process.cpp — see process.hpp. The lab's only exec, personality and dlopen calls.
 #include "process.hpp"
 
+#include <dlfcn.h>
 #include <sys/personality.h>
 #include <unistd.h>
 
@@ -55,6 +56,22 @@ std::size_t env_bytes() {
     std::size_t n = 0;
     for (char** e = environ; e && *e; ++e) n += std::strlen(*e) + 1;
     return n;
+}
+
+void* library_symbol(const std::string& path, const char* name, std::string* why) {
+    void* lib = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        if (why) *why = ::dlerror();
+        return nullptr;
+    }
+    void* sym = ::dlsym(lib, name);
+    if (!sym && why) *why = path + " has no symbol " + name;
+    return sym;
+}
+
+std::string object_of(const void* p) {
+    Dl_info info{};
+    return ::dladdr(p, &info) && info.dli_fname ? info.dli_fname : "";
 }
 
 }  // namespace lab::process

@@ -1,5 +1,6 @@
 // lab/common/process.hpp — the lab's process-level OS calls: its own command line,
-// replacing the process image, the address-space randomisation flag, the environment.
+// replacing the process image, the address-space randomisation flag, the environment,
+// loading shared objects by path.
 //
 // Every re-exec in the lab (layout controls, running under another malloc) goes through
 // reexec_self(), which keeps argv and the current environment (setenv/unsetenv changes
@@ -29,6 +30,13 @@ bool set_no_randomize(bool on);
 // Bytes of the environment strings as the kernel copies them to the new stack:
 // the sum of strlen + 1 over environ.
 std::size_t env_bytes();
+
+// Symbol `name` of the shared object at `path` (dlopen RTLD_NOW | RTLD_LOCAL; the object
+// stays loaded). Null with *why set when the object or the symbol cannot be had.
+void* library_symbol(const std::string& path, const char* name, std::string* why);
+
+// The file of the loaded object that contains address p ("" if none): dladdr.
+std::string object_of(const void* p);
 
 // Low 12 bits of an address (its offset inside a 4 KiB page).
 inline unsigned low12(const void* p) { return static_cast<unsigned>(reinterpret_cast<std::size_t>(p) & 0xfff); }

@@ -37,10 +37,12 @@ void body(lab::Context& ctx) {
     const auto sizes = lab::low12::sizes(s.size_bytes);
     if (sizes.empty()) lab::usage_error(kSpec, "--size: at least 64");
     bool ok = true;
+    std::uint64_t sum = 0;   // checksum: the low-12 values, position-weighted
     lab::Json table = lab::Json::array();
     for (std::size_t size : sizes) {
         lab::low12::Result r = lab::low12::probe(size, live);
         ok = ok && r.ok;
+        for (unsigned b : r.low12) sum = sum * 31 + b;
         table.push_back(lab::Json{{"size", size}, {"low12", r.low12}, {"pair_shares", r.pair_shares},
                                   {"distinct", r.distinct}});
     }
@@ -52,6 +54,7 @@ void body(lab::Context& ctx) {
         ok = ok && good == sizes.size();
         return good;
     });
+    ctx.checksum(sum);
     ctx.verify(ok, "every buffer non-null, writable at both ends, disjoint from the others held with it");
 }
 

@@ -66,9 +66,12 @@ class Churner {
                 .block_size = bytes, .capacity = bytes, .backing = s.backing, .strict_backing = true,
                 .prefault = true, .lock = s.param("lock") == "on"});
     }
+    // Returns once the first release is done, so the reader is timed beside a running
+    // churner (and a loaded machine cannot leave it at zero releases).
     void start() {
         t0_ = std::chrono::steady_clock::now();
         thread_ = std::thread([this] { while (!stop_.load(std::memory_order_relaxed)) iterate(); });
+        while (releases_.load(std::memory_order_relaxed) == 0) std::this_thread::yield();
     }
     void stop() {
         stop_ = true;

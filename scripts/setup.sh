@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake ninja-build g++ libgtest-dev pkgconf nlohmann-json3-dev python3-venv sqlite3
   # peers the lab measures against: allocators (LD_PRELOAD) and BLAS (dlopen)
-  libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 libopenblas0 libblas3)
+  libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 libopenblas0-pthread libblas3)
 
 missing=()
 for p in "${PACKAGES[@]}"; do

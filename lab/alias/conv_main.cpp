@@ -1,0 +1,183 @@
+// lab/alias/conv_main.cpp — seed 002's convolution offset sweep, four builds, and where each
+// allocator's default allocations land.
+//
+//   physmem_lab_alias_conv --variant array-4k --size 4M [--param offsets=0:1024:4]
+//   physmem_lab_alias_conv --variant malloc-4k --size 4M --param alloc=jemalloc
+//
+// n = size / 4 floats (>= 8). The kernel (lab/kernels/alias_conv.hpp) is compiled four
+// times (lab/cmake/alias.cmake: -O2, -O2 + restrict, -O3, -O3 + restrict; no -march).
+//   array-B   one mapping on backing B; in at its start (page aligned), out at a later
+//             page start plus `offset` floats, for each offset of the list: out's low 12
+//             bits are offset * 4 bytes past in's. Every build timed at every offset
+//             (interleaved), ns per element; the top-level timing is build o2 at the
+//             first offset. Field "conv": offsets and, per build, the timing per offset.
+//   malloc-4k in = malloc(n * 4), out = malloc(n * 4), in that order, under `alloc`
+//             (lab/common/preload.hpp re-executes under it; exit 3 when not installed).
+//             Every build timed on those buffers (top level: o2). Field "conv": where out
+//             landed relative to in (offset in floats mod 1024) and the builds' timings.
+// Verified: every build's output equals the double-precision reference within 1e-5
+// relative, the two end elements on each side untouched (array: at the first and last
+// offset).
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "builds.hpp"
+#include "context.hpp"
+#include "kernels/alias_conv.hpp"
+#include "preload.hpp"
+#include "process.hpp"
+
+namespace {
+
+using lab::Json;
+using namespace lab::alias;
+
+constexpr float kSentinel = -7.0f;
+
+const lab::ProgramSpec kSpec{
+    .name = "physmem_lab_alias_conv",
+    .experiment = "alias_conv",
+    .unit = "element",
+    .kinds = {lab::Kind::array, lab::Kind::malloc},
+    .params = {{"offsets", "0:1024:4", {}, "array: offsets of out in floats, comma-separated, each an offset or 'a:b:step' (a <= o < b); < 1024"},
+               {"alloc", "glibc", {"glibc", "jemalloc", "tcmalloc", "mimalloc", "physmem"}, "malloc: the allocator"}},
+};
+
+// One item of --param offsets: "o" or "a:b:step" (a <= o < b), appended to out.
+void parse_item(const std::string& item, std::vector<std::size_t>& out) {
+    unsigned long a = 0, b = 0, st = 0;
+    char tail = 0;
+    int got = std::sscanf(item.c_str(), "%lu:%lu:%lu%c", &a, &b, &st, &tail);
+    if (got == 3) {
+        if (st == 0 || a >= b) lab::usage_error(kSpec, "--param offsets: '" + item + "' needs a < b and step >= 1");
+        for (unsigned long o = a; o < b; o += st) out.push_back(o);
+        return;
+    }
+    char* stop = nullptr;
+    unsigned long v = std::strtoul(item.c_str(), &stop, 10);
+    if (item.empty() || *stop || item.find(':') != std::string::npos)
+        lab::usage_error(kSpec, "--param offsets: not an offset or a:b:step range: '" + item + "'");
+    out.push_back(v);
+}
+
+// Comma-separated items of parse_item; every offset < 1024.
+std::vector<std::size_t> parse_offsets(const std::string& text) {
+    std::vector<std::size_t> out;
+    std::size_t pos = 0;
+    for (;;) {
+        std::size_t end = text.find(',', pos);
+        parse_item(text.substr(pos, end == std::string::npos ? std::string::npos : end - pos), out);
+        if (end == std::string::npos) break;
+        pos = end + 1;
+    }
+    for (auto o : out)
+        if (o >= 1024) lab::usage_error(kSpec, "--param offsets: " + std::to_string(o) + " is not < 1024");
+    return out;
+}
+
+void fill_input(float* in, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) in[i] = conv_input(i);
+}
+
+// Runs `b` once on a sentinel-filled out and compares with the reference.
+bool check(const ConvBuild& b, const float* in, float* out, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) out[i] = kSentinel;
+    b.fn(in, out, n);
+    bool ok = out[0] == kSentinel && out[1] == kSentinel && out[n - 2] == kSentinel && out[n - 1] == kSentinel;
+    for (std::size_t i = 2; ok && i + 2 < n; ++i) {
+        double want = conv_expected(i);
+        ok = std::fabs(out[i] - want) <= 1e-5 * std::max(1.0, std::fabs(want));
+    }
+    return ok;
+}
+
+std::uint64_t keep(const float* out, std::size_t n) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &out[n / 2], sizeof bits);
+    return bits;
+}
+
+Json build_json(const ConvBuild& b) {
+    return Json{{"name", b.name}, {"flags", b.flags}, {"restrict", b.restrict_}};
+}
+
+// ----------------------------------------------------------------- offset sweep
+
+void sweep_body(lab::Context& ctx, std::size_t n) {
+    const auto offsets = parse_offsets(ctx.settings().param("offsets"));
+    const std::size_t page = 1024, span = (n + page - 1) / page * page + page;
+    std::span<float> mem = ctx.array<float>("conv", 2 * span + page);
+    float* in = mem.data();
+    fill_input(in, n);
+    const ConvBuild* builds = conv_builds();
+    auto out_at = [&](std::size_t off) { return mem.data() + span + off; };
+    ctx.measure(n, [&] { builds[0].fn(in, out_at(offsets[0]), n); return keep(out_at(offsets[0]), n); });
+    std::vector<Json> per(kConvBuildCount);
+    for (std::size_t b = 0; b < kConvBuildCount; ++b) per[b] = build_json(builds[b]);
+    for (std::size_t off : offsets) {
+        float* out = out_at(off);
+        for (std::size_t b = 0; b < kConvBuildCount; ++b) {
+            Json t = ctx.sweep_point(n, [&] { builds[b].fn(in, out, n); return keep(out, n); });
+            for (const char* k : {"median_ns", "min_ns", "max_ns", "rel_spread"}) per[b][k].push_back(t[k]);
+        }
+    }
+    bool ok = true;
+    for (std::size_t b = 0; b < kConvBuildCount; ++b)
+        ok = ok && check(builds[b], in, out_at(offsets.front()), n) && check(builds[b], in, out_at(offsets.back()), n);
+    ctx.set_field("conv", Json{{"mode", "offsets"}, {"n", n}, {"in_low12", lab::process::low12(in)},
+                               {"offsets", offsets}, {"builds", per}});
+    ctx.checksum(keep(out_at(offsets.back()), n));
+    ctx.verify(ok, "every build's output equals the reference within 1e-5 relative at the first and last offset, ends untouched");
+}
+
+// ----------------------------------------------------------------- default allocations
+
+void malloc_body(lab::Context& ctx, std::size_t n) {
+    const std::string alloc = ctx.settings().param("alloc");
+    lab::preload::ensure(alloc);
+    const std::string active = lab::preload::active();
+    auto* in = static_cast<float*>(std::malloc(n * sizeof(float)));
+    auto* out = static_cast<float*>(std::malloc(n * sizeof(float)));
+    if (!in || !out) throw std::bad_alloc();
+    fill_input(in, n);
+    const ConvBuild* builds = conv_builds();
+    ctx.measure(n, [&] { builds[0].fn(in, out, n); return keep(out, n); });
+    Json per = Json::array();
+    bool ok = true;
+    for (std::size_t b = 0; b < kConvBuildCount; ++b) {
+        Json t = ctx.sweep_point(n, [&] { builds[b].fn(in, out, n); return keep(out, n); });
+        Json j = build_json(builds[b]);
+        for (const char* k : {"median_ns", "min_ns", "max_ns", "rel_spread"}) j[k] = t[k];
+        per.push_back(j);
+        ok = ok && check(builds[b], in, out, n);
+    }
+    auto diff = static_cast<long long>(reinterpret_cast<std::uintptr_t>(out) - reinterpret_cast<std::uintptr_t>(in));
+    ctx.set_field("conv", Json{{"mode", "malloc"}, {"n", n}, {"alloc", alloc}, {"active", active},
+                               {"in_low12", lab::process::low12(in)}, {"out_low12", lab::process::low12(out)},
+                               {"out_minus_in_bytes", diff}, {"offset_floats", offset_floats(in, out)},
+                               {"builds", per}});
+    ctx.note("malloc served by " + active);
+    ctx.checksum(keep(out, n));
+    std::free(out);
+    std::free(in);
+    ctx.verify(ok, "every build's output on the malloc'd buffers equals the reference within 1e-5 relative, ends untouched");
+}
+
+void body(lab::Context& ctx) {
+    const lab::Settings& s = ctx.settings();
+    const std::size_t n = s.size_bytes / sizeof(float);
+    if (n < 8) lab::usage_error(kSpec, "--size: at least 32 bytes (8 floats)");
+    if (s.kind == lab::Kind::malloc && s.backing != physmem::Backing::page_4k)
+        lab::usage_error(kSpec, "--variant: malloc-4k only (the allocator picks its pages)");
+    ctx.set_elements(n);
+    if (s.kind == lab::Kind::malloc) malloc_body(ctx, n);
+    else sweep_body(ctx, n);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return lab::run(kSpec, argc, argv, body); }

@@ -1,0 +1,176 @@
+// lab/alias/env_main.cpp — seed 002's environment-size sweep of the microkernel.
+//
+//   physmem_lab_alias_env --variant array-4k --size 8K [--param step=16] [--param iters=1048576]
+//
+// The parent runs one child per environment padding pad = 0, step, ..., --size bytes: the
+// child is this executable started with the parent's environment plus
+// PHYSMEM_ALIAS_PAD=<pad bytes of 'x'> (so its environment is exactly pad bytes larger
+// than at pad 0, which moves its initial stack down by pad rounded to 16 B) and
+// PHYSMEM_ALIAS_CHILD (the child's orders, fixed length). The child times only the loop:
+// `warmup` untimed then `reps` timed runs of micro_run(iters) (lab/alias/micro.cpp, -O2),
+// ns per iteration each; it prints one JSON line with those times, the low 12 bits of
+// &g, &inc (stack) and &i, &j, &k (statics), its environment size and whether the kernel
+// randomised its layout. No PMU on the development VM, so time, not cycles.
+// ASLR: the parent sets ADDR_NO_RANDOMIZE before spawning when it is not set (lab::run
+// normally already has); children inherit it and report it back.
+// The record: the top-level timing is the microkernel in the parent itself (its own
+// environment); "env_sweep" holds the series, one point per padding. The variant is
+// array-4k because the protocol asks for one; no buffer is mapped.
+// Counters: by default the file's statics as linked (param counters=linked); counters=N
+// places them at byte N of a 64-byte-aligned static block, so a build whose stack moves
+// in 32-byte steps can still meet an exact pair (the seed's pair was &inc and &i).
+// Verified: every run's counters reached exactly 3 * iters more than before it.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "builds.hpp"
+#include "context.hpp"
+#include "process.hpp"
+#include "spawn.hpp"
+
+extern char** environ;
+
+namespace {
+
+using lab::Json;
+using namespace lab::alias;
+
+constexpr const char* kChildVar = "PHYSMEM_ALIAS_CHILD";
+constexpr const char* kPadVar = "PHYSMEM_ALIAS_PAD";
+
+const lab::ProgramSpec kSpec{
+    .name = "physmem_lab_alias_env",
+    .experiment = "alias_env",
+    .unit = "step",
+    .kinds = {lab::Kind::array},
+    .params = {{"step", "16", {}, "environment padding step in bytes (the sweep is 0..--size)"},
+               {"iters", "1048576", {}, "microkernel iterations per timed run"},
+               {"counters", "linked", {}, "where i, j, k live: 'linked' (the statics as the linker placed them) or a "
+                                          "byte offset 0..64, multiple of 4, in a 64-byte-aligned static block"}},
+};
+
+Json low12_json(const MicroAddrs& a) {
+    auto l = [](std::uintptr_t p) { return static_cast<unsigned>(p & 0xfff); };
+    return Json{{"g", l(a.g)}, {"inc", l(a.inc)}, {"i", l(a.i)}, {"j", l(a.j)}, {"k", l(a.k)}};
+}
+
+// One run of the loop: ns per iteration; *ok false if the counters did not move by 3 * iters.
+double timed_run(int iters, MicroAddrs* where, bool* ok) {
+    micro_reset();
+    auto t0 = std::chrono::steady_clock::now();
+    long sum = micro_run(iters, where);
+    auto t1 = std::chrono::steady_clock::now();
+    if (sum != 3L * iters) *ok = false;
+    return std::chrono::duration<double, std::nano>(t1 - t0).count() / iters;
+}
+
+// ----------------------------------------------------------------- child
+
+// PHYSMEM_ALIAS_CHILD = "<iters>:<reps>:<warmup>:<counter offset, -1 linked>".
+int child_main(const char* orders) {
+    long iters = 0, reps = 0, warmup = 0, place = -1;
+    if (std::sscanf(orders, "%ld:%ld:%ld:%ld", &iters, &reps, &warmup, &place) != 4 || iters < 1 || reps < 1) {
+        std::cerr << "physmem_lab_alias_env: bad " << kChildVar << "=" << orders << "\n";
+        return 2;
+    }
+    micro_place(static_cast<int>(place));
+    bool ok = true;
+    MicroAddrs where;
+    for (long w = 0; w < warmup; ++w) timed_run(static_cast<int>(iters), nullptr, &ok);
+    Json ns = Json::array();
+    for (long r = 0; r < reps; ++r) ns.push_back(timed_run(static_cast<int>(iters), &where, &ok));
+    Json out{{"env_bytes", lab::process::env_bytes()},
+             {"aslr", lab::process::aslr_active() ? "on" : "off"},
+             {"ns_per_iter", ns},
+             {"low12", low12_json(where)},
+             {"stack_g", where.g},
+             {"counts_ok", ok}};
+    std::cout << out.dump() << "\n";
+    return 0;
+}
+
+// ----------------------------------------------------------------- parent
+
+// The parent's environment without this program's own variables.
+std::vector<std::string> base_env() {
+    std::vector<std::string> env;
+    for (char** e = environ; *e; ++e)
+        if (std::strncmp(*e, "PHYSMEM_ALIAS_", 14) != 0) env.emplace_back(*e);
+    return env;
+}
+
+Json summarize(const Json& child, std::size_t pad) {
+    std::vector<double> v = child["ns_per_iter"].get<std::vector<double>>();
+    std::sort(v.begin(), v.end());
+    Json p{{"pad", pad}, {"env_bytes", child["env_bytes"]}, {"aslr", child["aslr"]},
+           {"ns_per_iter", child["ns_per_iter"]}, {"min_ns", v.front()}, {"median_ns", v[v.size() / 2]},
+           {"max_ns", v.back()}, {"low12", child["low12"]}, {"counts_ok", child["counts_ok"]}};
+    return p;
+}
+
+// -1 for 'linked', else the byte offset (exits 2 when invalid).
+int counter_place(const std::string& v) {
+    if (v == "linked") return -1;
+    char* end = nullptr;
+    long off = std::strtol(v.c_str(), &end, 10);
+    if (v.empty() || *end || off < 0 || off > 64 || off % 4)
+        lab::usage_error(kSpec, "--param counters: 'linked' or a multiple of 4 in 0..64, not '" + v + "'");
+    return static_cast<int>(off);
+}
+
+Json sweep(const lab::Settings& s, std::size_t step, int iters, int place, bool* ok) {
+    const std::string exe = self_exe();
+    std::vector<std::string> env = base_env();
+    env.push_back(std::string(kChildVar) + "=" + std::to_string(iters) + ":" + std::to_string(s.reps) + ":" +
+                  std::to_string(s.warmup) + ":" + std::to_string(place));
+    env.emplace_back();
+    Json points = Json::array();
+    for (std::size_t pad = 0; pad <= s.size_bytes; pad += step) {
+        env.back() = std::string(kPadVar) + "=" + std::string(pad, 'x');
+        Json child = Json::parse(run_capture(exe, {"physmem_lab_alias_env"}, env));
+        *ok = *ok && child["counts_ok"].get<bool>();
+        points.push_back(summarize(child, pad));
+    }
+    return points;
+}
+
+void body(lab::Context& ctx) {
+    const lab::Settings& s = ctx.settings();
+    const std::size_t step = s.param_size("step");
+    const std::size_t iters = s.param_size("iters");
+    if (step == 0) lab::usage_error(kSpec, "--param step: must be >= 1 byte");
+    if (iters == 0 || iters > (1u << 30)) lab::usage_error(kSpec, "--param iters: 1 .. 2^30");
+    if (s.size_bytes > (1u << 20)) lab::usage_error(kSpec, "--size: the padding sweep goes up to 1 MiB at most");
+    if (lab::process::aslr_active()) {
+        bool set = lab::process::set_no_randomize(true);
+        ctx.note(set ? "ASLR was on: ADDR_NO_RANDOMIZE set for the children"
+                     : "ASLR is on and ADDR_NO_RANDOMIZE could not be set: the sweep is not deterministic");
+    }
+    const int place = counter_place(s.param("counters"));
+    micro_place(place);
+    ctx.set_elements(iters);
+    const int n = static_cast<int>(iters);
+    ctx.measure(iters, [&] { return static_cast<std::uint64_t>(micro_run(n, nullptr)); });
+    bool ok = true;
+    MicroAddrs where;
+    timed_run(n, &where, &ok);
+    Json points = sweep(s, step, n, place, &ok);
+    ctx.set_field("env_sweep", Json{{"step", step}, {"iters", iters}, {"max_pad", s.size_bytes},
+                                    {"parent_low12", low12_json(where)}, {"points", points}});
+    ctx.checksum(static_cast<std::uint64_t>(micro_run(n, nullptr)));
+    ctx.verify(ok, "every run (parent and each child) moved the three counters by exactly 3 * iters");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (const char* orders = std::getenv(kChildVar)) return child_main(orders);
+    return lab::run(kSpec, argc, argv, body);
+}

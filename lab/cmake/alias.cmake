@@ -30,16 +30,28 @@ foreach(build o2 o2_restrict o3 o3_restrict)
   list(APPEND PHYSMEM_ALIAS_CONV_OBJECTS $<TARGET_OBJECTS:physmem_alias_conv_${build}>)
 endforeach()
 
-add_executable(physmem_lab_alias_env ${PHYSMEM_ALIAS_DIR}/env_main.cpp ${PHYSMEM_ALIAS_DIR}/spawn.cpp
-               $<TARGET_OBJECTS:physmem_alias_micro>)
-target_link_libraries(physmem_lab_alias_env PRIVATE physmem_lab_common)
-target_compile_options(physmem_lab_alias_env PRIVATE -Wall -Wextra)
-
+# The kernels and the build table in one static library, linked by both programs and by
+# the kernel tests (physmem_lab_tests is defined after this file is included: deferred).
 string(JOIN " " PHYSMEM_ALIAS_O2_TEXT ${PHYSMEM_ALIAS_FLAGS_O2})
 string(JOIN " " PHYSMEM_ALIAS_O3_TEXT ${PHYSMEM_ALIAS_FLAGS_O3})
-add_executable(physmem_lab_alias_conv ${PHYSMEM_ALIAS_DIR}/conv_main.cpp ${PHYSMEM_ALIAS_DIR}/conv_builds.cpp
-               ${PHYSMEM_ALIAS_CONV_OBJECTS})
-target_link_libraries(physmem_lab_alias_conv PRIVATE physmem_lab_common)
-target_compile_options(physmem_lab_alias_conv PRIVATE -Wall -Wextra)
-target_compile_definitions(physmem_lab_alias_conv PRIVATE ALIAS_FLAGS_O2="${PHYSMEM_ALIAS_O2_TEXT}"
+add_library(physmem_alias_kernels STATIC ${PHYSMEM_ALIAS_DIR}/conv_builds.cpp
+            $<TARGET_OBJECTS:physmem_alias_micro> ${PHYSMEM_ALIAS_CONV_OBJECTS})
+target_include_directories(physmem_alias_kernels PUBLIC ${CMAKE_CURRENT_LIST_DIR}/..)
+target_compile_options(physmem_alias_kernels PRIVATE -Wall -Wextra)
+target_compile_definitions(physmem_alias_kernels PRIVATE ALIAS_FLAGS_O2="${PHYSMEM_ALIAS_O2_TEXT}"
                            ALIAS_FLAGS_O3="${PHYSMEM_ALIAS_O3_TEXT}")
+
+add_executable(physmem_lab_alias_env ${PHYSMEM_ALIAS_DIR}/env_main.cpp ${PHYSMEM_ALIAS_DIR}/spawn.cpp)
+target_link_libraries(physmem_lab_alias_env PRIVATE physmem_lab_common physmem_alias_kernels)
+target_compile_options(physmem_lab_alias_env PRIVATE -Wall -Wextra)
+
+add_executable(physmem_lab_alias_conv ${PHYSMEM_ALIAS_DIR}/conv_main.cpp)
+target_link_libraries(physmem_lab_alias_conv PRIVATE physmem_lab_common physmem_alias_kernels)
+target_compile_options(physmem_lab_alias_conv PRIVATE -Wall -Wextra)
+
+function(physmem_alias_link_tests)
+  if(TARGET physmem_lab_tests)
+    target_link_libraries(physmem_lab_tests PRIVATE physmem_alias_kernels)
+  endif()
+endfunction()
+cmake_language(DEFER CALL physmem_alias_link_tests)

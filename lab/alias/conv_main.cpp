@@ -11,13 +11,18 @@
 //             bits are offset * 4 bytes past in's. Every build timed at every offset
 //             (interleaved), ns per element; the top-level timing is build o2 at the
 //             first offset. Field "conv": offsets and, per build, the timing per offset.
+//             `rounds` times over: every timing is taken once per round, rounds one after
+//             the other, and combined (min and max over all repetitions of all rounds,
+//             median of the rounds' medians), so that interference from other processes,
+//             which comes in bursts, is unlikely to hit every round of one offset.
 //   malloc-4k in = malloc(n * 4), out = malloc(n * 4), in that order, under `alloc`
 //             (lab/common/preload.hpp re-executes under it; exit 3 when not installed).
-//             Every build timed on those buffers (top level: o2). Field "conv": where out
+//             Every build timed on those buffers in `rounds` rounds (top level: o2). Field "conv": where out
 //             landed relative to in (offset in floats mod 1024) and the builds' timings.
 // Verified: every build's output equals the double-precision reference within 1e-5
 // relative, the two end elements on each side untouched (array: at the first and last
 // offset).
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -44,7 +49,8 @@ const lab::ProgramSpec kSpec{
     .unit = "element",
     .kinds = {lab::Kind::array, lab::Kind::malloc},
     .params = {{"offsets", "0:1024:4", {}, "array: offsets of out in floats, comma-separated, each an offset or 'a:b:step' (a <= o < b); < 1024"},
-               {"alloc", "glibc", {"glibc", "jemalloc", "tcmalloc", "mimalloc", "physmem"}, "malloc: the allocator"}},
+               {"alloc", "glibc", {"glibc", "jemalloc", "tcmalloc", "mimalloc", "physmem"}, "malloc: the allocator"},
+               {"rounds", "3", {}, "times the whole set of timings is repeated, interleaved (>= 1)"}},
 };
 
 // One item of --param offsets: "o" or "a:b:step" (a <= o < b), appended to out.
@@ -105,6 +111,30 @@ Json build_json(const ConvBuild& b) {
     return Json{{"name", b.name}, {"flags", b.flags}, {"restrict", b.restrict_}};
 }
 
+// One timing from its rounds (each a sweep_point summary): the best and worst repetition
+// over all rounds, the median of the rounds' medians, and each round's best.
+Json combine(const std::vector<Json>& rounds) {
+    std::vector<double> med, best;
+    double lo = rounds[0]["min_ns"], hi = rounds[0]["max_ns"];
+    for (const Json& r : rounds) {
+        med.push_back(r["median_ns"]);
+        best.push_back(r["min_ns"]);
+        lo = std::min(lo, r["min_ns"].get<double>());
+        hi = std::max(hi, r["max_ns"].get<double>());
+    }
+    std::sort(med.begin(), med.end());
+    double m = med[med.size() / 2];
+    return Json{{"median_ns", m}, {"min_ns", lo}, {"max_ns", hi}, {"rel_spread", (hi - lo) / m},
+                {"round_min_ns", best}};
+}
+
+// --param rounds (exits 2 unless 1..100).
+unsigned rounds_of(const lab::Settings& s) {
+    std::size_t r = s.param_size("rounds");
+    if (r < 1 || r > 100) lab::usage_error(kSpec, "--param rounds: 1 .. 100");
+    return static_cast<unsigned>(r);
+}
+
 // ----------------------------------------------------------------- offset sweep
 
 void sweep_body(lab::Context& ctx, std::size_t n) {
@@ -116,19 +146,28 @@ void sweep_body(lab::Context& ctx, std::size_t n) {
     const ConvBuild* builds = conv_builds();
     auto out_at = [&](std::size_t off) { return mem.data() + span + off; };
     ctx.measure(n, [&] { builds[0].fn(in, out_at(offsets[0]), n); return keep(out_at(offsets[0]), n); });
+    // got[offset index][build]: one summary per round; rounds sweep every offset in turn, so
+    // a burst of interference from other processes hits one round of an offset, not all.
+    const unsigned rounds = rounds_of(ctx.settings());
+    std::vector<std::vector<std::vector<Json>>> got(offsets.size(), std::vector<std::vector<Json>>(kConvBuildCount));
+    for (unsigned r = 0; r < rounds; ++r)
+        for (std::size_t o = 0; o < offsets.size(); ++o)
+            for (std::size_t b = 0; b < kConvBuildCount; ++b) {
+                float* out = out_at(offsets[o]);
+                got[o][b].push_back(ctx.sweep_point(n, [&] { builds[b].fn(in, out, n); return keep(out, n); }));
+            }
     std::vector<Json> per(kConvBuildCount);
-    for (std::size_t b = 0; b < kConvBuildCount; ++b) per[b] = build_json(builds[b]);
-    for (std::size_t off : offsets) {
-        float* out = out_at(off);
-        for (std::size_t b = 0; b < kConvBuildCount; ++b) {
-            Json t = ctx.sweep_point(n, [&] { builds[b].fn(in, out, n); return keep(out, n); });
+    for (std::size_t b = 0; b < kConvBuildCount; ++b) {
+        per[b] = build_json(builds[b]);
+        for (std::size_t o = 0; o < offsets.size(); ++o) {
+            Json t = combine(got[o][b]);
             for (const char* k : {"median_ns", "min_ns", "max_ns", "rel_spread"}) per[b][k].push_back(t[k]);
         }
     }
     bool ok = true;
     for (std::size_t b = 0; b < kConvBuildCount; ++b)
         ok = ok && check(builds[b], in, out_at(offsets.front()), n) && check(builds[b], in, out_at(offsets.back()), n);
-    ctx.set_field("conv", Json{{"mode", "offsets"}, {"n", n}, {"in_low12", lab::process::low12(in)},
+    ctx.set_field("conv", Json{{"mode", "offsets"}, {"n", n}, {"rounds", rounds}, {"in_low12", lab::process::low12(in)},
                                {"offsets", offsets}, {"builds", per}});
     ctx.checksum(keep(out_at(offsets.back()), n));
     ctx.verify(ok, "every build's output equals the reference within 1e-5 relative at the first and last offset, ends untouched");
@@ -146,17 +185,22 @@ void malloc_body(lab::Context& ctx, std::size_t n) {
     fill_input(in, n);
     const ConvBuild* builds = conv_builds();
     ctx.measure(n, [&] { builds[0].fn(in, out, n); return keep(out, n); });
+    const unsigned rounds = rounds_of(ctx.settings());
+    std::vector<std::vector<Json>> got(kConvBuildCount);
+    for (unsigned r = 0; r < rounds; ++r)
+        for (std::size_t b = 0; b < kConvBuildCount; ++b)
+            got[b].push_back(ctx.sweep_point(n, [&] { builds[b].fn(in, out, n); return keep(out, n); }));
     Json per = Json::array();
     bool ok = true;
     for (std::size_t b = 0; b < kConvBuildCount; ++b) {
-        Json t = ctx.sweep_point(n, [&] { builds[b].fn(in, out, n); return keep(out, n); });
         Json j = build_json(builds[b]);
-        for (const char* k : {"median_ns", "min_ns", "max_ns", "rel_spread"}) j[k] = t[k];
+        Json t = combine(got[b]);
+        for (auto& [k, v] : t.items()) j[k] = v;
         per.push_back(j);
         ok = ok && check(builds[b], in, out, n);
     }
     auto diff = static_cast<long long>(reinterpret_cast<std::uintptr_t>(out) - reinterpret_cast<std::uintptr_t>(in));
-    ctx.set_field("conv", Json{{"mode", "malloc"}, {"n", n}, {"alloc", alloc}, {"active", active},
+    ctx.set_field("conv", Json{{"mode", "malloc"}, {"n", n}, {"rounds", rounds}, {"alloc", alloc}, {"active", active},
                                {"in_low12", lab::process::low12(in)}, {"out_low12", lab::process::low12(out)},
                                {"out_minus_in_bytes", diff}, {"offset_floats", offset_floats(in, out)},
                                {"builds", per}});

@@ -19,6 +19,8 @@
 // Counters: by default the file's statics as linked (param counters=linked); counters=N
 // places them at byte N of a 64-byte-aligned static block, so a build whose stack moves
 // in 32-byte steps can still meet an exact pair (the seed's pair was &inc and &i).
+// `rounds` (default 2): the whole sweep is run that many times; a padding's point holds
+// the repetitions of all its children, whose addresses must agree.
 // Verified: every run's counters reached exactly 3 * iters more than before it.
 #include <algorithm>
 #include <chrono>
@@ -52,6 +54,7 @@ const lab::ProgramSpec kSpec{
     .kinds = {lab::Kind::array},
     .params = {{"step", "16", {}, "environment padding step in bytes (the sweep is 0..--size)"},
                {"iters", "1048576", {}, "microkernel iterations per timed run"},
+               {"rounds", "2", {}, "times the whole padding sweep is run (1..20); each padding keeps every round's repetitions"},
                {"counters", "linked", {}, "where i, j, k live: 'linked' (the statics as the linker placed them) or a "
                                           "byte offset 0..64, multiple of 4, in a 64-byte-aligned static block"}},
 };
@@ -106,13 +109,21 @@ std::vector<std::string> base_env() {
     return env;
 }
 
-Json summarize(const Json& child, std::size_t pad) {
-    std::vector<double> v = child["ns_per_iter"].get<std::vector<double>>();
+// One padding's point from its children (one per round; same environment, so the same
+// addresses): every repetition of every round, and their best, median and worst.
+Json summarize(const std::vector<Json>& children, std::size_t pad) {
+    std::vector<double> v;
+    bool ok = true;
+    for (const Json& c : children) {
+        for (double x : c["ns_per_iter"]) v.push_back(x);
+        ok = ok && c["counts_ok"].get<bool>() && c["low12"] == children[0]["low12"];
+    }
+    Json all = v;
     std::sort(v.begin(), v.end());
-    Json p{{"pad", pad}, {"env_bytes", child["env_bytes"]}, {"aslr", child["aslr"]},
-           {"ns_per_iter", child["ns_per_iter"]}, {"min_ns", v.front()}, {"median_ns", v[v.size() / 2]},
-           {"max_ns", v.back()}, {"low12", child["low12"]}, {"counts_ok", child["counts_ok"]}};
-    return p;
+    const Json& c = children[0];
+    return Json{{"pad", pad}, {"env_bytes", c["env_bytes"]}, {"aslr", c["aslr"]}, {"ns_per_iter", all},
+                {"min_ns", v.front()}, {"median_ns", v[v.size() / 2]}, {"max_ns", v.back()},
+                {"low12", c["low12"]}, {"counts_ok", ok}};
 }
 
 // -1 for 'linked', else the byte offset (exits 2 when invalid).
@@ -125,18 +136,24 @@ int counter_place(const std::string& v) {
     return static_cast<int>(off);
 }
 
-Json sweep(const lab::Settings& s, std::size_t step, int iters, int place, bool* ok) {
+// Rounds run the whole sweep one after the other, so a burst of interference from other
+// processes hits one round of a padding, not all of them.
+Json sweep(const lab::Settings& s, std::size_t step, int iters, int place, unsigned rounds, bool* ok) {
     const std::string exe = self_exe();
     std::vector<std::string> env = base_env();
     env.push_back(std::string(kChildVar) + "=" + std::to_string(iters) + ":" + std::to_string(s.reps) + ":" +
                   std::to_string(s.warmup) + ":" + std::to_string(place));
     env.emplace_back();
+    std::vector<std::vector<Json>> got(s.size_bytes / step + 1);
+    for (unsigned r = 0; r < rounds; ++r)
+        for (std::size_t i = 0; i < got.size(); ++i) {
+            env.back() = std::string(kPadVar) + "=" + std::string(i * step, 'x');
+            got[i].push_back(Json::parse(run_capture(exe, {"physmem_lab_alias_env"}, env)));
+        }
     Json points = Json::array();
-    for (std::size_t pad = 0; pad <= s.size_bytes; pad += step) {
-        env.back() = std::string(kPadVar) + "=" + std::string(pad, 'x');
-        Json child = Json::parse(run_capture(exe, {"physmem_lab_alias_env"}, env));
-        *ok = *ok && child["counts_ok"].get<bool>();
-        points.push_back(summarize(child, pad));
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        points.push_back(summarize(got[i], i * step));
+        *ok = *ok && points.back()["counts_ok"].get<bool>();
     }
     return points;
 }
@@ -154,6 +171,8 @@ void body(lab::Context& ctx) {
                      : "ASLR is on and ADDR_NO_RANDOMIZE could not be set: the sweep is not deterministic");
     }
     const int place = counter_place(s.param("counters"));
+    const std::size_t rounds = s.param_size("rounds");
+    if (rounds < 1 || rounds > 20) lab::usage_error(kSpec, "--param rounds: 1 .. 20");
     micro_place(place);
     ctx.set_elements(iters);
     const int n = static_cast<int>(iters);
@@ -161,11 +180,11 @@ void body(lab::Context& ctx) {
     bool ok = true;
     MicroAddrs where;
     timed_run(n, &where, &ok);
-    Json points = sweep(s, step, n, place, &ok);
-    ctx.set_field("env_sweep", Json{{"step", step}, {"iters", iters}, {"max_pad", s.size_bytes},
+    Json points = sweep(s, step, n, place, static_cast<unsigned>(rounds), &ok);
+    ctx.set_field("env_sweep", Json{{"step", step}, {"iters", iters}, {"rounds", rounds}, {"max_pad", s.size_bytes},
                                     {"parent_low12", low12_json(where)}, {"points", points}});
     ctx.checksum(static_cast<std::uint64_t>(micro_run(n, nullptr)));
-    ctx.verify(ok, "every run (parent and each child) moved the three counters by exactly 3 * iters");
+    ctx.verify(ok, "every run (parent and each child) moved the three counters by exactly 3 * iters, and every round of a padding saw the same addresses");
 }
 
 }  // namespace

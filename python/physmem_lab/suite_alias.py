@@ -6,14 +6,16 @@ Programs (lab/alias/*.cpp built by lab/cmake/alias.cmake; lab/PROTOCOL.md):
   microkernel (three static counters bumped from a loop whose counter ``g`` and increment
   ``inc`` stay on the stack) run in one fresh child process per padding 0, 16, ..., size
   bytes added to the environment. One record per sweep: the top level is the loop in the
-  parent itself; ``env_sweep.points`` one entry per padding with the child's ns per
-  iteration per repetition (only the loop timed, not start-up), ``min_ns``/``median_ns``,
+  parent itself; ``env_sweep.points`` one entry per padding with its children's ns per
+  iteration per repetition (one child per round, ``params.rounds``; only the loop timed,
+  not start-up), ``min_ns``/``median_ns``,
   its environment size, ASLR state, and the low 12 bits of ``g``, ``inc``, ``i``, ``j``,
   ``k``. ``params.counters``: ``linked`` (the statics where the linker put them) or a
   byte offset in a 64-byte-aligned block (the program comment says why).
 - ``alias_conv``: the 5-tap convolution in four builds (-O2, -O2 + restrict, -O3,
   -O3 + restrict). array-4k: ``conv.offsets`` and, per build, median/min/max ns per
-  element at each offset of out from in (floats, mod 1024). malloc-4k with
+  element at each offset of out from in (floats, mod 1024), over ``conv.rounds`` rounds
+  that each sweep every offset (bursts of interference hit one round, not all). malloc-4k with
   ``params.alloc``: in and out from plain malloc under that allocator (LD_PRELOAD);
   ``conv.offset_floats`` where out landed and every build's time on those buffers.
 
@@ -93,13 +95,14 @@ def pass_s(p: Point, cap: Optional[int]) -> float:
     run inside one point, so their whole cost is spread over the point's repetitions."""
     reps = (p.reps or 5) + (p.warmup if p.warmup is not None else 1)
     rep_s = max((p.min_rep_ms or 5) / 1000, 0.001)
+    rounds = int(p.params.get("rounds", 2 if p.experiment == ENV else 3))
     if p.experiment == ENV:
         children = p.size_bytes // int(p.params.get("step", 16)) + 1
-        return children * (0.01 + reps * 0.0016) / reps
+        return rounds * children * (0.01 + reps * 0.0016) / reps
     if p.experiment == CONV:
         if p.kind == "malloc":
-            return 4 * rep_s
-        return _n_offsets(p.params.get("offsets", "0:1024:4")) * 4 * rep_s
+            return rounds * 4 * rep_s
+        return rounds * _n_offsets(p.params.get("offsets", "0:1024:4")) * 4 * rep_s
     got = alias_tables.pass_s(p, cap) if alias_tables else None
     return got if got is not None else 0.1
 

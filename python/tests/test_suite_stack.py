@@ -1,0 +1,166 @@
+"""The stack suite: its report section and goals on synthetic records, and the real program
+run by ``physmem bench --suite stack --scale tiny`` (skipped unless built; fails under
+PHYSMEM_LAB_REQUIRE_BUILD=1 like conftest.real_bin)."""
+import json
+import math
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import synth
+from conftest import REPO, physmem_cmd
+from physmem_lab import analysis, report
+from physmem_lab.schema import validate_results
+from physmem_lab.suite_stack import SUITE, goals
+
+K, M = 1 << 10, 1 << 20
+
+
+def _segs(mapped=0, served=0, largest=0, seg=16 * K):
+    n = mapped + served
+    return {"mapped": mapped, "mapped_bytes": mapped * seg, "served": served, "served_bytes": served * seg,
+            "released": n, "largest_bytes": largest}
+
+
+def _rec(kernel, variant, size, ns, first_use_ns=None, params=None, **stack):
+    p = {"kernel": kernel, **(params or {})}
+    r = synth.record("stack", variant, size, [ns * f for f in (0.99, 1.0, 1.01)], params=p)
+    r["stack"] = {"build": "normal" if variant == "array-4k" else "split", "kernel": kernel,
+                  "thread_stack_bytes": 8 * M if variant == "array-4k" else 32 * K,
+                  "segments": _segs(), "list": {"segments": 0, "bytes": 0}, **stack}
+    if first_use_ns is not None:
+        r["phases"] = {"first_use": synth.phase([first_use_ns] * 3)}
+    return r
+
+
+def _deep(variant, ns, first_use, segs, params=None, seg=16 * K, served=False):
+    s = _segs(0 if served else segs, segs if served else 0, seg, seg)
+    return _rec("deepsum", variant, 20_000, ns, first_use, params, segments=s,
+                list={"segments": segs, "bytes": segs * seg},
+                first_use={"runs": 5, "segments_per_run": float(segs)})
+
+
+def _records(scan_split=1.02, deep_segments=512):
+    normal_deep = _rec("deepsum", "array-4k", 20_000, 17.0, 280.0, frame_bytes=320.0,
+                       normal_32k={"thread_stack_bytes": 32 * K, "depth": 20_000, "completed": False,
+                                   "signal": "SIGSEGV", "max_depth": 87})
+    return [
+        _rec("fib", "array-4k", 30, 1.0), _rec("fib", "malloc-4k", 30, 1.10),
+        _rec("scan", "array-4k", M, 0.066), _rec("scan", "malloc-4k", M, 0.066 * scan_split),
+        _rec("blackscholes", "array-4k", 256 * K, 2.5), _rec("blackscholes", "malloc-4k", 256 * K, 2.5),
+        normal_deep,
+        _deep("malloc-4k", 160.0, 630.0, deep_segments),
+        _deep("malloc-4k", 18.0, 250.0, 104, {"segment": "64K", "signals": "noblock"}, seg=64 * K),
+        _deep("pool-4k", 20.0, 19.0, 104, {"signals": "noblock", "block_size": 64 * K}, seg=64 * K, served=True),
+    ]
+
+
+def test_report_section_tables_probe_and_seed_figures(tmp_path):
+    md = report.build(synth.results(_records()), "synthetic", None, tmp_path).markdown()
+    assert f"## {SUITE.title}" in md
+    # overhead rows: normal and split ns/op and the ratio of medians with its range
+    assert "| fib | n=30 | split, 32K thread, libgcc segments | 1 | 1.1 | 1.10x [1.08-1.12] | 1.15x (fib) | yes |" in md
+    assert "| blackscholes | 256K | split, 32K thread, libgcc segments | 2.5 | 2.5 | 1.00x" in md
+    assert "THEIRS (seed 001" in md and "6,410,250" in md
+    # segment table: counts, bytes, list cross-check, first use vs the normal build
+    assert ("| depth 20,000 | split, 32K thread, libgcc segments | 512 | - | 8M | 16K | yes | 512 | 160.0 "
+            "| 630.0 | 2.25x [2.25-2.25] |") in md
+    assert "| depth 20,000 | split, 32K thread, 64K pool blocks, signals not blocked | 104 | 104 | 6656K | 64K | yes |" in md
+    assert "min segment 64K, signals not blocked" in md
+    assert "killed by SIGSEGV (in a child process); the deepest recursion that fits is 87 frames of 320 bytes" in md
+    assert (tmp_path / "plot-stack-overhead.png").stat().st_size > 1000
+
+
+def test_list_mismatch_is_shown():
+    recs = _records()
+    recs[7]["stack"]["list"]["segments"] = 511
+    md = report.build(synth.results(recs), "synthetic", None, None).markdown()
+    assert "| 512 | - | 8M | 16K | NO |" in md
+
+
+def test_goals_follow_the_numbers():
+    g = {x.number: x for x in goals(analysis.Records(synth.results(_records())))}
+    assert g["stack-1"].verdict == "MET"                      # scan 1.02x, blackscholes 1.00x
+    assert abs(g["stack-1"].items[0].ratio.value - 1.02) < 1e-9
+    assert any("fib n=30" in n and "1.10x" in n for n in g["stack-1"].notes)
+    assert g["stack-2"].verdict == "MET"
+    deep = g["stack-2"].items[0].ratio
+    assert abs(deep.value - 32 * K / (320.0 * 20_000)) < 1e-12     # 32 KiB of the 6.4 MB needed
+    assert "over 512 segments" in deep.cell()
+    slow = {x.number: x for x in goals(analysis.Records(synth.results(_records(scan_split=1.2))))}
+    assert slow["stack-1"].verdict == "MISSED"
+    assert any("scan" in w for w in slow["stack-1"].why())
+
+
+def test_deep_goal_misses_without_segments_or_on_a_big_stack():
+    shallow = {x.number: x for x in goals(analysis.Records(synth.results(_records(deep_segments=1))))}
+    assert shallow["stack-2"].verdict == "MISSED"
+    assert math.isinf(shallow["stack-2"].items[0].ratio.value)
+    assert "not deep enough" in shallow["stack-2"].items[0].ratio.cell()
+    big = _records()
+    big[7]["stack"]["thread_stack_bytes"] = 8 * M
+    g = {x.number: x for x in goals(analysis.Records(synth.results(big)))}
+    assert g["stack-2"].verdict == "MISSED"
+    none = {x.number: x for x in goals(analysis.Records(synth.results([])))}
+    assert none["stack-1"].verdict == none["stack-2"].verdict == "NOT MEASURED"
+
+
+@pytest.fixture(scope="module")
+def stack_bin():
+    d = Path(os.environ.get("PHYSMEM_LAB_BIN") or REPO / "build" / "lab")
+    if not (d / "physmem_lab_stack").is_file():
+        msg = f"physmem_lab_stack not built in {d} (needs GCC and ld.gold; skipped under sanitizers)"
+        if os.environ.get("PHYSMEM_LAB_REQUIRE_BUILD") == "1":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return d
+
+
+def test_bad_arguments_are_usage_errors(stack_bin):
+    exe = str(stack_bin / "physmem_lab_stack")
+    for extra in (["--variant", "malloc-thp", "--size", "30"],
+                  ["--variant", "array-4k", "--size", "99", "--param", "kernel=fib"],
+                  ["--variant", "malloc-4k", "--size", "30", "--param", "segment=3K"],
+                  ["--variant", "malloc-4k", "--size", "30", "--param", "kernel=nope"]):
+        p = subprocess.run([exe] + extra, capture_output=True, text=True, timeout=30)
+        assert p.returncode == 2, (extra, p.stderr)
+        assert "physmem_lab_stack:" in p.stderr
+
+
+def test_tiny_bench_on_the_real_program(stack_bin, tmp_path):
+    out = tmp_path / "stack.json"
+    argv = physmem_cmd() + ["bench", "--suite", "stack", "--scale", "tiny", "--no-reserve",
+                            "-o", str(out), "--report", str(tmp_path / "rep"),
+                            "--bin-dir", str(stack_bin)]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-4000:]
+    res = json.loads(out.read_text())
+    validate_results(res)
+    assert not res["errors"] and not res["skipped"] and res["records"]
+    assert all(r["verified"] for r in res["records"])
+    kernels = {r["params"]["kernel"] for r in res["records"]}
+    assert kernels == {"fib", "deepsum", "scan", "blackscholes"}
+    for r in res["records"]:
+        st = r["stack"]
+        if r["kind"] != "array":
+            assert st["thread_stack_bytes"] == 32 * K
+            assert st["list"]["segments"] == st["segments"]["mapped"] + st["segments"]["served"]
+        if r["params"]["kernel"] == "deepsum" and r["kind"] != "array":
+            assert st["segments"]["mapped"] + st["segments"]["served"] > 1
+            assert st["segments"]["released"] == st["list"]["segments"]
+            assert "first_use" in r["phases"]
+        if r["kind"] == "pool":
+            assert st["segments"]["served"] > 1 and st["segments"]["mapped"] == 0
+            assert st["segments"]["largest_bytes"] == r["params"]["block_size"]
+        if r["params"].get("segment") == "64K":
+            assert st["segments"]["largest_bytes"] == 64 * K
+        if r["params"]["kernel"] == "deepsum" and r["kind"] == "array":
+            probe = st["normal_32k"]
+            assert not probe["completed"] and probe["signal"] == "SIGSEGV"
+            assert 0 < probe["max_depth"] < r["size_bytes"]
+            assert 200 < st["frame_bytes"] < 1024
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"## {SUITE.title}" in md and "Deep recursion: segments" in md
+    assert (tmp_path / "rep" / "plot-stack-overhead.png").exists()

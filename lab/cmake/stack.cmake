@@ -54,4 +54,11 @@ if(PHYSMEM_BUILD_TESTS)
   target_link_libraries(physmem_lab_stack_tests PRIVATE physmem_lab_stack_support physmem_lab_common GTest::gtest GTest::gtest_main)
   target_link_options(physmem_lab_stack_tests PRIVATE ${_stack_link})
   gtest_discover_tests(physmem_lab_stack_tests DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT 300)
+  # The split object must call nothing but itself and __morestack: an inline function
+  # left out of line would be COMDAT-merged with the normal build's copy (kernels.hpp).
+  find_program(PHYSMEM_OBJDUMP objdump)
+  if(PHYSMEM_OBJDUMP)
+    add_test(NAME physmem_lab_stack_split_calls_only_split_code
+             COMMAND sh -c "! ${PHYSMEM_OBJDUMP} -dr $<TARGET_OBJECTS:physmem_lab_stack_split> | grep -o 'R_X86_64_PLT32.*' | grep -v -e __morestack -e _ZN3lab5stack5split | grep .")
+  endif()
 endif()

@@ -248,6 +248,14 @@ void measure_first_use(lab::Context& ctx, const Plan& p, const Inputs& in, lab::
     st["first_use"] = {{"runs", runs}, {"segments_per_run", double(c.mapped + c.served) / double(runs ? runs : 1)}};
 }
 
+// The params as they took effect: the normal build has no segments or signal switches;
+// a pool's minimum segment is its block.
+void record_params(lab::Context& ctx, const Plan& p) {
+    ctx.set_param("thread_stack", std::to_string(p.thread_stack));
+    if (!p.split) ctx.set_param("segment", "none"), ctx.set_param("signals", "none");
+    if (ctx.settings().kind == lab::Kind::pool) ctx.set_param("segment", "block");
+}
+
 const char* source_of(const lab::Settings& s) {
     return s.kind == lab::Kind::array ? "contiguous thread stack" : s.kind == lab::Kind::malloc ? "libgcc mmap" : "physmem BlockPool";
 }
@@ -265,6 +273,7 @@ void body(lab::Context& ctx) {
     std::vector<void*> blocks;
     if (s.kind == lab::Kind::pool) blocks = pool_blocks(ctx, p), segments::serve_from(blocks, s.block_size);
     ctx.set_elements(p.n);
+    record_params(ctx, p);
     if (p.kernel == Kernel::scan) ctx.set_field("unit", "element");
     if (p.kernel == Kernel::blackscholes) ctx.set_field("unit", "option");
     std::uint64_t got = measure_on_thread(ctx, p, in, st);

@@ -202,7 +202,10 @@ def report(doc, recs, results, out_dir):
           "32 KiB; libgcc takes over 16000 bytes below the thread's first frame and continues "
           "in segments. ns per op: per call (fib: calls of the naive definition; deepsum: "
           "frames), per element (scan) or per option (blackscholes); median of the repetitions, "
-          "the range over repetitions in brackets.")
+          "the range over repetitions in brackets. fib's count is the naive definition's; GCC "
+          "turns one of its two recursive calls into a loop, in both builds alike, so fewer "
+          "calls are real. No hardware counters here (no PMU in the VM): the limit check's "
+          "instructions are not counted, only its time.")
     doc.h(3, "Overhead of split stacks: split / normal")
     doc.table(["kernel", "size", "split variant", "normal ns/op", "split ns/op", "split / normal",
                "THEIRS", "verified"], _overhead_rows(recs))
@@ -227,7 +230,7 @@ def _segment_section(doc, recs):
     doc.table(["deepsum", "variant", "segments", "from the pool", "segment bytes", "largest",
                "= libgcc's list", "segments / fresh run", "ns/frame (reused)",
                "ns/frame (first use)", "first use split / normal"], _segment_rows(recs))
-    doc.ul(_probe_lines(recs))
+    doc.ul(_probe_lines(recs) + _segment_findings(recs))
     doc.p("Counted how: libgcc maps every segment with syscall(SYS_mmap, ...) and unmaps it "
           "with syscall(SYS_munmap, ...); the program is linked with --wrap=syscall, so each "
           "one passes through a counter (exact, one per segment); the list libgcc keeps "
@@ -249,6 +252,38 @@ def _segment_section(doc, recs):
           "answering libgcc's mmap with a block (pool-4k; the block size is the minimum "
           "segment). __splitstack_block_signals is libgcc's one public knob: signals=noblock "
           "drops the two rt_sigprocmask calls around every switch.")
+
+
+def _per_switch_us(slow: dict, fast: dict) -> float:
+    """Extra microseconds per segment entered (and left) of ``slow`` over ``fast``."""
+    extra_ns = (slow["median_ns"] - fast["median_ns"]) * slow["ops_per_pass"]
+    return extra_ns / max(seg_count(slow), 1) / 1e3
+
+
+def _segment_findings(recs) -> List[str]:
+    out = []
+    for s in sizes(recs, "deepsum"):
+        dflt = one(recs, "deepsum", "malloc-4k", s, **LIBGCC)
+        nob = one(recs, "deepsum", "malloc-4k", s, segment="libgcc", signals="noblock")
+        big = one(recs, "deepsum", "malloc-4k", s, segment="64K", signals="noblock")
+        pool = next((r for r in recs_of(recs, "deepsum", "pool-4k", s, signals="noblock")), None)
+        if dflt and nob and seg_count(dflt):
+            out.append(f"depth {s:,}: blocking signals (libgcc's default) costs {Ratio(dflt, nob).cell()} "
+                       f"the time without, {_per_switch_us(dflt, nob):.1f} us per segment entered and left "
+                       f"({seg_count(dflt):,} segments a pass)")
+        if nob and big and seg_count(nob):
+            out.append(f"depth {s:,}: a 64 KiB minimum segment: {seg_count(big):,} segments instead of "
+                       f"{seg_count(nob):,}; reused {Ratio(big, nob).cell()}, first use "
+                       f"{_cell(phase_ratio(big, nob, 'first_use'))} of the libgcc-sized segments")
+        if big and pool:
+            out.append(f"depth {s:,}: segments from {format_size(pool['params'].get('block_size', 0))} pool "
+                       f"blocks instead of 64 KiB mmaps: reused {Ratio(pool, big).cell()}, first use "
+                       f"{_cell(phase_ratio(pool, big, 'first_use'))}")
+    return out
+
+
+def _cell(r: Optional[Ratio]) -> str:
+    return r.cell() if r else "-"
 
 
 def _overhead_plot(recs, out_dir) -> Path:

@@ -18,6 +18,9 @@
  * Guarantee: while at most N buffers of its class are live, a new buffer's low 12 bits
  * differ from those of every other live buffer of the class; in particular, up to N live
  * buffers of one size never share their low 12 bits, whatever was freed in between.
+ * Among those offsets it takes the one farthest around the 4 KiB page from where live
+ * large buffers (of any size) start, ties to the lowest: with no other large buffer live,
+ * two allocated one after the other are min(2 KiB, N * 64 - 64) bytes apart.
  * Alignments 128..4096 are staggered in steps of the alignment. PHYSMEM_MALLOC_STAGGER=0:
  * large buffers start on a page boundary.
  */

@@ -9,7 +9,10 @@
 // Stagger (the contract in physmem.h): each key counts its live objects per 64-byte
 // offset slot 0..63. An allocation of `size` may use the first N = min(64, slack / 64)
 // slots (slack = class bytes - size >= 1 KiB, so N >= 16; 64 for direct mappings, which
-// get an extra page) and takes the least used of them, scanning from a rotating cursor.
+// get an extra page) and takes the least used of them — of those, the farthest around the
+// page from where live large objects of any class start, so consecutive buffers are up to
+// 2 KiB apart, not 64 bytes (seed 002: a store 64 bytes past a load's page offset still
+// 4K-aliases in an unrolled loop).
 // So while at most N objects of a key are live, their offsets (the low 12 bits, spans
 // being page aligned) are pairwise distinct, whatever was freed in between.
 //
@@ -33,12 +36,12 @@ constexpr std::size_t kCacheMaxBytes = std::size_t{32} << 20;
 
 struct alignas(64) LargeClass {
     SpinLock lock;
-    unsigned cursor;                  // slot the next scan starts from
     std::uint16_t use[kSlots];        // live objects at each offset slot
     Span* cached[kCached];
     std::atomic<unsigned> ncached;    // written under the lock; read without it as a hint
 };
 constinit LargeClass g_large[kKeys];
+std::atomic<unsigned> g_slot_live[kSlots];   // live large objects starting at each slot, all classes
 std::atomic<std::size_t> g_requested{0};  // bytes asked for by live large objects
 
 // Class bytes of a large request and its index (0 for 64 KiB, 8 per doubling).
@@ -51,28 +54,55 @@ std::size_t class_bytes(std::size_t size, unsigned& index) noexcept {
     return c;
 }
 
+// Circular distance, in slots, between slots a and b of the 4 KiB page (64 slots).
+unsigned ring_distance(unsigned a, unsigned b) noexcept {
+    unsigned d = a > b ? a - b : b - a;
+    return d < kSlots - d ? d : kSlots - d;
+}
+
+// Distance from slot k to the nearest slot where a live large object of any class starts
+// (0: one starts at k; kSlots: none live). g_slot_live is read without a lock: a hint.
+unsigned distance_to_live(unsigned k) noexcept {
+    unsigned best = kSlots;
+    for (unsigned j = 0; j < kSlots; ++j)
+        if (g_slot_live[j].load(std::memory_order_relaxed) && ring_distance(j, k) < best) best = ring_distance(j, k);
+    return best;
+}
+
+void count_slot(LargeClass& lc, unsigned slot, int delta) noexcept {
+    lc.use[slot] = static_cast<std::uint16_t>(lc.use[slot] + delta);
+    g_slot_live[slot].fetch_add(static_cast<unsigned>(delta), std::memory_order_relaxed);
+}
+
 // pre: lc.lock held. The offset for an object with `slack` spare bytes and alignment
-// `align` (<= kPage): the least used allowed slot, counted as used.
+// `align` (<= kPage), counted as used: among the allowed slots, the least used by this
+// class (the guarantee of physmem.h); among those, the farthest around the page from
+// where live large objects of every class start, so buffers allocated one after another
+// land far apart (0, then 2 KiB, then 1 or 3 KiB, ...) rather than 64 bytes apart; ties
+// to the lowest slot. Cost: at most 64 x 64 slot reads, on a path that maps or reuses
+// >= 64 KiB.
 std::uint32_t take_offset(LargeClass& lc, std::size_t slack, std::size_t align, bool stagger) noexcept {
     std::size_t step = align > 64 ? align : 64;
     std::size_t limit = (slack < kPage ? slack : kPage) / step * step;
     unsigned stride = static_cast<unsigned>(step / 64);
     unsigned n = stagger && limit ? static_cast<unsigned>(limit / 64) : stride;  // slots allowed
-    unsigned start = lc.cursor % n / stride * stride, best = start, best_use = UINT_MAX;
-    for (unsigned j = 0; j < n; j += stride) {
-        unsigned k = (start + j) % n;
-        if (lc.use[k] < best_use) best = k, best_use = lc.use[k];
-        if (best_use == 0) break;
+    unsigned least = UINT_MAX;
+    for (unsigned k = 0; k < n; k += stride) least = lc.use[k] < least ? lc.use[k] : least;
+    unsigned best = 0;
+    int best_far = -1;
+    for (unsigned k = 0; k < n && best_far < static_cast<int>(kSlots); k += stride) {
+        if (lc.use[k] != least) continue;
+        int far = static_cast<int>(distance_to_live(k));
+        if (far > best_far) best = k, best_far = far;
     }
-    ++lc.use[best];
-    lc.cursor = best + stride;
+    count_slot(lc, best, +1);
     return best * 64;
 }
 
 void release_offset(Span* s) noexcept {
     LargeClass& lc = g_large[s->lkey - 1];
     LockGuard g(lc.lock);
-    --lc.use[s->offset / 64];
+    count_slot(lc, s->offset / 64, -1);
 }
 
 void* finish(Span* s, std::size_t size, std::uint32_t off, unsigned lkey) noexcept {
@@ -152,7 +182,7 @@ void* heap_large_alloc(std::size_t size, std::size_t align) noexcept {
     }
     if (s) return finish(s, size, off, key + 1);
     LockGuard g(lc.lock);
-    --lc.use[off / 64];
+    count_slot(lc, off / 64, -1);
     return nullptr;
 }
 

@@ -239,6 +239,27 @@ TEST(Stagger, SameSizeLargeBuffersNeverShareLow12Bits) {
     }
 }
 
+// Circular distance of two addresses' low 12 bits around a 4 KiB page.
+std::size_t ring_gap(const void* a, const void* b) {
+    std::size_t d = (addr(a) - addr(b)) & 4095;
+    return std::min(d, 4096 - d);
+}
+
+// physmem.h: a pair allocated one after the other (the convolution's in and out) lands
+// min(2 KiB, N * 64 - 64) apart around the page, far outside a loop's alias window.
+TEST(Stagger, ConsecutiveBuffersLandFarApartInThePage) {
+    if (!stagger_on()) GTEST_SKIP() << "PHYSMEM_MALLOC_STAGGER=0";
+    for (std::size_t n : large_sizes()) {
+        void* a = pm_malloc(n);
+        void* b = pm_malloc(n);
+        std::size_t N = offsets_available(a, n);
+        EXPECT_GE(ring_gap(a, b), std::min<std::size_t>(2048, N * 64 - 64)) << "size " << n << ", N " << N;
+        void* c = pm_malloc(n);   // the third: a quarter page from the nearest of the two when N = 64
+        if (N == 64) EXPECT_GE(std::min(ring_gap(c, a), ring_gap(c, b)), 1024u) << "size " << n;
+        pm_free(c), pm_free(b), pm_free(a);
+    }
+}
+
 TEST(StaggerOff, LargeBuffersArePageAligned) {
     if (stagger_on()) GTEST_SKIP() << "run with PHYSMEM_MALLOC_STAGGER=0 (a CTest entry does)";
     for (std::size_t n : large_sizes()) {

@@ -139,7 +139,6 @@ int counter_place(const std::string& v) {
 // Rounds run the whole sweep one after the other, so a burst of interference from other
 // processes hits one round of a padding, not all of them.
 Json sweep(const lab::Settings& s, std::size_t step, int iters, int place, unsigned rounds, bool* ok) {
-    const std::string exe = self_exe();
     std::vector<std::string> env = base_env();
     env.push_back(std::string(kChildVar) + "=" + std::to_string(iters) + ":" + std::to_string(s.reps) + ":" +
                   std::to_string(s.warmup) + ":" + std::to_string(place));
@@ -148,7 +147,7 @@ Json sweep(const lab::Settings& s, std::size_t step, int iters, int place, unsig
     for (unsigned r = 0; r < rounds; ++r)
         for (std::size_t i = 0; i < got.size(); ++i) {
             env.back() = std::string(kPadVar) + "=" + std::string(i * step, 'x');
-            got[i].push_back(Json::parse(run_capture(exe, {"physmem_lab_alias_env"}, env)));
+            got[i].push_back(Json::parse(run_capture(kSelfExe, {"physmem_lab_alias_env"}, env)));
         }
     Json points = Json::array();
     for (std::size_t i = 0; i < got.size(); ++i) {

@@ -43,13 +43,6 @@ std::string describe(int status) {
 
 }  // namespace
 
-std::string self_exe() {
-    char buf[4096];
-    ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-    if (n < 0) fail("readlink /proc/self/exe", errno);
-    return std::string(buf, static_cast<std::size_t>(n));
-}
-
 std::string run_capture(const std::string& path, const std::vector<std::string>& argv,
                         const std::vector<std::string>& env) {
     int fds[2];

@@ -8,8 +8,9 @@
 
 namespace lab::alias {
 
-// The executable of this process (readlink /proc/self/exe). Throws std::runtime_error.
-std::string self_exe();
+// This process's own executable as a path exec can take even after the file was replaced
+// or deleted (a rebuild while a sweep runs): the magic link, resolved in the child.
+inline constexpr const char* kSelfExe = "/proc/self/exe";
 
 // Runs `path` with exactly `argv` and `env` (nothing inherited but the personality,
 // which exec keeps), waits for it and returns its stdout. Throws std::runtime_error

@@ -145,6 +145,24 @@ def conv_sweep(rec: dict) -> Dict[str, dict]:
     return out
 
 
+def slow_offsets(build: dict) -> List[int]:
+    """Offsets of one build of conv_sweep whose best time is >= SPIKE x the sweep's median."""
+    mid = statistics.median(p[STAT] for p in build["points"])
+    return [p["offset"] for p in build["points"] if p[STAT] >= SPIKE * mid]
+
+
+def ranges(xs: List[int]) -> str:
+    """'1-10, 17, 996-1000' from sorted integers ('none' when empty)."""
+    out, i = [], 0
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] - xs[j] <= 8:
+            j += 1
+        out.append(str(xs[i]) if i == j else f"{xs[i]}-{xs[j]}")
+        i = j + 1
+    return ", ".join(out) or "none"
+
+
 def default_allocs(recs) -> Dict[str, dict]:
     """alloc -> {'offset', 'in_low12', 'out_low12', 'active', 'builds': {name: timing}} of the
     malloc records (the largest size when there are several)."""
@@ -276,12 +294,28 @@ def _conv_section(doc, recs, out_dir, plots):
                          f"{b['best'][STAT]:.3f} at {b['best']['offset']}",
                          f"{b['worst'][STAT]:.3f} at {b['worst']['offset']}",
                          f"{b['worst'][STAT] / b['best'][STAT]:.2f}x"])
-        doc.table(["build", "flags", "offset 0 ns/elem", "best (offset)", "worst (offset)", "worst / best"], rows)
+            rows[-1].append(ranges(slow_offsets(b)))
+        doc.table(["build", "flags", "offset 0 ns/elem", "best (offset)", "worst (offset)", "worst / best",
+                   f"slow offsets (>= {SPIKE}x median)"], rows)
+        doc.ul(_conv_findings(per))
         doc.p(f"THEIRS (seed 002, Haswell, cycles): {THEIRS['conv']}.")
     if allocs:
         _alloc_table(doc, allocs, conv_sweep(sw) if sw else None)
     if out_dir and sw:
         plots.append(("alias: convolution time vs offset, allocator markers", _conv_plot(sw, allocs, out_dir)))
+
+
+def _conv_findings(per) -> List[str]:
+    out = []
+    for name, b in per.items():
+        mid = statistics.median(p[STAT] for p in b["points"])
+        at0 = next((p for p in b["points"] if p["offset"] == 0), None)
+        if at0:
+            out.append(f"{name}: offset 0 (equal low 12 bits, malloc's usual default) is "
+                       f"{at0[STAT] / mid:.2f}x the sweep's median and {at0[STAT] / b['worst'][STAT]:.2f}x its worst"
+                       + (" — near the worst, as in the seed" if at0[STAT] >= 0.9 * b["worst"][STAT] else
+                          " — not the worst case on this machine"))
+    return out
 
 
 def _alloc_table(doc, allocs, per):
@@ -430,6 +464,10 @@ def _goal_default_alloc(recs) -> Goal:
                             f"({best['offset']})", TimingRatio(pm, best, "physmem/best"), 1.05))
         g.items.append(Item(f"{b}: worst offset ({worst['offset']}) / glibc default (offset "
                             f"{allocs['glibc']['offset']})", TimingRatio(worst, gl, "worst/glibc"), 1.05))
+        mid = statistics.median(p[STAT] for p in per[b]["points"])
+        g.notes.append(f"{b}: physmem default / the sweep's median over offsets = {pm[STAT] / mid:.2f}x, "
+                       f"glibc default / median = {gl[STAT] / mid:.2f}x (the best offset is the minimum "
+                       f"of {len(per[b]['points'])} noisy points, a hard bar)")
         g.notes.append(f"{b}: the sweep's worst / best = {worst[STAT] / best[STAT]:.2f}x "
                        f"(THEIRS: ~1.7x at -O2, ~2x at -O3); glibc / physmem default = "
                        f"{gl[STAT] / pm[STAT]:.2f}x (best of repetitions)")

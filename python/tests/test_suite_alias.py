@@ -14,7 +14,7 @@ from conftest import REPO, physmem_cmd
 from physmem_lab import analysis, report
 from physmem_lab.schema import validate_results
 from physmem_lab.suite_alias import (SUITE, _TINY_OFFSETS, alias_pairs, conv_sweep, default_allocs,
-                                     env_spikes, goals)
+                                     env_spikes, goals, ranges, slow_offsets)
 
 PROGRAMS = ("alias_env", "alias_conv")
 K = 1 << 10
@@ -89,6 +89,8 @@ def test_conv_best_worst_and_allocator_markers():
     per = conv_sweep(_sweep())
     assert per["o2"]["best"]["offset"] in (4, 16, 512) and per["o2"]["worst"]["offset"] == 0
     assert per["o3"]["worst"]["min_ns"] == pytest.approx(0.6)
+    assert slow_offsets(per["o2"]) == [0, 1]         # >= 1.3x the median (1.1)
+    assert ranges([1, 2, 3, 10, 30, 996, 1000]) == "1-10, 30, 996-1000" and ranges([]) == "none"
     allocs = default_allocs(analysis.Records(_results()))
     assert allocs["glibc"]["offset"] == 0 and allocs["physmem"]["offset"] == 16
     assert allocs["physmem"]["builds"]["o3"]["min_ns"] == pytest.approx(0.306)
@@ -105,7 +107,9 @@ def test_report_section_tables_plots_and_seed_figures(tmp_path):
     assert "the pair is what costs time here" in md
     assert "1 spike without an alias pair (paddings 5008)" in md
     # conv: offset 0 / best / worst per build, the seed's figures beside
-    assert "| o2 | -O2 | 2.000 | 1.000 at 4 | 2.000 at 0 | 2.00x |" in md
+    assert "| o2 | -O2 | 2.000 | 1.000 at 4 | 2.000 at 0 | 2.00x | 0-1 |" in md
+    assert "o2: offset 0 (equal low 12 bits, malloc's usual default) is 1.82x the sweep's median" in md
+    assert "near the worst, as in the seed" in md
     assert "THEIRS (seed 002" in md and "3184 and 7280" in md and "1.69x" in md
     # allocators: where out landed and the time against the sweep's best and worst
     assert "| glibc | 16 | 16 | 0 | 4198400 | 2.000 (2.00x best, 1.00x worst)" in md

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# scripts/run.sh — the main job: set up, build, run the lab's default suite and write its
-# report (results/report/report.md and report.html), printing the headline table.
+# scripts/run.sh — the main job: set up, build, run every suite (lab, alloc, alias,
+# prefault, stack) at the default scale and write the report (results/report/report.md
+# and report.html), printing the headline table. About 20 minutes on a 2-core VM.
 #
-#   scripts/run.sh [physmem bench arguments...]     e.g. --full, --only scan,gups, --no-reserve
+#   scripts/run.sh [physmem bench arguments...]   e.g. --suite lab (the lab alone, ~9 min),
+#                                                 --scale tiny, --scale full, --no-reserve
 #
 # As root the run reserves the 1 GiB pages its *-1g variants need, says so before it
 # starts, and restores nr_hugepages at the end (--no-reserve: no system change; those
@@ -13,6 +15,6 @@ scripts/setup.sh build
 
 mkdir -p results
 stamp="$(date -u +%Y%m%dT%H%M%SZ)"
-.venv/bin/physmem bench --suite default -o "results/lab-$stamp.json" --report results/report "$@"
+.venv/bin/physmem bench --suite all -o "results/lab-$stamp.json" --report results/report "$@"
 cp "results/lab-$stamp.json" results/latest.json
 echo "run: results in results/lab-$stamp.json (also results/latest.json); report in results/report/"

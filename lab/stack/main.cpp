@@ -17,7 +17,9 @@
 // Timed: ctx.measure runs on the measured thread itself; its segments are mapped during
 // the warm-up and reused after (libgcc keeps them until the thread exits). deepsum also
 // has phase "first_use": every pass on a fresh thread, so segment mapping, first touch
-// and release at exit are in the time.
+// and release at exit are in the time. Split fib, scan and blackscholes also time the
+// normal build side by side on the same thread (stack.paired: per-pair split / normal),
+// which a shared machine's drift between two processes does not bias.
 // Recorded under "stack": segments mapped or served (exact, from the wrappers of
 // segments.hpp) and the segment list walked on the thread, the normal build's bytes per
 // deepsum frame, and for array-4k deepsum the deepest recursion a 32 KiB normal stack
@@ -26,6 +28,8 @@
 // written, blackscholes against scalar prices from the normal build.
 #include <sys/resource.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -209,6 +213,44 @@ lab::Json counts_json(const segments::Counts& c) {
             {"served_bytes", c.served_bytes}, {"released", c.unmapped}, {"largest_bytes", c.largest}};
 }
 
+// Nanoseconds per op of k back-to-back calls of the plan's kernel.
+double block_ns(const Plan& p, const Inputs& in, std::uint64_t k) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::uint64_t x = 0;
+    for (std::uint64_t i = 0; i < k; ++i) x ^= call(p, in);
+    lab::sink(x);
+    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
+           double(k * ops_per_call(p));
+}
+
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+// split / normal timed side by side on the calling thread (a split plan whose kernel
+// stays shallow, so the normal build fits the same 32 KiB stack): settings().reps pairs
+// of blocks of k calls, each block about min_rep_ms / 2, in ABBA order (split first in
+// odd pairs). Drift in the machine's load hits both halves of a pair alike.
+lab::Json paired_ratio(const lab::Settings& s, const Plan& p, const Inputs& in) {
+    Plan normal_plan = p;
+    normal_plan.split = false;
+    std::uint64_t k = 1;
+    while (block_ns(normal_plan, in, k) * double(k * ops_per_call(p)) < s.min_rep_ms * 5e5 && k < (1u << 30)) k *= 2;
+    std::vector<double> ratios, split_ns, normal_ns;
+    for (unsigned i = 0; i < s.reps; ++i) {
+        const bool split_first = i % 2 == 1;
+        double a = block_ns(split_first ? p : normal_plan, in, k);
+        double b = block_ns(split_first ? normal_plan : p, in, k);
+        split_ns.push_back(split_first ? a : b), normal_ns.push_back(split_first ? b : a);
+        ratios.push_back(split_ns.back() / normal_ns.back());
+    }
+    return {{"pairs", s.reps}, {"calls_per_block", k}, {"ratio_median", median_of(ratios)},
+            {"ratio_min", *std::min_element(ratios.begin(), ratios.end())},
+            {"ratio_max", *std::max_element(ratios.begin(), ratios.end())},
+            {"split_median_ns", median_of(split_ns)}, {"normal_median_ns", median_of(normal_ns)}};
+}
+
 // The main timing, on a thread of the plan's stack. Fills `st` with what the thread saw.
 std::uint64_t measure_on_thread(lab::Context& ctx, const Plan& p, const Inputs& in, lab::Json& st) {
     std::uint64_t result = 0;
@@ -222,6 +264,7 @@ std::uint64_t measure_on_thread(lab::Context& ctx, const Plan& p, const Inputs& 
         result = call(p, in);
         if (!p.split && p.kernel == Kernel::deepsum)
             st["frame_bytes"] = static_cast<double>(top - static_cast<const char*>(normal::deepest_frame())) / double(p.n + 1);
+        if (p.split && p.kernel != Kernel::deepsum) st["paired"] = paired_ratio(ctx.settings(), p, in);
         auto walk = segments::walk_list();
         st["segments"] = counts_json(segments::counts());
         st["list"] = {{"segments", walk.segments}, {"bytes", walk.bytes}};

@@ -141,6 +141,40 @@ def phase_ratio(num: dict, den: dict, phase: str) -> Optional[Ratio]:
     return None
 
 
+class PairedRatio(Ratio):
+    """split / normal timed side by side in one process (the record's ``stack.paired``:
+    ABBA pairs of blocks on the same thread): median, min and max of the per-pair ratios."""
+
+    def __init__(self, split: dict):
+        super().__init__(split, split)
+        self.p = split["stack"]["paired"]
+
+    @property
+    def value(self):
+        return self.p["ratio_median"]
+
+    @property
+    def lo(self):
+        return self.p["ratio_min"]
+
+    @property
+    def hi(self):
+        return self.p["ratio_max"]
+
+    def spreads(self):
+        return ((self.hi - self.lo) / self.value, 0.0)
+
+    def doubts(self):
+        return [f"per-pair ratios spread {self.spreads()[0]:.0%}"] if self.spreads()[0] >= 0.10 else []
+
+    def cell(self):
+        return f"{self.value:.2f}x [{self.lo:.2f}-{self.hi:.2f}] ({self.p['pairs']} pairs)"
+
+
+def paired(r: Optional[dict]) -> Optional[PairedRatio]:
+    return PairedRatio(r) if r and (r.get("stack") or {}).get("paired") else None
+
+
 # ---------------------------------------------------------------- report
 
 def _overhead_rows(recs):
@@ -154,7 +188,8 @@ def _overhead_rows(recs):
                 theirs = {"fib": f"{SEED['fib']:.2f}x (fib)", "scan": f"{SEED['real_avg']:.2f}x avg",
                           "blackscholes": f"{SEED['real_avg']:.2f}x avg", "deepsum": "not stated"}[k]
                 rows.append([k, problem(k, s), label(r), f"{base['median_ns']:.3g}" if base else "-",
-                             f"{r['median_ns']:.3g}", Ratio(r, base).cell() if base else "-", theirs,
+                             f"{r['median_ns']:.3g}", Ratio(r, base).cell() if base else "-",
+                             _cell(paired(r)), theirs,
                              "yes" if r["verified"] and (not base or base["verified"]) else "NO"])
     return rows
 
@@ -208,7 +243,12 @@ def report(doc, recs, results, out_dir):
           "instructions are not counted, only its time.")
     doc.h(3, "Overhead of split stacks: split / normal")
     doc.table(["kernel", "size", "split variant", "normal ns/op", "split ns/op", "split / normal",
-               "THEIRS", "verified"], _overhead_rows(recs))
+               "paired in one process", "THEIRS", "verified"], _overhead_rows(recs))
+    doc.p("split / normal: the two records' medians (two processes, run one after the other). "
+          "Paired: the split program also timed the normal build on the same thread, "
+          "alternating blocks of calls (ABBA), and the median of the per-pair ratios is shown "
+          "with their range — a shared machine's load drifts between processes, and the pairs "
+          "see the same drift. Goal stack-1 uses the paired ratio where there is one.")
     doc.p(f"THEIRS (seed 001, SPECint2017 and PARSEC, i7-7700): {SEED['real_avg']:.2f}x on "
           f"average, most programs within 1%; a recursive Fibonacci {SEED['fib']:.2f}x. Seed 000 "
           f"(blog): PARSEC essentially unchanged; its recursive sum to n = {SEED['sum_n']:,} made "
@@ -296,14 +336,17 @@ def _overhead_plot(recs, out_dir) -> Path:
             base = one(recs, k, NORMAL, s)
             r = one(recs, k, "malloc-4k", s, **LIBGCC)
             if base and r:
-                q = Ratio(r, base)
-                bars.append((f"{k}\n{problem(k, s)}", q.value, q.lo, q.hi))
+                q, pr = Ratio(r, base), paired(r)
+                bars.append((f"{k}\n{problem(k, s)}", q.value, q.lo, q.hi, pr.value if pr else None))
     fig, ax = plt.subplots(figsize=(7.5, 4.2), dpi=100)
     xs = list(range(len(bars)))
     ax.bar(xs, [b[1] for b in bars], color="#7a9cc6", label="ours: split / normal (median)")
     ax.errorbar(xs, [b[1] for b in bars], yerr=[[max(b[1] - b[2], 0) for b in bars],
                                                  [max(b[3] - b[1], 0) for b in bars]],
                 fmt="none", ecolor="k", capsize=3, label="range over repetitions")
+    pts = [(x, b[4]) for x, b in zip(xs, bars) if b[4] is not None]
+    if pts:
+        ax.plot([x for x, _ in pts], [v for _, v in pts], "D", color="C1", label="ours: paired in one process")
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.axhline(SEED["real_avg"], ls="--", color="C2", label=f"THEIRS: real programs {SEED['real_avg']:.2f}x")
     ax.axhline(SEED["fib"], ls=":", color="C3", label=f"THEIRS: Fibonacci {SEED['fib']:.2f}x")
@@ -371,7 +414,8 @@ class Completion(Ratio):
 
 GOAL_TITLES = {
     1: f"split / normal <= {STACK1_TARGET:.2f}x on scan and blackscholes (libgcc defaults, "
-       f"32 KiB thread; seed 001: {SEED['real_avg']:.2f}x on real programs)",
+       f"32 KiB thread, largest size, paired in one process; seed 001: {SEED['real_avg']:.2f}x on "
+       "real programs)",
     2: "deepsum completes with split stacks on a 32 KiB thread, no contiguous piece of stack "
        "larger than the normal build's (largest size)",
 }
@@ -384,18 +428,23 @@ def goals(recs) -> List[Goal]:
 def _goal_overhead(recs):
     g = Goal("stack-1", GOAL_TITLES[1])
     for k in ("scan", "blackscholes"):
-        ss = [s for s in sizes(recs, k) if one(recs, k, NORMAL, s) and one(recs, k, "malloc-4k", s, **LIBGCC)]
+        ss = [s for s in sizes(recs, k) if one(recs, k, "malloc-4k", s, **LIBGCC) and (
+            one(recs, k, NORMAL, s) or paired(one(recs, k, "malloc-4k", s, **LIBGCC)))]
         if ss:
             s = max(ss)
-            g.items.append(Item(f"{k} {problem(k, s)} split / normal",
-                                Ratio(one(recs, k, "malloc-4k", s, **LIBGCC), one(recs, k, NORMAL, s)),
-                                STACK1_TARGET))
+            split, normal = one(recs, k, "malloc-4k", s, **LIBGCC), one(recs, k, NORMAL, s)
+            pr = paired(split)
+            g.items.append(Item(f"{k} {problem(k, s)} split / normal" + (" (paired)" if pr else ""),
+                                pr or Ratio(split, normal), STACK1_TARGET))
+            if pr and normal:
+                g.notes.append(f"{k} {problem(k, s)}: the two records' medians give {Ratio(split, normal).cell()}")
         else:
             g.missing.append(f"no {k} pair (array-4k and malloc-4k) of stack records")
     for s in sizes(recs, "fib"):
         n, d = one(recs, "fib", "malloc-4k", s, **LIBGCC), one(recs, "fib", NORMAL, s)
-        if n and d:
-            g.notes.append(f"fib n={s}: split / normal {Ratio(n, d).cell()} (THEIRS {SEED['fib']:.2f}x)")
+        if n and (d or paired(n)):
+            g.notes.append(f"fib n={s}: split / normal {(paired(n) or Ratio(n, d)).cell()} "
+                           f"(THEIRS {SEED['fib']:.2f}x)")
     return g
 
 

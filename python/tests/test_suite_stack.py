@@ -42,14 +42,22 @@ def _deep(variant, ns, first_use, segs, params=None, seg=16 * K, served=False):
                 first_use={"runs": 5, "segments_per_run": float(segs)})
 
 
+def _paired(r, median, lo, hi):
+    r["stack"]["paired"] = {"pairs": 5, "calls_per_block": 8, "ratio_median": median, "ratio_min": lo,
+                            "ratio_max": hi, "split_median_ns": 1.0, "normal_median_ns": 1.0}
+    return r
+
+
 def _records(scan_split=1.02, deep_segments=512):
     normal_deep = _rec("deepsum", "array-4k", 20_000, 17.0, 280.0, frame_bytes=320.0,
                        normal_32k={"thread_stack_bytes": 32 * K, "depth": 20_000, "completed": False,
                                    "signal": "SIGSEGV", "max_depth": 87})
     return [
-        _rec("fib", "array-4k", 30, 1.0), _rec("fib", "malloc-4k", 30, 1.10),
-        _rec("scan", "array-4k", M, 0.066), _rec("scan", "malloc-4k", M, 0.066 * scan_split),
-        _rec("blackscholes", "array-4k", 256 * K, 2.5), _rec("blackscholes", "malloc-4k", 256 * K, 2.5),
+        _rec("fib", "array-4k", 30, 1.0), _paired(_rec("fib", "malloc-4k", 30, 1.10), 1.12, 1.10, 1.15),
+        _rec("scan", "array-4k", M, 0.066),
+        _paired(_rec("scan", "malloc-4k", M, 0.066 * 1.3), scan_split, scan_split - 0.01, scan_split + 0.01),
+        _rec("blackscholes", "array-4k", 256 * K, 2.5),
+        _paired(_rec("blackscholes", "malloc-4k", 256 * K, 2.5), 1.0, 0.99, 1.01),
         normal_deep,
         _deep("malloc-4k", 160.0, 630.0, deep_segments),
         _deep("malloc-4k", 18.0, 250.0, 104, {"segment": "64K", "signals": "noblock"}, seg=64 * K),
@@ -62,7 +70,9 @@ def test_report_section_tables_probe_and_seed_figures(tmp_path):
     md = report.build(synth.results(_records()), "synthetic", None, tmp_path).markdown()
     assert f"## {SUITE.title}" in md
     # overhead rows: normal and split ns/op and the ratio of medians with its range
-    assert "| fib | n=30 | split, 32K thread, libgcc segments | 1 | 1.1 | 1.10x [1.08-1.12] | 1.15x (fib) | yes |" in md
+    assert ("| fib | n=30 | split, 32K thread, libgcc segments | 1 | 1.1 | 1.10x [1.08-1.12] "
+            "| 1.12x [1.10-1.15] (5 pairs) | 1.15x (fib) | yes |") in md
+    assert "| scan | 1M | split, 32K thread, libgcc segments | 0.066 | 0.0858 | 1.30x [1.27-1.33] | 1.02x [1.01-1.03]" in md
     assert "| blackscholes | 256K | split, 32K thread, libgcc segments | 2.5 | 2.5 | 1.00x" in md
     assert "THEIRS (seed 001" in md and "6,410,250" in md
     # segment table: counts, bytes, list cross-check, first use vs the normal build
@@ -89,8 +99,10 @@ def test_list_mismatch_is_shown():
 def test_goals_follow_the_numbers():
     g = {x.number: x for x in goals(analysis.Records(synth.results(_records())))}
     assert g["stack-1"].verdict == "MET"                      # scan 1.02x, blackscholes 1.00x
-    assert abs(g["stack-1"].items[0].ratio.value - 1.02) < 1e-9
-    assert any("fib n=30" in n and "1.10x" in n for n in g["stack-1"].notes)
+    assert abs(g["stack-1"].items[0].ratio.value - 1.02) < 1e-9     # the paired ratio, not 1.30x
+    assert "(paired)" in g["stack-1"].items[0].what
+    assert any("two records' medians give 1.30x" in n for n in g["stack-1"].notes)
+    assert any("fib n=30" in n and "1.12x" in n for n in g["stack-1"].notes)
     assert g["stack-2"].verdict == "MET"
     deep = g["stack-2"].items[0].ratio
     assert abs(deep.value - 32 * K / (320.0 * 20_000)) < 1e-12     # 32 KiB of the 6.4 MB needed
@@ -98,6 +110,12 @@ def test_goals_follow_the_numbers():
     slow = {x.number: x for x in goals(analysis.Records(synth.results(_records(scan_split=1.2))))}
     assert slow["stack-1"].verdict == "MISSED"
     assert any("scan" in w for w in slow["stack-1"].why())
+    unpaired = _records()
+    for r in unpaired:
+        r["stack"].pop("paired", None)
+    g = {x.number: x for x in goals(analysis.Records(synth.results(unpaired)))}
+    assert g["stack-1"].verdict == "MISSED"                          # falls back to 1.30x
+    assert abs(g["stack-1"].items[0].ratio.value - 1.3) < 1e-9
 
 
 def test_deep_goal_misses_without_segments_or_on_a_big_stack():
@@ -150,6 +168,9 @@ def test_tiny_bench_on_the_real_program(stack_bin, tmp_path):
     assert kernels == {"fib", "deepsum", "scan", "blackscholes"}
     for r in res["records"]:
         st = r["stack"]
+        if r["kind"] != "array" and r["params"]["kernel"] != "deepsum":
+            pr = st["paired"]
+            assert pr["pairs"] == r["reps"] and pr["ratio_min"] <= pr["ratio_median"] <= pr["ratio_max"]
         if r["kind"] != "array":
             assert st["thread_stack_bytes"] == 32 * K
             assert st["list"]["segments"] == st["segments"]["mapped"] + st["segments"]["served"]

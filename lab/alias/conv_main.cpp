@@ -19,6 +19,9 @@
 //             (lab/common/preload.hpp re-executes under it; exit 3 when not installed).
 //             Every build timed on those buffers in `rounds` rounds (top level: o2). Field "conv": where out
 //             landed relative to in (offset in floats mod 1024) and the builds' timings.
+// Where the machine counts them (lab/alias/counted.hpp), one extra pass per timing is
+// counted: "cycles_per_elem" and "alias_per_elem" (4K-alias events), beside "counters"
+// saying what was available and why not.
 // Verified: every build's output equals the double-precision reference within 1e-5
 // relative, the two end elements on each side untouched (array: at the first and last
 // offset).
@@ -32,6 +35,7 @@
 
 #include "builds.hpp"
 #include "context.hpp"
+#include "counted.hpp"
 #include "kernels/alias_conv.hpp"
 #include "preload.hpp"
 #include "process.hpp"
@@ -128,6 +132,21 @@ Json combine(const std::vector<Json>& rounds) {
                 {"round_min_ns", best}};
 }
 
+// One counted pass of build b (cycles and alias events per element) into j's lists, when
+// the machine counts either; nothing otherwise.
+void count_into(Json& j, const AliasCounters& hw, const ConvBuild& b, const float* in, float* out, std::size_t n,
+                bool list) {
+    if (!hw.any()) return;
+    AliasCounters::Delta d = hw.count(static_cast<double>(n), [&] { b.fn(in, out, n); });
+    if (list) {
+        j["cycles_per_elem"].push_back(AliasCounters::json(d.cycles));
+        j["alias_per_elem"].push_back(AliasCounters::json(d.alias));
+    } else {
+        j["cycles_per_elem"] = AliasCounters::json(d.cycles);
+        j["alias_per_elem"] = AliasCounters::json(d.alias);
+    }
+}
+
 // --param rounds (exits 2 unless 1..100).
 unsigned rounds_of(const lab::Settings& s) {
     std::size_t r = s.param_size("rounds");
@@ -157,18 +176,20 @@ void sweep_body(lab::Context& ctx, std::size_t n) {
                 got[o][b].push_back(ctx.sweep_point(n, [&] { builds[b].fn(in, out, n); return keep(out, n); }));
             }
     std::vector<Json> per(kConvBuildCount);
+    AliasCounters hw;
     for (std::size_t b = 0; b < kConvBuildCount; ++b) {
         per[b] = build_json(builds[b]);
         for (std::size_t o = 0; o < offsets.size(); ++o) {
             Json t = combine(got[o][b]);
             for (const char* k : {"median_ns", "min_ns", "max_ns", "rel_spread"}) per[b][k].push_back(t[k]);
+            count_into(per[b], hw, builds[b], in, out_at(offsets[o]), n, true);
         }
     }
     bool ok = true;
     for (std::size_t b = 0; b < kConvBuildCount; ++b)
         ok = ok && check(builds[b], in, out_at(offsets.front()), n) && check(builds[b], in, out_at(offsets.back()), n);
     ctx.set_field("conv", Json{{"mode", "offsets"}, {"n", n}, {"rounds", rounds}, {"in_low12", lab::process::low12(in)},
-                               {"offsets", offsets}, {"builds", per}});
+                               {"offsets", offsets}, {"counters", hw.availability()}, {"builds", per}});
     ctx.checksum(keep(out_at(offsets.back()), n));
     ctx.verify(ok, "every build's output equals the reference within 1e-5 relative at the first and last offset, ends untouched");
 }
@@ -191,11 +212,13 @@ void malloc_body(lab::Context& ctx, std::size_t n) {
         for (std::size_t b = 0; b < kConvBuildCount; ++b)
             got[b].push_back(ctx.sweep_point(n, [&] { builds[b].fn(in, out, n); return keep(out, n); }));
     Json per = Json::array();
+    AliasCounters hw;
     bool ok = true;
     for (std::size_t b = 0; b < kConvBuildCount; ++b) {
         Json j = build_json(builds[b]);
         Json t = combine(got[b]);
         for (auto& [k, v] : t.items()) j[k] = v;
+        count_into(j, hw, builds[b], in, out, n, false);
         per.push_back(j);
         ok = ok && check(builds[b], in, out, n);
     }
@@ -203,7 +226,7 @@ void malloc_body(lab::Context& ctx, std::size_t n) {
     ctx.set_field("conv", Json{{"mode", "malloc"}, {"n", n}, {"rounds", rounds}, {"alloc", alloc}, {"active", active},
                                {"in_low12", lab::process::low12(in)}, {"out_low12", lab::process::low12(out)},
                                {"out_minus_in_bytes", diff}, {"offset_floats", offset_floats(in, out)},
-                               {"builds", per}});
+                               {"counters", hw.availability()}, {"builds", per}});
     ctx.note("malloc served by " + active);
     ctx.checksum(keep(out, n));
     std::free(out);

@@ -8,7 +8,9 @@
 // than at pad 0, which moves its initial stack down by pad rounded to 16 B) and
 // PHYSMEM_ALIAS_CHILD (the child's orders, fixed length). The child times only the loop:
 // `warmup` untimed then `reps` timed runs of micro_run(iters) (lab/alias/micro.cpp, -O2),
-// ns per iteration each; it prints one JSON line with those times, the low 12 bits of
+// ns per iteration each (and cycles and 4K-alias events per iteration where the machine
+// counts them, lab/alias/counted.hpp; a point keeps the lowest of each); it prints one
+// JSON line with those numbers, the low 12 bits of
 // &g, &inc (stack) and &i, &j, &k (statics), its environment size and whether the kernel
 // randomised its layout. No PMU on the development VM, so time, not cycles.
 // ASLR: the parent sets ADDR_NO_RANDOMIZE before spawning when it is not set (lab::run
@@ -34,6 +36,7 @@
 
 #include "builds.hpp"
 #include "context.hpp"
+#include "counted.hpp"
 #include "process.hpp"
 #include "spawn.hpp"
 
@@ -65,10 +68,14 @@ Json low12_json(const MicroAddrs& a) {
 }
 
 // One run of the loop: ns per iteration; *ok false if the counters did not move by 3 * iters.
-double timed_run(int iters, MicroAddrs* where, bool* ok) {
+// With `hw`, cycles and alias events per iteration of the same run go to *delta.
+double timed_run(int iters, MicroAddrs* where, bool* ok, const AliasCounters* hw = nullptr,
+                 AliasCounters::Delta* delta = nullptr) {
     micro_reset();
+    long sum = 0;
     auto t0 = std::chrono::steady_clock::now();
-    long sum = micro_run(iters, where);
+    if (hw) *delta = hw->count(iters, [&] { sum = micro_run(iters, where); });
+    else sum = micro_run(iters, where);
     auto t1 = std::chrono::steady_clock::now();
     if (sum != 3L * iters) *ok = false;
     return std::chrono::duration<double, std::nano>(t1 - t0).count() / iters;
@@ -86,12 +93,21 @@ int child_main(const char* orders) {
     micro_place(static_cast<int>(place));
     bool ok = true;
     MicroAddrs where;
+    AliasCounters hw;
     for (long w = 0; w < warmup; ++w) timed_run(static_cast<int>(iters), nullptr, &ok);
-    Json ns = Json::array();
-    for (long r = 0; r < reps; ++r) ns.push_back(timed_run(static_cast<int>(iters), &where, &ok));
+    Json ns = Json::array(), cycles = Json::array(), alias = Json::array();
+    for (long r = 0; r < reps; ++r) {
+        AliasCounters::Delta d;
+        ns.push_back(timed_run(static_cast<int>(iters), &where, &ok, hw.any() ? &hw : nullptr, &d));
+        cycles.push_back(AliasCounters::json(d.cycles));
+        alias.push_back(AliasCounters::json(d.alias));
+    }
     Json out{{"env_bytes", lab::process::env_bytes()},
              {"aslr", lab::process::aslr_active() ? "on" : "off"},
              {"ns_per_iter", ns},
+             {"cycles_per_iter", cycles},
+             {"alias_per_iter", alias},
+             {"counters", hw.availability()},
              {"low12", low12_json(where)},
              {"stack_g", where.g},
              {"counts_ok", ok}};
@@ -114,9 +130,15 @@ std::vector<std::string> base_env() {
 // and the first child's addresses.
 Json summarize(const std::vector<Json>& children, std::size_t pad) {
     std::vector<double> v;
+    Json cycles = nullptr, alias = nullptr;   // the lowest count seen (null: not counted)
     bool ok = true;
+    auto lowest = [](Json& best, const Json& x) {
+        if (!x.is_null() && (best.is_null() || x.get<double>() < best.get<double>())) best = x;
+    };
     for (const Json& c : children) {
         for (double x : c["ns_per_iter"]) v.push_back(x);
+        for (const Json& x : c["cycles_per_iter"]) lowest(cycles, x);
+        for (const Json& x : c["alias_per_iter"]) lowest(alias, x);
         const bool fixed = c["aslr"] == "off";   // with ASLR on, addresses move between runs
         ok = ok && c["counts_ok"].get<bool>() && (!fixed || c["low12"] == children[0]["low12"]);
     }
@@ -125,6 +147,7 @@ Json summarize(const std::vector<Json>& children, std::size_t pad) {
     const Json& c = children[0];
     return Json{{"pad", pad}, {"env_bytes", c["env_bytes"]}, {"aslr", c["aslr"]}, {"ns_per_iter", all},
                 {"min_ns", v.front()}, {"median_ns", v[v.size() / 2]}, {"max_ns", v.back()},
+                {"cycles_per_iter", cycles}, {"alias_per_iter", alias},
                 {"low12", c["low12"]}, {"counts_ok", ok}};
 }
 
@@ -140,7 +163,8 @@ int counter_place(const std::string& v) {
 
 // Rounds run the whole sweep one after the other, so a burst of interference from other
 // processes hits one round of a padding, not all of them.
-Json sweep(const lab::Settings& s, std::size_t step, int iters, int place, unsigned rounds, bool* ok) {
+Json sweep(const lab::Settings& s, std::size_t step, int iters, int place, unsigned rounds, Json* counters,
+           bool* ok) {
     std::vector<std::string> env = base_env();
     env.push_back(std::string(kChildVar) + "=" + std::to_string(iters) + ":" + std::to_string(s.reps) + ":" +
                   std::to_string(s.warmup) + ":" + std::to_string(place));
@@ -152,6 +176,7 @@ Json sweep(const lab::Settings& s, std::size_t step, int iters, int place, unsig
             got[i].push_back(Json::parse(run_capture(kSelfExe, {"physmem_lab_alias_env"}, env)));
         }
     Json points = Json::array();
+    *counters = got[0][0]["counters"];
     for (std::size_t i = 0; i < got.size(); ++i) {
         points.push_back(summarize(got[i], i * step));
         *ok = *ok && points.back()["counts_ok"].get<bool>();
@@ -183,8 +208,9 @@ void body(lab::Context& ctx) {
     bool ok = true;
     MicroAddrs where;
     timed_run(n, &where, &ok);
-    Json points = sweep(s, step, n, place, static_cast<unsigned>(rounds), &ok);
-    ctx.set_field("env_sweep", Json{{"step", step}, {"iters", iters}, {"rounds", rounds}, {"max_pad", s.size_bytes},
+    Json counters;
+    Json points = sweep(s, step, n, place, static_cast<unsigned>(rounds), &counters, &ok);
+    ctx.set_field("env_sweep", Json{{"step", step}, {"iters", iters}, {"rounds", rounds}, {"max_pad", s.size_bytes}, {"counters", counters},
                                     {"parent_low12", low12_json(where)}, {"points", points}});
     ctx.checksum(static_cast<std::uint64_t>(micro_run(n, nullptr)));
     ctx.verify(ok, "every run (parent and each child) moved the three counters by exactly 3 * iters, and, with ASLR off, every round of a padding saw the same addresses");

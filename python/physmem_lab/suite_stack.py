@@ -56,6 +56,8 @@ ROWS = tuple(Row(EXP, (NORMAL, "malloc-4k"), params=({"kernel": k},), sizes=SIZE
         sizes=SIZES["deepsum"]),
     Row(EXP, ("pool-4k",), params=({**DEEP, "signals": "noblock"},), block_sizes=(256 * K, 1 * M),
         sizes={"tiny": (), "default": (), "full": SIZES["deepsum"]["full"]}, priority=2),
+    Row(EXP, ("pool-thp",), params=({**DEEP, "signals": "noblock"},), block_sizes=(64 * K,),
+        sizes={"tiny": (), "default": (), "full": SIZES["deepsum"]["full"]}, priority=2),
 )
 
 SCALES = {
@@ -118,7 +120,7 @@ def label(r: dict) -> str:
     p, st = r["params"], r.get("stack") or {}
     if r["kind"] == "array":
         return "normal build, contiguous stack"
-    seg = (f"{format_size(p['block_size'])} pool blocks" if r["kind"] == "pool" else
+    seg = (f"{format_size(p['block_size'])} pool blocks on {r['backing_requested']}" if r["kind"] == "pool" else
            f"min segment {p.get('segment', 'libgcc')}" if p.get("segment", "libgcc") != "libgcc"
            else "libgcc segments")
     sig = "" if p.get("signals", "block") == "block" else ", signals not blocked"
@@ -306,7 +308,7 @@ def _segment_findings(recs) -> List[str]:
         dflt = one(recs, "deepsum", "malloc-4k", s, **LIBGCC)
         nob = one(recs, "deepsum", "malloc-4k", s, segment="libgcc", signals="noblock")
         big = one(recs, "deepsum", "malloc-4k", s, segment="64K", signals="noblock")
-        pool = next((r for r in recs_of(recs, "deepsum", "pool-4k", s, signals="noblock")), None)
+        pool = one(recs, "deepsum", "pool-4k", s, signals="noblock", block_size=64 * K)
         if dflt and nob and seg_count(dflt):
             out.append(f"depth {s:,}: blocking signals (libgcc's default) costs {Ratio(dflt, nob).cell()} "
                        f"the time without, {_per_switch_us(dflt, nob):.1f} us per segment entered and left "

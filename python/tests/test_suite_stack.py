@@ -78,7 +78,7 @@ def test_report_section_tables_probe_and_seed_figures(tmp_path):
     # segment table: counts, bytes, list cross-check, first use vs the normal build
     assert ("| depth 20,000 | split, 32K thread, libgcc segments | 512 | - | 8M | 16K | yes | 512 | 160.0 "
             "| 630.0 | 2.25x [2.25-2.25] |") in md
-    assert "| depth 20,000 | split, 32K thread, 64K pool blocks, signals not blocked | 104 | 104 | 6656K | 64K | yes |" in md
+    assert "| depth 20,000 | split, 32K thread, 64K pool blocks on 4k, signals not blocked | 104 | 104 | 6656K | 64K | yes |" in md
     assert "min segment 64K, signals not blocked" in md
     assert "killed by SIGSEGV (in a child process); the deepest recursion that fits is 87 frames of 320 bytes" in md
     # findings derived from the records: (160 - 20) ns x 5000 ops / 512 segments

@@ -39,8 +39,29 @@ def _env(counters="linked"):
     r = synth.record("alias_env", "array-4k", 8 * K, [1.0] * 5, params={"counters": counters, "step": "16"})
     r["unit"] = "step"
     r["env_sweep"] = {"step": 16, "iters": 1 << 20, "max_pad": 8 * K, "parent_low12": dict(g=1, inc=5, **STATICS),
-                      "points": pts}
+                      "counters": NO_PMU, "points": pts}
     return r
+
+
+NO_PMU = {"cycles": {"available": False, "reason": "perf_event_open: No such file or directory"},
+          "address_alias": {"available": False, "reason": "model-specific event of Intel CPUs"}}
+PMU = {"cycles": {"available": True, "reason": ""}, "address_alias": {"available": True, "reason": ""}}
+
+
+def _with_pmu(results):
+    """The same results as counted on a machine with the alias event: 1 event per
+    iteration / element where a point is slow, 0 elsewhere."""
+    for r in results["records"]:
+        if r["experiment"] == "alias_env":
+            r["env_sweep"]["counters"] = PMU
+            for p in r["env_sweep"]["points"]:
+                p["cycles_per_iter"], p["alias_per_iter"] = 3.0 * p["min_ns"], float(p["min_ns"] >= 2.0)
+        elif r["kind"] == "array":
+            r["conv"]["counters"] = PMU
+            for b in r["conv"]["builds"]:
+                b["cycles_per_elem"] = [3.0 * x for x in b["min_ns"]]
+                b["alias_per_elem"] = [float(x >= 1.8 * min(b["min_ns"])) for x in b["min_ns"]]
+    return results
 
 
 def _timing(ns):
@@ -57,7 +78,8 @@ def _sweep():
         builds.append({"name": name, "flags": "-" + name[:2].upper(), "restrict": "restrict" in name,
                        **{k: [t[k] for t in ts] for k in ("median_ns", "min_ns", "max_ns", "rel_spread")}})
     r = synth.record("alias_conv", "array-4k", 4 << 20, [2.0] * 5, params={"offsets": "x"})
-    r["conv"] = {"mode": "offsets", "n": 1 << 20, "in_low12": 0, "offsets": offsets, "builds": builds}
+    r["conv"] = {"mode": "offsets", "n": 1 << 20, "in_low12": 0, "offsets": offsets, "counters": NO_PMU,
+                 "builds": builds}
     return r
 
 
@@ -115,8 +137,17 @@ def test_report_section_tables_plots_and_seed_figures(tmp_path):
     assert "| glibc | 16 | 16 | 0 | 4198400 | 2.000 (2.00x best, 1.00x worst)" in md
     assert "| physmem | 16 | 80 | 16 | 4198464 | 1.020 (1.02x best, 0.51x worst)" in md
     assert "ld_blocks_partial.address_alias" in md and "is measured instead" in md
+    assert "address_alias: model-specific event of Intel CPUs" in md and "alias events/iter" not in md
     assert (tmp_path / "plot-alias-env.png").stat().st_size > 1000
     assert (tmp_path / "plot-alias-conv.png").stat().st_size > 1000
+
+
+def test_alias_counts_shown_where_the_machine_counts_them(tmp_path):
+    md = report.build(_with_pmu(_results()), "synthetic", None, tmp_path).markdown()
+    assert "| 1520 | 2920 | 2.000 | 2.00x | yes | 2516 | 2520 | inc~i | 6.000 | 1.000 |" in md
+    assert "4K-alias events per iteration, median over all paddings: 0.000." in md
+    assert "| o2 | -O2 | 2.000 | 1.000 at 4 | 2.000 at 0 | 2.00x | 0-1 | 1.000 / 0.000 / 1.000 |" in md
+    assert "was counted here" in md and "is measured instead" not in md
 
 
 def test_goal_follows_the_numbers():

@@ -76,13 +76,18 @@ struct Plan {
 };
 
 Kernel parse_kernel(const std::string& k) {
-    return k == "fib" ? Kernel::fib : k == "deepsum" ? Kernel::deepsum : k == "scan" ? Kernel::scan : Kernel::blackscholes;
+    if (k == "fib") return Kernel::fib;
+    if (k == "deepsum") return Kernel::deepsum;
+    return k == "scan" ? Kernel::scan : Kernel::blackscholes;
 }
 
 std::size_t problem_size(const lab::Settings& s, Kernel k) {
-    std::size_t n = k == Kernel::scan ? s.size_bytes / 4 : k == Kernel::blackscholes ? s.size_bytes / bs::kBytesPerOption : s.size_bytes;
+    std::size_t n = k == Kernel::scan           ? s.size_bytes / 4
+                    : k == Kernel::blackscholes ? s.size_bytes / bs::kBytesPerOption
+                                                : s.size_bytes;
     if (k == Kernel::fib && n > 50) lab::usage_error(kSpec, "--size: fib's n is at most 50 (2^35 calls)");
-    if (k == Kernel::deepsum && n > (std::size_t{1} << 24)) lab::usage_error(kSpec, "--size: deepsum's depth is at most 2^24");
+    if (k == Kernel::deepsum && n > (std::size_t{1} << 24))
+        lab::usage_error(kSpec, "--size: deepsum's depth is at most 2^24");
     if (n == 0) lab::usage_error(kSpec, "--size: too small for one element of this kernel");
     return n;
 }
@@ -168,15 +173,19 @@ std::uint64_t ops_per_call(const Plan& p) {
 bool verify_result(const Plan& p, const Inputs& in, std::uint64_t got, std::uint64_t seed, std::string* how) {
     switch (p.kernel) {
         case Kernel::fib: *how = "fib(n) equals the iterative Fibonacci number"; return got == fib_reference(p.n);
-        case Kernel::deepsum: *how = "deepsum equals the closed-form sum over its frames"; return got == deepsum_reference(p.n);
-        case Kernel::scan: *how = "sum equals the sum of the values written"; return got == lab::scan::expected_linear(p.n);
+        case Kernel::deepsum:
+            *how = "deepsum equals the closed-form sum over its frames";
+            return got == deepsum_reference(p.n);
+        case Kernel::scan:
+            *how = "sum equals the sum of the values written";
+            return got == lab::scan::expected_linear(p.n);
         case Kernel::blackscholes: break;
     }
     *how = "every price within 1e-5 of the normal build's scalar price";
     for (std::size_t i = 0; i < p.n; ++i) {
         bs::Option o = bs::make_option(seed, i);
-        if (!bs::close(in.options.price[i], bs::price(o.spot, o.strike, o.rate, o.volatility, o.time, o.type), o.strike))
-            return false;
+        float want = bs::price(o.spot, o.strike, o.rate, o.volatility, o.time, o.type);
+        if (!bs::close(in.options.price[i], want, o.strike)) return false;
     }
     return true;
 }
@@ -190,7 +199,9 @@ long thread_minor_faults() {
 // For the normal build of deepsum: the deepest recursion a 32 KiB thread holds, found by
 // bisection in child processes (each either completes or dies of SIGSEGV on the guard page).
 lab::Json probe_small_normal_stack(std::size_t depth) {
-    auto fits = [](std::size_t d) { return run_in_child(kSmallStack, [d] { lab::sink(normal::deepsum(d)); }).completed; };
+    auto fits = [](std::size_t d) {
+        return run_in_child(kSmallStack, [d] { lab::sink(normal::deepsum(d)); }).completed;
+    };
     ChildRun asked = run_in_child(kSmallStack, [depth] { lab::sink(normal::deepsum(depth)); });
     lab::Json j{{"thread_stack_bytes", kSmallStack}, {"depth", depth}, {"completed", asked.completed},
                 {"signal", signal_name(asked.signal)}};
@@ -236,7 +247,8 @@ lab::Json paired_ratio(const lab::Settings& s, const Plan& p, const Inputs& in) 
     Plan normal_plan = p;
     normal_plan.split = false;
     std::uint64_t k = 1;
-    while (block_ns(normal_plan, in, k) * double(k * ops_per_call(p)) < s.min_rep_ms * 5e5 && k < (1u << 30)) k *= 2;
+    auto block_ms = [&](std::uint64_t calls) { return block_ns(normal_plan, in, calls) * double(calls * ops_per_call(p)) / 1e6; };
+    while (block_ms(k) < s.min_rep_ms / 2 && k < (1u << 30)) k *= 2;
     std::vector<double> ratios, split_ns, normal_ns;
     for (unsigned i = 0; i < s.reps; ++i) {
         const bool split_first = i % 2 == 1;
@@ -263,7 +275,7 @@ std::uint64_t measure_on_thread(lab::Context& ctx, const Plan& p, const Inputs& 
         const char* top = static_cast<const char*>(__builtin_frame_address(0));
         result = call(p, in);
         if (!p.split && p.kernel == Kernel::deepsum)
-            st["frame_bytes"] = static_cast<double>(top - static_cast<const char*>(normal::deepest_frame())) / double(p.n + 1);
+            st["frame_bytes"] = double(top - static_cast<const char*>(normal::deepest_frame())) / double(p.n + 1);
         if (p.split && p.kernel != Kernel::deepsum) st["paired"] = paired_ratio(ctx.settings(), p, in);
         auto walk = segments::walk_list();
         st["segments"] = counts_json(segments::counts());
@@ -300,7 +312,8 @@ void record_params(lab::Context& ctx, const Plan& p) {
 }
 
 const char* source_of(const lab::Settings& s) {
-    return s.kind == lab::Kind::array ? "contiguous thread stack" : s.kind == lab::Kind::malloc ? "libgcc mmap" : "physmem BlockPool";
+    if (s.kind == lab::Kind::array) return "contiguous thread stack";
+    return s.kind == lab::Kind::malloc ? "libgcc mmap" : "physmem BlockPool";
 }
 
 void body(lab::Context& ctx) {
@@ -324,7 +337,8 @@ void body(lab::Context& ctx) {
     if (!blocks.empty()) st["pool_blocks"] = {{"total", blocks.size()}, {"free_after", segments::blocks_free()}};
     segments::serve_from({}, 0);
     ctx.set_field("stack", st);
-    ctx.note("counters count the main thread (perf is per thread); the measured thread's faults are stack.thread_minor_faults");
+    ctx.note("counters count the main thread (perf is per thread); the measured thread's faults are "
+             "stack.thread_minor_faults");
     std::string how;
     bool ok = verify_result(p, in, got, s.seed, &how);
     ctx.checksum(got);

@@ -36,17 +36,20 @@ class PageFaultCounter {
 bool hardware_counters_available() noexcept;
 
 // The events the lab counts around a measured region, software and hardware.
-enum class Event { page_faults, cycles, instructions, dtlb_load_misses, page_walk_cycles };
-inline constexpr std::size_t kEventCount = 5;
-// "page_faults", "cycles", "instructions", "dtlb_load_misses", "page_walk_cycles".
+enum class Event { page_faults, cycles, instructions, dtlb_load_misses, page_walk_cycles, address_alias };
+inline constexpr std::size_t kEventCount = 6;
+// "page_faults", "cycles", "instructions", "dtlb_load_misses", "page_walk_cycles",
+// "address_alias".
 std::string_view to_string(Event e) noexcept;
 
 // A set of per-thread event counters, each opened independently with perf_event_open
 // (user space only). Events this machine cannot count are reported unavailable with the
 // reason (errno text) instead of failing: on a VM without a PMU only page_faults opens,
 // and page_faults falls back to getrusage when perf is refused. page_walk_cycles is the
-// Intel event DTLB_LOAD_MISSES.WALK_ACTIVE (Skylake and later), so it is unavailable on
-// other CPUs. Read from the thread that created it.
+// Intel event DTLB_LOAD_MISSES.WALK_ACTIVE (Skylake and later) and address_alias Intel's
+// LD_BLOCKS_PARTIAL.ADDRESS_ALIAS (loads blocked by a store whose address matches in the
+// low 12 bits: seed 002's 4K-aliasing event), so both are unavailable on other CPUs.
+// Read from the thread that created it.
 class EventCounters {
   public:
     EventCounters() noexcept;

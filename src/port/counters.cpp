@@ -73,6 +73,8 @@ struct EventSpec {
 
 // DTLB_LOAD_MISSES.WALK_ACTIVE on Skylake: event 0x08, umask 0x10, cmask 1.
 constexpr std::uint64_t kWalkActive = 0x08 | (0x10 << 8) | (std::uint64_t{1} << 24);
+// LD_BLOCKS_PARTIAL.ADDRESS_ALIAS (Nehalem through current Intel cores): event 0x07, umask 0x01.
+constexpr std::uint64_t kAddressAlias = 0x07 | (0x01 << 8);
 constexpr std::uint64_t kDtlbReadMiss = PERF_COUNT_HW_CACHE_DTLB | (PERF_COUNT_HW_CACHE_OP_READ << 8) |
                                         (PERF_COUNT_HW_CACHE_RESULT_MISS << 16);
 
@@ -82,6 +84,7 @@ constexpr std::array<EventSpec, kEventCount> kEvents{{
     {PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, "perf:instructions"},
     {PERF_TYPE_HW_CACHE, kDtlbReadMiss, "perf:dTLB-load-misses"},
     {PERF_TYPE_RAW, kWalkActive, "perf:dtlb_load_misses.walk_active"},
+    {PERF_TYPE_RAW, kAddressAlias, "perf:ld_blocks_partial.address_alias"},
 }};
 
 bool is_intel() noexcept {
@@ -94,7 +97,8 @@ bool is_intel() noexcept {
 
 std::string_view to_string(Event e) noexcept {
     constexpr std::array<std::string_view, kEventCount> names{"page_faults", "cycles", "instructions",
-                                                              "dtlb_load_misses", "page_walk_cycles"};
+                                                              "dtlb_load_misses", "page_walk_cycles",
+                                                              "address_alias"};
     return names[static_cast<std::size_t>(e)];
 }
 

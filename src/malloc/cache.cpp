@@ -83,7 +83,7 @@ void add_class(std::uint32_t size) noexcept {
     SizeClass& c = g_classes[++g_nclasses];
     nobj = nobj < kMaxObjects ? nobj : kMaxObjects;
     c = {size, pages, nobj, cap > 512 ? 512 : (cap < 8 ? 8 : cap), ((std::uint64_t{1} << 40) + size - 1) / size,
-         0, ~std::uint64_t{0} / size, nobj * size, static_cast<std::uint32_t>(__builtin_ctz(size))};
+         0, static_cast<std::uint32_t>(__builtin_ctz(size))};
     std::uint64_t odd = size >> c.shift, inv = odd;
     for (int i = 0; i < 6; ++i) inv *= 2 - odd * inv;  // Newton: doubles the correct low bits
     c.odd_inverse = inv;
@@ -195,7 +195,7 @@ void central_push(unsigned cls, Bin& b, std::uint32_t n) noexcept {
 // One object straight to the central list (a thread without an active cache).
 void central_push_one(unsigned cls, void* p) noexcept {
     set_next(p, nullptr);
-    Bin one{p, 1, 0};
+    Bin one{p, 1, 0, 0, 0, 0};
     central_push(cls, one, 1);
 }
 
@@ -224,7 +224,12 @@ bool activate() noexcept {
     if (t.state == ThreadCache::fresh && g_key_ok.load(std::memory_order_acquire)) {
         t.state = ThreadCache::activating;
         bool ok = pthread_setspecific(g_key, &t) == 0;
-        for (unsigned cls = 1; cls <= g_nclasses; ++cls) t.bins[cls].max = g_classes[cls].cache_max;
+        for (unsigned cls = 1; cls <= g_nclasses; ++cls) {
+            const SizeClass& c = g_classes[cls];
+            Bin& b = t.bins[cls];
+            b.odd_inverse = c.odd_inverse, b.nobj = c.nobj, b.shift = c.shift;
+            b.max = c.cache_max;
+        }
         t.state = ok ? ThreadCache::active : ThreadCache::dead;
     }
     return t.state == ThreadCache::active;
@@ -272,8 +277,9 @@ void free_not_small(void* p) noexcept {
     heap_large_free(s, p);  // small spans have page infos: never here
 }
 
-// The bin of size's class was empty (or this is the first call of the process/thread).
-void* small_alloc_slow(std::size_t size) noexcept {
+namespace {
+
+void* small_alloc_refill(std::size_t size) noexcept {
     ensure_init();
     unsigned cls = class_of(size);
     void* p = nullptr;
@@ -292,8 +298,35 @@ void* small_alloc_slow(std::size_t size) noexcept {
     return p;
 }
 
-// p is tagged free. The thread's cache is not active (yet, or any more), or p's bin is full.
+// small_free's checks, for the slow path: p must start an object of class cls and not be
+// tagged free already. Then tags it free.
+void check_and_tag(unsigned cls, void* p) noexcept {
+    const SizeClass& c = g_classes[cls];
+    if (!is_object_start(c.odd_inverse, c.shift, c.nobj, span_offset(p, page_info_of(p))))
+        bad_small_free(p, false);
+    if (tag_word(p) == tag_of(p) || t_cache.bins[cls].head == p) bad_small_free(p, true);
+    tag_word(p) = tag_of(p);
+}
+
+}  // namespace
+
+// The bin of size's class was empty (or this is the first call of the process/thread).
+void* small_alloc_slow(std::size_t size) noexcept {
+    void* p = small_alloc_refill(size);
+    if (!p) errno = ENOMEM;
+    return p;
+}
+
+void* large_alloc_errno(std::size_t size) noexcept {
+    ensure_init();
+    void* p = heap_large_alloc(size, 16);
+    if (!p) errno = ENOMEM;
+    return p;
+}
+
+// The thread's cache is not active (yet, or any more), or p's bin is full.
 void small_free_slow(unsigned cls, void* p) noexcept {
+    check_and_tag(cls, p);
     if (t_cache.state != ThreadCache::active && !activate()) {
         central_push_one(cls, p);
         heap_poke_purger();

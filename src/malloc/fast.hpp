@@ -9,23 +9,32 @@
 // initialises.
 //
 // free of a small object: page-info lookup (two dependent loads: the slot's map, the 4-byte
-// page info), the object-start check against the class table (one multiply, a rotate),
-// free-tag
-// check and store, TLS bin push. The span descriptor is not touched.
+// page info), the object-start check against constants kept in the thread's own bin (one
+// multiply, a rotate, one compare: no class-table line touched), free-tag check and store,
+// TLS bin push. The span descriptor is not touched.
+//
+// Slow paths are tail calls that set errno themselves: the fast paths need no stack frame.
 #pragma once
 
 #include <cerrno>
 
 #include "malloc/internal.hpp"
 
+#pragma GCC visibility push(hidden)  // direct, not GOT, addressing of the globals below
+
 namespace physmem::malloc {
 
 constexpr unsigned kMaxClasses = 80;
 
+// One size class of a thread cache. The object-start check constants are copies of the
+// class's (SizeClass), set with max when the cache activates, so that free reads one line.
 struct Bin {
     void* head;
     std::uint32_t count;
-    std::uint32_t max;  // spill above this many (the class's cache_max once active)
+    std::uint32_t max;          // spill above this many (the class's cache_max once active)
+    std::uint64_t odd_inverse;  // SizeClass::odd_inverse
+    std::uint32_t nobj;         // objects per span
+    std::uint32_t shift;        // SizeClass::shift
 };
 
 // The thread cache: zero-initialised static TLS (initial-exec: no allocation on first
@@ -53,8 +62,12 @@ inline std::uintptr_t tag_of(void* p) noexcept { return g_tag_key ^ reinterpret_
 // cache.cpp, out of line:
 [[noreturn, gnu::cold]] void free_list_corrupt(void* p, unsigned cls) noexcept;
 [[noreturn, gnu::cold]] void bad_small_free(void* p, bool is_double) noexcept;
-[[gnu::noinline]] void* small_alloc_slow(std::size_t size) noexcept;  // initialises; NULL = ENOMEM
-[[gnu::noinline]] void small_free_slow(unsigned cls, void* p) noexcept;  // inactive cache or spill
+// Initialises; NULL with errno ENOMEM on failure.
+[[gnu::noinline]] void* small_alloc_slow(std::size_t size) noexcept;
+// The bin is full or the cache inactive. Checks p (like small_free) then frees it.
+[[gnu::noinline]] void small_free_slow(unsigned cls, void* p) noexcept;
+// malloc of a large size: initialises; NULL with errno ENOMEM on failure.
+[[gnu::noinline]] void* large_alloc_errno(std::size_t size) noexcept;
 // free() of NULL, a large or direct object, or a pointer physmem does not know (aborts).
 [[gnu::noinline]] void free_not_small(void* p) noexcept;
 
@@ -70,23 +83,31 @@ inline void* small_alloc(std::size_t size, unsigned cls) noexcept {
     return p;
 }
 
-// True when byte offset off (from the span start) starts an object of class c.
-inline bool is_object_start(const SizeClass& c, std::uint64_t off) noexcept {
-    std::uint64_t m = off * c.odd_inverse;
-    bool multiple = ((m >> c.shift) | (m << (64 - c.shift))) <= c.div_max;  // shift is 4..15
-    return multiple & (off < c.span_bytes);
+// True when byte offset off (from the span start) starts one of the nobj objects of a class
+// of size odd << shift (odd_inverse = odd^-1 mod 2^64, shift 4..15). For off = k * size,
+// rotr(off * odd_inverse, shift) is k exactly; for any other off it exceeds
+// (2^(64-shift) - 1) / odd, far above nobj (Hacker's Delight 10-17). One compare covers
+// "a multiple of size" and "below the span's end".
+inline bool is_object_start(std::uint64_t odd_inverse, std::uint32_t shift, std::uint32_t nobj,
+                            std::uint64_t off) noexcept {
+    std::uint64_t m = off * odd_inverse;
+    return ((m >> shift) | (m << (64 - shift))) < nobj;
+}
+
+// Byte offset of p from the start of its span. pre: info = p's page info.
+inline std::uint64_t span_offset(const void* p, std::uint32_t info) noexcept {
+    return std::uint64_t{info >> 8} * kPage + (reinterpret_cast<std::uintptr_t>(p) & (kPage - 1));
 }
 
 // pre: info = p's page info, nonzero. Aborts on an interior pointer or a double free.
 inline void small_free(void* p, std::uint32_t info) noexcept {
     unsigned cls = info & 0xff;
-    const SizeClass& c = g_classes[cls];
-    std::uintptr_t off = std::uintptr_t{info >> 8} * kPage + (reinterpret_cast<std::uintptr_t>(p) & (kPage - 1));
-    if (__builtin_expect(!is_object_start(c, off), 0)) bad_small_free(p, false);
     Bin& b = t_cache.bins[cls];
+    if (__builtin_expect(b.count >= b.max, 0)) return small_free_slow(cls, p);  // max 0: inactive
+    if (__builtin_expect(!is_object_start(b.odd_inverse, b.shift, b.nobj, span_offset(p, info)), 0))
+        bad_small_free(p, false);
     if (__builtin_expect(tag_word(p) == tag_of(p) || b.head == p, 0)) bad_small_free(p, true);
     tag_word(p) = tag_of(p);
-    if (__builtin_expect(b.count >= b.max, 0)) return small_free_slow(cls, p);  // max 0: inactive
     *static_cast<void**>(p) = b.head;
     b.head = p;
     ++b.count;
@@ -105,11 +126,8 @@ inline std::uint32_t page_info_of(const void* p) noexcept {
 
 // malloc(size): NULL with errno ENOMEM on failure.
 inline void* malloc_fast(std::size_t size) noexcept {
-    void* p;
-    if (__builtin_expect(size <= kSmallMax, 1)) p = small_alloc(size, class_of(size));
-    else ensure_init(), p = heap_large_alloc(size, 16);
-    if (__builtin_expect(!p, 0)) errno = ENOMEM;
-    return p;
+    if (__builtin_expect(size <= kSmallMax, 1)) return small_alloc(size, class_of(size));
+    return large_alloc_errno(size);
 }
 
 // free(p) (NULL: nothing). Aborts on a pointer physmem did not hand out.
@@ -120,3 +138,5 @@ inline void free_fast(void* p) noexcept {
 }
 
 }  // namespace physmem::malloc
+
+#pragma GCC visibility pop

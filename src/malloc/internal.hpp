@@ -22,6 +22,8 @@
 #include "malloc/options.hpp"
 #include "physmem.h"
 
+#pragma GCC visibility push(hidden)  // direct, not GOT, addressing of the globals below
+
 namespace physmem::malloc {
 
 constexpr std::size_t kPage = 4096;
@@ -197,11 +199,8 @@ struct SizeClass {
     std::uint32_t nobj;
     std::uint32_t cache_max;  // thread-cache capacity (objects)
     std::uint64_t recip;      // ceil(2^40 / size): offset * recip >> 40 = object index
-    // Object-start test without division (Hacker's Delight 10-17): with size = odd << shift,
-    // off is a multiple of size iff rotr(off * odd_inverse, shift) <= div_max.
+    // Object-start test without division (is_object_start, fast.hpp): size = odd << shift.
     std::uint64_t odd_inverse; // (size >> shift)^-1 mod 2^64
-    std::uint64_t div_max;     // (2^64 - 1) / size
-    std::uint32_t span_bytes;  // nobj * size: offsets at or past it are not objects
     std::uint32_t shift;       // trailing zero bits of size
 };
 extern SizeClass g_classes[];
@@ -223,3 +222,5 @@ inline void ensure_init() noexcept {
 }
 
 }  // namespace physmem::malloc
+
+#pragma GCC visibility pop

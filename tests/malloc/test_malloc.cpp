@@ -176,9 +176,10 @@ TEST(SizeClasses, ObjectStartTestIsExact) {
     ASSERT_GT(physmem::malloc::g_nclasses, 70u);
     for (unsigned cls = 1; cls <= physmem::malloc::g_nclasses; ++cls) {
         const auto& c = g_classes[cls];
-        for (std::uint64_t off = 0; off < std::uint64_t{c.pages} * 4096 + c.size; off += 16) {
+        for (std::uint64_t off = 0; off < std::uint64_t{c.pages} * 4096 + c.size; ++off) {
             bool want = off % c.size == 0 && off / c.size < c.nobj;
-            ASSERT_EQ(physmem::malloc::is_object_start(c, off), want) << "size " << c.size << " offset " << off;
+            ASSERT_EQ(physmem::malloc::is_object_start(c.odd_inverse, c.shift, c.nobj, off), want)
+                << "size " << c.size << " offset " << off;
         }
     }
 }
@@ -590,6 +591,24 @@ TEST(MallocDeath, InteriorPointerAborts) {
     EXPECT_DEATH(pm_free(q + 64), "invalid pointer " + ptr_text(q + 64));
     pm_free(p);
     pm_free(q);
+}
+
+// The same checks on free's slow path: a fresh thread (cache not active yet) and a full bin.
+TEST(MallocDeath, MisuseOnTheSlowPathAborts) {
+    auto* p = static_cast<char*>(pm_malloc(100));
+    EXPECT_DEATH(std::thread([p] { pm_free(p + 16); }).join(), "invalid pointer " + ptr_text(p + 16));
+    EXPECT_DEATH(std::thread([p] { pm_free(p), pm_free(p); }).join(), "double free of " + ptr_text(p));
+    std::vector<void*> many(4096);
+    for (auto& x : many) x = pm_malloc(100);
+    const auto& bin = physmem::malloc::t_cache.bins[physmem::malloc::class_of(100)];
+    auto fill_then = [&](void* bad) {
+        for (std::size_t i = 0; bin.count < bin.max; ++i) pm_free(many.at(i));
+        pm_free(bad);
+    };
+    EXPECT_DEATH(fill_then(p + 16), "invalid pointer " + ptr_text(p + 16));
+    EXPECT_DEATH((pm_free(p), fill_then(p)), "double free of " + ptr_text(p));
+    pm_free(p);
+    for (auto& x : many) pm_free(x);
 }
 
 }  // namespace

@@ -77,6 +77,13 @@ int advise_huge(void* p, std::size_t bytes, bool huge) noexcept {
     return ::madvise(p, bytes, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) == 0 ? 0 : errno;
 }
 
+int collapse_huge(void* p, std::size_t bytes) noexcept {
+#ifndef MADV_COLLAPSE
+    constexpr int MADV_COLLAPSE = 25;
+#endif
+    return ::madvise(p, bytes, MADV_COLLAPSE) == 0 ? 0 : errno;
+}
+
 int populate_write(void* p, std::size_t bytes, std::size_t page_size) noexcept {
     if (::madvise(p, bytes, MADV_POPULATE_WRITE) == 0) return 0;
     if (errno != EINVAL) return errno;  // EINVAL: kernel older than 5.14

@@ -36,6 +36,10 @@ int unmap(void* p, std::size_t bytes) noexcept;
 // madvise(MADV_HUGEPAGE) when `huge`, else madvise(MADV_NOHUGEPAGE).
 int advise_huge(void* p, std::size_t bytes, bool huge) noexcept;
 
+// MADV_COLLAPSE (Linux 6.1+): put [p, p+bytes) on transparent huge pages now. pre: p
+// 2 MiB aligned. An error (EINVAL on older kernels, EAGAIN) leaves the range as it was.
+int collapse_huge(void* p, std::size_t bytes) noexcept;
+
 // Make every page of [p, p+bytes) present and writable now: MADV_POPULATE_WRITE
 // (Linux 5.14+), else one write per page. pre: p page-aligned; memory is zero
 // (freshly mapped) or the caller accepts that the fallback writes zero bytes.

@@ -59,6 +59,7 @@ struct Heap {
     Rung last_rung;
     std::size_t bytes_mapped, bytes_in_use, direct_bytes, direct_count;
     std::size_t n1g, n2m, in_use_by_rung[5], purged_bytes, purges;
+    bool thp_on;    // THP arenas advised huge (thp_when_big)
     long reserved;
     std::size_t reserved_page;
 };
@@ -223,7 +224,7 @@ bool map_arena(Arena* a, unsigned min_huge) noexcept {
     if (!p) return false;
     a->base = reinterpret_cast<std::uintptr_t>(p), a->size = kArena;
     bool thp = g_opt.backing != Rung::page_4k && os::advise_huge(p, kArena, true) == 0;
-    if (!thp) os::advise_huge(p, kArena, false);
+    if (!thp || !H.thp_on) os::advise_huge(p, kArena, false);  // small heap: see thp_when_big
     a->rung = thp ? Rung::thp : Rung::page_4k;
     return true;
 }
@@ -271,6 +272,25 @@ void unlist(HugePage* h) noexcept {
     h->list = none;
 }
 
+// A THP arena stays on 4 KiB pages (MADV_NOHUGEPAGE) while the heap is small, so that a
+// small program's peak RSS is what it touches rather than 2 MiB per page it touches. Once
+// kThpAfter 2 MiB pages of THP arenas are in use, every THP arena is advised huge and the
+// pages already in use are collapsed (MADV_COLLAPSE), so a big heap lives on huge pages.
+constexpr std::size_t kThpAfter = 8;
+
+void thp_when_big() noexcept {
+    if (H.thp_on || H.in_use_by_rung[static_cast<unsigned>(Rung::thp)] < kThpAfter) return;
+    H.thp_on = true;
+    for (unsigned i = 0; i < H.narenas; ++i) {
+        Arena* a = H.arenas[i];
+        if (a->rung != Rung::thp || a->direct) continue;
+        os::advise_huge(reinterpret_cast<void*>(a->base), a->size, true);
+        for (unsigned k = 0; k < a->nhuge; ++k)
+            if (a->hp[k].state == HugePage::filler || a->hp[k].state == HugePage::large)
+                os::collapse_huge(reinterpret_cast<void*>(a->hp[k].base()), kHuge);
+    }
+}
+
 // An empty or clean huge page taken into use (most recently emptied first: still resident).
 HugePage* take_huge_page() noexcept {
     HugePage* h = H.empty.tail;
@@ -281,6 +301,7 @@ HugePage* take_huge_page() noexcept {
     unlist(h);
     if (was_clean) prepare(h);
     count_in_use(h, +1);
+    thp_when_big();
     return h;
 }
 

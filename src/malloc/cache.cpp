@@ -71,6 +71,19 @@ std::uint32_t batch_of(unsigned cls) noexcept {
     return b ? b : 1;
 }
 
+// A thread's first refills of a class are small and double up to batch_of (TCMalloc's slow
+// start): a refill touches every object it takes (link and free tag), so a full batch
+// (up to 128 KiB) for each class a short program uses once would be its peak RSS.
+constexpr std::uint32_t kFirstRefill = 4;
+
+std::uint32_t next_refill(Bin& b, unsigned cls) noexcept {
+    std::uint32_t n = b.refill < kFirstRefill ? kFirstRefill : b.refill;
+    std::uint32_t full = batch_of(cls);
+    if (n >= full) return full;
+    b.refill = n * 2;
+    return n;
+}
+
 void add_class(std::uint32_t size) noexcept {
     std::uint32_t pages = 4;
     auto bad = [&] {
@@ -195,7 +208,7 @@ void central_push(unsigned cls, Bin& b, std::uint32_t n) noexcept {
 // One object straight to the central list (a thread without an active cache).
 void central_push_one(unsigned cls, void* p) noexcept {
     set_next(p, nullptr);
-    Bin one{p, 1, 0, 0, 0, 0};
+    Bin one{p, 1, 0, 0, 0, 0, 0, 0};
     central_push(cls, one, 1);
 }
 
@@ -227,7 +240,9 @@ bool activate() noexcept {
         for (unsigned cls = 1; cls <= g_nclasses; ++cls) {
             const SizeClass& c = g_classes[cls];
             Bin& b = t.bins[cls];
-            b.odd_inverse = c.odd_inverse, b.nobj = c.nobj, b.shift = c.shift;
+            b.odd_inverse = c.odd_inverse;
+            b.nobj = static_cast<std::uint16_t>(c.nobj), b.shift = static_cast<std::uint8_t>(c.shift);
+            b.refill = kFirstRefill;
             b.max = c.cache_max;
         }
         t.state = ok ? ThreadCache::active : ThreadCache::dead;
@@ -290,7 +305,7 @@ void* small_alloc_refill(std::size_t size) noexcept {
     }
     Bin& b = t_cache.bins[cls];
     if (b.head) return small_alloc(size, cls);  // first call: the bin was class 0's
-    std::uint32_t got = central_pop(cls, batch_of(cls), p);
+    std::uint32_t got = central_pop(cls, next_refill(b, cls), p);
     if (got == 0) return nullptr;
     b.head = next_of(p);
     b.count = got - 1;

@@ -33,9 +33,12 @@ struct Bin {
     std::uint32_t count;
     std::uint32_t max;          // spill above this many (the class's cache_max once active)
     std::uint64_t odd_inverse;  // SizeClass::odd_inverse
-    std::uint32_t nobj;         // objects per span
-    std::uint32_t shift;        // SizeClass::shift
+    std::uint16_t nobj;         // objects per span (<= kMaxObjects)
+    std::uint8_t shift;         // SizeClass::shift
+    std::uint8_t unused;
+    std::uint32_t refill;       // objects the next refill takes: doubles up to max / 2
 };
+static_assert(sizeof(Bin) == 32 && kMaxObjects <= 0xffff);
 
 // The thread cache: zero-initialised static TLS (initial-exec: no allocation on first
 // access, fine for a preloaded or linked library).

@@ -124,7 +124,8 @@ void* pm_realloc(void* p, size_t size) {
     void* q = pm_malloc(size);
     if (!q) return nullptr;
     std::memcpy(q, p, size < have ? size : have);
-    pm_free(p);
+    if (s->kind == Span::small) pm_free(p);
+    else heap_large_free(s, p, false);
     return q;
 }
 

@@ -170,7 +170,9 @@ void heap_publish_large(Span* s, bool on) noexcept;
 // A large object of `size` bytes aligned to `align` (power of two); nullptr on ENOMEM.
 void* heap_large_alloc(std::size_t size, std::size_t align) noexcept;
 // pre: s = span_of(p), s->kind is large or direct. Aborts on an invalid or double free.
-void heap_large_free(Span* s, void* p) noexcept;
+// keep_cached false: the span's pages go straight back to the heap (realloc's old buffer:
+// a growing buffer would otherwise leave one cached span per class it passed through).
+void heap_large_free(Span* s, void* p, bool keep_cached = true) noexcept;
 std::size_t large_usable(const Span* s, const void* p) noexcept;
 // Releases cached spans freed more than the purge delay ago (all with force); returns
 // how many stay cached.

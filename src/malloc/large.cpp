@@ -186,7 +186,7 @@ void* heap_large_alloc(std::size_t size, std::size_t align) noexcept {
     return nullptr;
 }
 
-void heap_large_free(Span* s, void* p) noexcept {
+void heap_large_free(Span* s, void* p, bool keep_cached) noexcept {
     if (reinterpret_cast<std::uintptr_t>(p) != s->start + s->offset)
         fatal("free(): invalid pointer %p: inside the large allocation at %p, not its start", p,
               reinterpret_cast<void*>(s->start + s->offset));
@@ -195,7 +195,7 @@ void heap_large_free(Span* s, void* p) noexcept {
     g_requested.fetch_sub(s->requested, std::memory_order_relaxed);
     heap_publish_large(s, false);
     if (s->lkey) release_offset(s);
-    if (!s->lkey || !cache_span(s)) heap_release_large(s);
+    if (!s->lkey || !keep_cached || !cache_span(s)) heap_release_large(s);
     heap_poke_purger();
 }
 

@@ -131,6 +131,20 @@ TEST(MallocApi, ReallocKeepsContentsGrowingAndShrinking) {
     EXPECT_EQ(pm_realloc(p, 0), nullptr);  // frees, like glibc
 }
 
+// A buffer grown step by step (a vector, a Python list) leaves no trail of old buffers in
+// use: realloc gives each old large buffer's pages back instead of caching them.
+TEST(MallocApi, ReallocGrowthDoesNotKeepOldBuffers) {
+    pm_stats_t before{}, after{};
+    pm_stats(&before);
+    std::size_t n = 64 << 10;
+    void* p = pm_malloc(n);
+    for (; n < (std::size_t{8} << 20); n += n / 8) ASSERT_NE(p = pm_realloc(p, n), nullptr);
+    pm_stats(&after);
+    EXPECT_LE(after.bytes_in_use - before.bytes_in_use, 3 * pm_usable_size(p))
+        << "grown to " << n << " bytes";
+    pm_free(p);
+}
+
 TEST(MallocApi, CallocZeroesReusedMemory) {
     for (std::size_t n : {std::size_t{8}, std::size_t{200}, std::size_t{4000}, std::size_t{50000},
                           std::size_t{100000}, std::size_t{3} << 20}) {

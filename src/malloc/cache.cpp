@@ -84,6 +84,9 @@ std::uint32_t next_refill(Bin& b, unsigned cls) noexcept {
     return n;
 }
 
+// A thread's bin holds up to this many bytes of one class (8..512 objects).
+constexpr std::uint32_t kBinBytes = 64u << 10;
+
 void add_class(std::uint32_t size) noexcept {
     std::uint32_t pages = 4;
     auto bad = [&] {
@@ -92,7 +95,7 @@ void add_class(std::uint32_t size) noexcept {
     };
     while (bad()) ++pages;
     std::uint32_t nobj = pages * static_cast<std::uint32_t>(kPage) / size;
-    std::uint32_t cap = static_cast<std::uint32_t>((256u << 10) / size);
+    std::uint32_t cap = static_cast<std::uint32_t>(kBinBytes / size);
     SizeClass& c = g_classes[++g_nclasses];
     nobj = nobj < kMaxObjects ? nobj : kMaxObjects;
     c = {size, pages, nobj, cap > 512 ? 512 : (cap < 8 ? 8 : cap), ((std::uint64_t{1} << 40) + size - 1) / size,

@@ -679,14 +679,17 @@ void heap_stats(pm_stats_t* out) noexcept {
     out->bytes_mapped = H.bytes_mapped;
     out->bytes_requested_large = large_requested_bytes();
     out->bytes_in_use = H.bytes_in_use + H.direct_bytes;
-    std::size_t huge_in_use = H.in_use_by_rung[1] + H.in_use_by_rung[2] + H.in_use_by_rung[3];
+    // THP arenas are on 4 KiB pages until thp_when_big turns them huge.
+    std::size_t thp = H.thp_on ? H.in_use_by_rung[3] : 0;
+    std::size_t small = H.in_use_by_rung[4] + (H.thp_on ? 0 : H.in_use_by_rung[3]);
+    std::size_t huge_in_use = H.in_use_by_rung[1] + H.in_use_by_rung[2] + thp;
     std::size_t direct_huge = g_opt.backing == Rung::page_4k ? 0 : H.direct_bytes & ~(kHuge - 1);
     out->bytes_huge = huge_in_use * kHuge + direct_huge;
-    out->bytes_resident_est = (huge_in_use + H.in_use_by_rung[4] + H.empty.count) * kHuge + H.direct_bytes;
+    out->bytes_resident_est = (huge_in_use + small + H.empty.count) * kHuge + H.direct_bytes;
     out->hugetlb_1g_pages = H.n1g;
     out->hugetlb_2m_pages = H.n2m;
-    out->thp_pages_in_use = H.in_use_by_rung[3];
-    out->small_pages_in_use = H.in_use_by_rung[4];
+    out->thp_pages_in_use = thp;
+    out->small_pages_in_use = small;
     out->huge_pages_empty = H.empty.count;
     out->bytes_purged = H.purged_bytes;
     out->purges = H.purges;

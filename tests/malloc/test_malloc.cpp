@@ -317,6 +317,29 @@ TEST(HugePages, A64MiBHeapLivesOnHugePages) {
     for (void* p : blocks) pm_free(p);
 }
 
+// Below 16 MiB a THP heap stays on 4 KiB pages (peak RSS of small programs), and says so.
+// Run in a fresh process (threadsafe death-test style re-executes this test alone): the
+// switch to huge pages is once per process and other tests grow big heaps.
+TEST(HugePages, ASmallHeapStaysOnSmallPages) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    auto child = [] {
+        std::vector<void*> v;
+        for (std::size_t total = 0; total < (std::size_t{4} << 20); total += 1000)
+            v.push_back(std::memset(pm_malloc(1000), 1, 1000));
+        pm_stats_t s;
+        pm_stats(&s);
+        if (s.backing != 3) std::_Exit(0);  // hugetlb or 4k rung: nothing lazy to check
+        auto e = physmem::os::smaps_entry(v[v.size() / 2]);
+        std::fprintf(stderr, "thp %zu small %zu huge %zu MiB; smaps rss %zu anon_huge %zu KiB\n",
+                     s.thp_pages_in_use, s.small_pages_in_use, s.bytes_huge >> 20, e.rss >> 10,
+                     e.anon_huge >> 10);
+        bool ok = s.thp_pages_in_use == 0 && s.small_pages_in_use > 0 && s.bytes_huge == 0 &&
+                  e.found && e.anon_huge == 0;
+        std::_Exit(ok ? 0 : 1);
+    };
+    EXPECT_EXIT(child(), testing::ExitedWithCode(0), "");
+}
+
 // --- the 1 GiB rung ---
 
 // The child of HugePages.OneGigPageHeapInAChild: this binary re-executed with

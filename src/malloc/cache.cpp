@@ -36,8 +36,7 @@ namespace physmem::malloc {
 
 SizeClass g_classes[kMaxClasses];
 unsigned g_nclasses;
-std::uint8_t g_lut16[kPage / 4 / 16 + 1];
-std::uint8_t g_lut128[kSmallMax / 128 + 1];
+std::uint8_t g_lut16[kSmallMax / 16 + 1];
 std::uintptr_t g_tag_key;
 __thread ThreadCache t_cache __attribute__((tls_model("initial-exec")));
 
@@ -264,10 +263,6 @@ void classes_init() noexcept {
     for (unsigned i = 0; i < sizeof g_lut16; ++i) {
         while (g_classes[c].size < i * 16) ++c;
         g_lut16[i] = static_cast<std::uint8_t>(c);
-    }
-    for (unsigned i = 0; i < sizeof g_lut128; ++i) {
-        while (g_classes[c].size < i * 128) ++c;
-        g_lut128[i] = static_cast<std::uint8_t>(c);
     }
 }
 

@@ -48,13 +48,14 @@ struct ThreadCache {
 };
 extern __thread ThreadCache t_cache __attribute__((tls_model("initial-exec")));
 
-extern std::uint8_t g_lut16[kPage / 4 / 16 + 1];    // sizes 0..1024 in 16-byte steps
-extern std::uint8_t g_lut128[kSmallMax / 128 + 1];  // sizes 1024..61440 in 128-byte steps
+// Class of each size 0..kSmallMax in 16-byte steps (every class size is a multiple of 16):
+// one load and no branch, whatever the size mix (3.75 KiB, the used part stays cached).
+extern std::uint8_t g_lut16[kSmallMax / 16 + 1];
 extern std::uintptr_t g_tag_key;                    // see "free tag" in cache.cpp
 
 // pre: size <= kSmallMax. 0 before initialisation.
 inline unsigned class_of(std::size_t size) noexcept {
-    return size <= 1024 ? g_lut16[(size + 15) >> 4] : g_lut128[(size + 127) >> 7];
+    return g_lut16[(size + 15) >> 4];
 }
 
 // The second word of every object (classes are >= 16 bytes) holds tag_of(p) while the

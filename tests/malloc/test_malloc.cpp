@@ -182,6 +182,18 @@ TEST(MallocApi, OverflowAndExhaustionGiveEnomem) {
     EXPECT_EQ(pm_posix_memalign(&q, 64, SIZE_MAX - 100), ENOMEM);
 }
 
+// malloc's one-table lookup gives every small size the smallest class that holds it.
+TEST(SizeClasses, EverySizeGetsTheSmallestClassThatFits) {
+    pm_free(pm_malloc(1));  // initialises the class table
+    using namespace physmem::malloc;
+    for (std::size_t n = 0; n <= kSmallMax; ++n) {
+        unsigned c = class_of(n);
+        ASSERT_TRUE(c >= 1 && c <= g_nclasses) << n;
+        ASSERT_GE(g_classes[c].size, n) << n;
+        if (c > 1) ASSERT_LT(g_classes[c - 1].size, n) << n;
+    }
+}
+
 // free() tells object starts from interior pointers with a multiply and a rotate instead
 // of a division: exact for every offset of every class.
 TEST(SizeClasses, ObjectStartTestIsExact) {

@@ -43,7 +43,7 @@ const lab::ProgramSpec kSpec{
     .default_block_size = 64 << 10,
     .params = {{"alloc", "glibc", {"glibc", "physmem", "jemalloc", "tcmalloc", "mimalloc"}, "which malloc serves the process"},
                {"workload", "larson", workload_names(), "which allocation workload runs"},
-               {"threads", "2", {""}, "threads of the multi-threaded workloads (>= 1)"}},
+               {"threads", "2", {}, "threads of the multi-threaded workloads (>= 1)"}},
 };
 
 // Makes the asked-for allocator the process's malloc (may re-exec); returns its name as

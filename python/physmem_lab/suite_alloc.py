@@ -1,0 +1,384 @@
+"""The ``alloc`` suite (issue 4): libphysmem.so against glibc, jemalloc, tcmalloc and
+mimalloc on allocation workloads, each allocator preloaded into a fresh process.
+
+Program: ``physmem_lab_alloc`` (lab/experiments/alloc.cpp). A point is one workload
+(``--param workload=``) under one allocator (``--param alloc=``); its variant says what the
+heap asks for: ``malloc-thp`` for physmem (PHYSMEM_MALLOC_BACKING=thp, set by the program),
+``malloc-4k`` for the peers, which run on their own defaults with no environment set (none
+of them asks for huge pages by default and THP is madvise-only on the development VM; the
+measured huge-page share says what each actually got). Tables name a point
+``<allocator>-<backing>`` (``physmem-thp``, ``glibc-4k``, ...).
+
+Every record carries ``alloc``: the allocator asked for and the one ``active()`` saw, the
+peak RSS (VmHWM of the whole process, after every pass) and ``heap_at_peak`` (the
+largest /proc/self/smaps_rollup sample taken at the workload's peak: anonymous bytes,
+THP and hugetlb bytes, their share). Time per pass = median ns per op x ops per pass;
+every allocator does the same ops at a given size (the workloads are deterministic), so
+ratios of ns per op are ratios of time.
+
+Contract: every number shown comes from the records; the goals' thresholds are the only
+constants.
+"""
+import math
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+from .analysis import SPREAD_WARN, Goal, Item, Ratio
+from .suitedef import K, M, Point, Row, SuiteDef
+from .units import format_size
+
+ALLOC = "alloc"
+PEERS = ("glibc", "jemalloc", "tcmalloc", "mimalloc")
+PHYSMEM = "physmem"
+ALLOCATORS = PEERS + (PHYSMEM,)
+VARIANT = {PHYSMEM: "malloc-thp", **{p: "malloc-4k" for p in PEERS}}
+BIG_HEAP = 64 * M          # alloc-3 judges heaps at least this large
+THREADS = "2"              # the development VM has 2 cores
+
+# workload -> (tiny, default, full) sizes, and rough ms per MiB of size for one pass
+# (glibc on the development VM; ETA and budget only).
+WORKLOADS: Dict[str, Tuple[Tuple[int, int, int], float]] = {
+    "larson": ((1 * M, 16 * M, 64 * M), 23.0),
+    "xmalloc": ((1 * M, 16 * M, 64 * M), 4.0),
+    "cache-scratch": ((1 * M, 8 * M, 32 * M), 3.5),
+    "cache-thrash": ((1 * M, 8 * M, 32 * M), 3.5),
+    "glibc-simple": ((1 * M, 16 * M, 64 * M), 9.0),
+    "glibc-thread": ((2 * M, 64 * M, 256 * M), 2.0),
+    "small-churn": ((2 * M, 64 * M, 256 * M), 4.5),
+    "malloc-large": ((32 * M, 64 * M, 256 * M), 4.5),
+    "linked-list": ((1 * M, 16 * M, 128 * M), 30.0),
+    "kmeans": ((1 * M, 32 * M, 128 * M), 7.0),
+    "richards": ((256 * K, 4 * M, 16 * M), 30.0),
+}
+MULTI_THREADED = ("larson", "xmalloc", "cache-scratch", "cache-thrash", "glibc-thread", "kmeans",
+                  "richards")
+
+
+def _rows():
+    rows = []
+    for w, (sizes, _) in WORKLOADS.items():
+        by_scale = dict(zip(("tiny", "default", "full"), ((s,) for s in sizes)))
+        for a in ALLOCATORS:
+            params = {"alloc": a, "workload": w}
+            if w in MULTI_THREADED:
+                params["threads"] = THREADS
+            rows.append(Row(ALLOC, (VARIANT[a],), sizes=by_scale, params=(params,), priority=0))
+    return tuple(rows)
+
+
+ROWS = _rows()
+
+# Warm-up 0: the program's untimed reference run (which gives the checksum every timed
+# pass must repeat) already warms the allocator and the code.
+SCALES = {
+    "tiny": {"reps": 2, "warmup": 0, "min_rep_ms": 5, "cap": None, "budget_s": 40},
+    "default": {"reps": 7, "warmup": 0, "min_rep_ms": 100, "cap": None, "budget_s": 300},
+    "full": {"reps": 7, "warmup": 0, "min_rep_ms": 200, "cap": None, "budget_s": None},
+}
+
+
+def pass_s(p: Point, cap: Optional[int]) -> float:
+    """Rough seconds of one timed pass (ETA and budget only; development VM, glibc)."""
+    per_mib = WORKLOADS.get(p.params.get("workload"), ((), 10.0))[1]
+    return per_mib * p.size_bytes / M / 1e3
+
+
+# ---------------------------------------------------------------- lookups
+
+def allocator(r: dict) -> str:
+    return r["params"].get("alloc", "glibc")
+
+
+def label(r: dict) -> str:
+    """``physmem-thp``, ``glibc-4k``: the allocator and what its heap asked for."""
+    return f"{allocator(r)}-{r['backing_requested']}"
+
+
+def workload(r: dict) -> str:
+    return r["params"].get("workload", "?")
+
+
+def alloc_recs(recs) -> List[dict]:
+    return [r for r in recs.all if r["experiment"] == ALLOC]
+
+
+def grouped(recs) -> Dict[Tuple[str, int], Dict[str, dict]]:
+    """(workload, size) -> allocator -> record (the first one of each)."""
+    out: Dict[Tuple[str, int], Dict[str, dict]] = {}
+    for r in alloc_recs(recs):
+        out.setdefault((workload(r), r["size_bytes"]), {}).setdefault(allocator(r), r)
+    order = list(WORKLOADS)
+    return dict(sorted(out.items(), key=lambda kv: (order.index(kv[0][0]) if kv[0][0] in order
+                                                    else len(order), kv[0][1])))
+
+
+def pass_ms(r: dict, which="median_ns") -> float:
+    return r[which] * r["ops_per_pass"] / 1e6
+
+
+def rss(r: dict) -> int:
+    return (r.get("alloc") or {}).get("peak_rss_bytes", 0)
+
+
+def heap(r: dict) -> dict:
+    return (r.get("alloc") or {}).get("heap_at_peak") or {}
+
+
+def heap_bytes(r: dict) -> int:
+    h = heap(r)
+    return h.get("anon_bytes", 0) + h.get("hugetlb_bytes", 0)
+
+
+def huge_share(r: dict) -> float:
+    return heap(r).get("huge_share", 0.0)
+
+
+def best_peer(group: Dict[str, dict], key) -> Optional[str]:
+    """The peer with the lowest ``key(record)`` in one (workload, size) group."""
+    peers = [p for p in PEERS if p in group]
+    return min(peers, key=lambda p: key(group[p])) if peers else None
+
+
+def geomean(xs) -> float:
+    xs = list(xs)
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+# ---------------------------------------------------------------- ratios over workloads
+
+class GeoRatio(Ratio):
+    """Geometric mean over (num, den) record pairs of a metric's ratio. For time the
+    range combines each pair's best and worst repetitions (min/max and max/min); peak
+    RSS is one figure per process, so its range is the value."""
+
+    def __init__(self, pairs: List[Tuple[dict, dict]], metric: str = "time", den_name: str = ""):
+        super().__init__(pairs[0][0] if pairs else {}, pairs[0][1] if pairs else {})
+        self.pairs, self.metric, self.den_name = pairs, metric, den_name
+
+    def _g(self, f):
+        return geomean(f(n, d) for n, d in self.pairs)
+
+    @property
+    def value(self):
+        if self.metric == "rss":
+            return self._g(lambda n, d: rss(n) / rss(d))
+        return self._g(lambda n, d: n["median_ns"] / d["median_ns"])
+
+    @property
+    def lo(self):
+        return self.value if self.metric == "rss" else self._g(lambda n, d: n["min_ns"] / d["max_ns"])
+
+    @property
+    def hi(self):
+        return self.value if self.metric == "rss" else self._g(lambda n, d: n["max_ns"] / d["min_ns"])
+
+    def spreads(self):
+        if self.metric == "rss":
+            return (0.0, 0.0)
+        return (max(n["rel_spread"] for n, _ in self.pairs), max(d["rel_spread"] for _, d in self.pairs))
+
+    def doubts(self) -> List[str]:
+        out = []
+        for n, d in self.pairs:
+            for r in (n, d):
+                a = r.get("alloc") or {}
+                if a.get("active") and a.get("active") != allocator(r):
+                    out.append(f"{workload(r)}: {label(r)} ran under {a['active']}")
+                if self.metric == "time" and r["rel_spread"] >= SPREAD_WARN:
+                    out.append(f"{workload(r)} {label(r)} spread {r['rel_spread']:.0%}")
+        return out
+
+    def cell(self) -> str:
+        mark = "~" if max(self.spreads(), default=0) >= SPREAD_WARN else ""
+        rng = "" if self.metric == "rss" else f" [{self.lo:.2f}-{self.hi:.2f}]{mark}"
+        return f"{self.value:.2f}x{rng} over {len(self.pairs)} workloads vs {self.den_name}"
+
+
+class FourKShare(Ratio):
+    """The share of a physmem heap NOT on huge pages (1 - huge share): judged <= 0.10."""
+
+    def __init__(self, rec):
+        super().__init__(rec, rec)
+
+    @property
+    def value(self):
+        return 1.0 - huge_share(self.num)
+
+    lo = hi = value
+
+    def spreads(self):
+        return (0.0, 0.0)
+
+    def doubts(self):
+        return []
+
+    def cell(self):
+        return (f"{huge_share(self.num):.1%} of {format_size(heap_bytes(self.num))} on huge pages "
+                f"({self.value:.1%} not)")
+
+
+def _pairs(recs, num: str, den: str) -> List[Tuple[dict, dict]]:
+    """(num record, den record) per (workload, size) where both were measured (verified)."""
+    return [(g[num], g[den]) for g in grouped(recs).values()
+            if num in g and den in g and g[num]["verified"] and g[den]["verified"]]
+
+
+def _best_peer_by_geomean(recs, metric: str) -> Optional[GeoRatio]:
+    """physmem vs the peer whose geometric mean (over the workloads both ran) is lowest:
+    the peer with the largest physmem/peer geomean ratio."""
+    cands = [GeoRatio(_pairs(recs, PHYSMEM, p), metric, p) for p in PEERS if _pairs(recs, PHYSMEM, p)]
+    return max(cands, key=lambda g: g.value) if cands else None
+
+
+def _virtual_best(recs, metric: str) -> Optional[GeoRatio]:
+    """physmem vs the best peer of each workload separately (a stricter yardstick)."""
+    key = rss if metric == "rss" else (lambda r: r["median_ns"])
+    pairs = []
+    for g in grouped(recs).values():
+        b = best_peer({p: r for p, r in g.items() if r["verified"]}, key)
+        if b and PHYSMEM in g and g[PHYSMEM]["verified"]:
+            pairs.append((g[PHYSMEM], g[b]))
+    return GeoRatio(pairs, metric, "each workload's best peer") if pairs else None
+
+
+# ---------------------------------------------------------------- report
+
+def _workload_table(doc, w, size, g):
+    tbest = best_peer(g, lambda r: r["median_ns"])
+    rbest = best_peer(g, rss)
+    rows = []
+    for a in ALLOCATORS:
+        r = g.get(a)
+        if not r:
+            continue
+        act = (r.get("alloc") or {}).get("active", "?")
+        rows.append([label(r) + ("" if act == a else f" (ran under {act}!)"),
+                     f"{pass_ms(r):.1f}", f"{r['rel_spread']:.0%}",
+                     Ratio(r, g[tbest]).cell() if tbest else "-",
+                     f"{rss(r) / M:.1f}", f"{rss(r) / rss(g[rbest]):.2f}x" if rbest and rss(g[rbest]) else "-",
+                     f"{heap_bytes(r) / M:.1f}", f"{huge_share(r):.0%}", "yes" if r["verified"] else "NO"])
+    doc.table([f"{w} {format_size(size)}", "ms/pass (median)", "spread",
+               f"time vs best peer ({label(g[tbest]) if tbest else '-'})", "peak RSS MiB",
+               f"RSS vs best peer ({label(g[rbest]) if rbest else '-'})", "anon heap at peak MiB",
+               "on huge pages", "verified"], rows)
+
+
+def _geomean_table(doc, recs):
+    groups = grouped(recs)
+    rows = []
+    for a in ALLOCATORS:
+        tr, rr = [], []
+        for g in groups.values():
+            tb, rb = best_peer(g, lambda r: r["median_ns"]), best_peer(g, rss)
+            if a in g and tb:
+                tr.append(g[a]["median_ns"] / g[tb]["median_ns"])
+            if a in g and rb and rss(g[rb]):
+                rr.append(rss(g[a]) / rss(g[rb]))
+        if tr:
+            shares = [huge_share(g[a]) for g in groups.values() if a in g and heap_bytes(g[a]) >= BIG_HEAP]
+            rows.append([a + "-" + VARIANT[a].split("-")[1], len(tr), f"{geomean(tr):.2f}x",
+                         f"{geomean(rr):.2f}x" if rr else "-",
+                         f"{min(shares):.0%}..{max(shares):.0%} ({len(shares)})" if shares else "-"])
+    doc.table(["allocator", "workloads", "time geomean vs each workload's best peer",
+               "peak RSS geomean vs each workload's best peer",
+               f"huge-page share, heaps >= {format_size(BIG_HEAP)} (points)"], rows)
+
+
+def _time_plot(recs, out_dir: Path) -> Optional[Path]:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    groups = [(k, g) for k, g in grouped(recs).items() if best_peer(g, lambda r: r["median_ns"])]
+    if not groups:
+        return None
+    fig, ax = plt.subplots(figsize=(max(7.5, 0.9 * len(groups)), 4.5), dpi=100)
+    width = 0.8 / len(ALLOCATORS)
+    for i, a in enumerate(ALLOCATORS):
+        xs, ys = [], []
+        for j, (_, g) in enumerate(groups):
+            b = best_peer(g, lambda r: r["median_ns"])
+            if a in g:
+                xs.append(j + (i - (len(ALLOCATORS) - 1) / 2) * width)
+                ys.append(g[a]["median_ns"] / g[b]["median_ns"])
+        ax.bar(xs, ys, width, label=a)
+    ax.axhline(1.0, color="k", lw=0.8)
+    ax.set_xticks(range(len(groups)))
+    ax.set_xticklabels([f"{w}\n{format_size(s)}" for (w, s), _ in groups], rotation=45, fontsize=7)
+    ax.set_ylabel("time / best peer's time (median)")
+    ax.set_title("alloc: time per workload relative to the best peer (lower is better)", fontsize=10)
+    ax.legend(fontsize=7, ncol=5)
+    ax.grid(True, axis="y", alpha=0.3)
+    fig.tight_layout()
+    path = Path(out_dir) / "plot-alloc-time.png"
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def report(doc, recs, results, out_dir):
+    """The suite's section: one table per workload, geometric means, the time plot."""
+    doc.p("Each point is a fresh process of physmem_lab_alloc under one allocator (LD_PRELOAD; "
+          "'ran under' is what the process saw serving malloc). physmem-thp: libphysmem.so with "
+          "PHYSMEM_MALLOC_BACKING=thp. Peers (-4k) run on their own defaults with no environment "
+          "set: none asks for huge pages by default, and the 'on huge pages' column shows what "
+          "the kernel gave. Time: one whole workload run per pass (allocation is the subject), "
+          "median over the repetitions; the ratio's range pairs best and worst repetitions. "
+          "Peak RSS: VmHWM of the whole process. Heap at peak: anonymous memory (plus hugetlb) "
+          "of /proc/self/smaps_rollup sampled at the workload's largest live heap, which also "
+          "holds thread stacks and the program's own few MiB.")
+    for (w, size), g in grouped(recs).items():
+        _workload_table(doc, w, size, g)
+    doc.h(3, "Geometric means over the workloads")
+    _geomean_table(doc, recs)
+    doc.p("Not measurable on this machine: TLB-miss and page-walk counters (no PMU in the VM), "
+          "which seed 004 reports; wall time, peak RSS and the huge-page share are measured "
+          "instead. The VM has 2 cores, so multi-threaded workloads run 2 threads.")
+    if out_dir is not None:
+        path = _time_plot(recs, out_dir)
+        if path:
+            doc.img("alloc: time relative to the best peer", path)
+
+
+# ---------------------------------------------------------------- goals
+
+GOAL_TITLES = {
+    1: "physmem time geometric mean <= 0.95x the best peer's (the peer with the lowest geomean)",
+    2: "physmem peak RSS geometric mean <= 1.10x the best peer's (the peer with the lowest geomean)",
+    3: f">= 90% of physmem's heap on huge pages for heaps >= {format_size(BIG_HEAP)}",
+}
+
+
+def goals(recs) -> List[Goal]:
+    return [_goal_geo(recs, 1, "time", 0.95), _goal_geo(recs, 2, "rss", 1.10), _goal_huge(recs)]
+
+
+def _goal_geo(recs, n, metric, target):
+    g = Goal(f"alloc-{n}", GOAL_TITLES[n])
+    best = _best_peer_by_geomean(recs, metric)
+    if not best:
+        g.missing.append("no workload measured under both physmem and a peer")
+        return g
+    g.items.append(Item(f"physmem / {best.den_name} ({metric}, geomean)", best, target))
+    vb = _virtual_best(recs, metric)
+    if vb:
+        g.notes.append(f"against each workload's best peer instead (stricter): {vb.cell()}")
+    for p in PEERS:
+        pairs = _pairs(recs, PHYSMEM, p)
+        if pairs and p != best.den_name:
+            g.notes.append(f"physmem / {p}: {GeoRatio(pairs, metric, p).cell()}")
+    return g
+
+
+def _goal_huge(recs):
+    g = Goal("alloc-3", GOAL_TITLES[3])
+    for r in alloc_recs(recs):
+        if allocator(r) == PHYSMEM and heap_bytes(r) >= BIG_HEAP:
+            g.items.append(Item(f"{workload(r)} {format_size(r['size_bytes'])} ({label(r)}): share not "
+                                "on huge pages", FourKShare(r), 0.10))
+    if not g.items:
+        g.missing.append(f"no physmem record with a heap of {format_size(BIG_HEAP)} or more at its peak")
+    return g
+
+
+SUITE = SuiteDef("alloc", "Allocators: libphysmem.so against glibc, jemalloc, tcmalloc, mimalloc",
+                 ROWS, SCALES, pass_s=pass_s, report=report, goals=goals)

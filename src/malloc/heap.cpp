@@ -650,6 +650,12 @@ Span* heap_place_large(std::size_t npages, std::size_t align) noexcept {
 void heap_release_large(Span* s) noexcept {
     LockGuard g(H.lock);
     if (s->kind == Span::direct) { direct_free(s); return; }
+    // A small heap (still on 4 KiB pages, see thp_when_big) gives a large span's pages back
+    // at once: its peak RSS then follows the live data (a buffer grown by realloc leaves no
+    // resident trail). A big heap on huge pages purges whole 2 MiB pages instead.
+    Rung r = s->hp->arena->rung;
+    if (!H.thp_on && !g_opt.lock && (r == Rung::thp || r == Rung::page_4k))
+        os::discard(reinterpret_cast<void*>(s->start), std::size_t{s->npages} * kPage);
     unplace_large(s);
     H.bytes_in_use -= std::size_t{s->npages} * kPage;
     free_span(s);

@@ -1,0 +1,154 @@
+"""The alloc suite: its report section and goals on synthetic records, and the real
+program run by ``physmem bench --suite alloc --scale tiny`` (skipped unless built; fails
+under PHYSMEM_LAB_REQUIRE_BUILD=1 like the other suites' tests)."""
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import synth
+from conftest import REPO, physmem_cmd
+from physmem_lab import analysis, report
+from physmem_lab.schema import validate_record, validate_results
+from physmem_lab.suite_alloc import ALLOCATORS, SUITE, WORKLOADS, goals
+from physmem_lab.suitedef import discover
+
+M = 1 << 20
+OPS = 1000
+
+
+def _rec(alloc, workload, ns, rss_mib, heap_mib=10, huge=0.0, size=M):
+    variant = "malloc-thp" if alloc == "physmem" else "malloc-4k"
+    r = synth.record("alloc", variant, size, synth.tight(ns), params={"alloc": alloc, "workload": workload})
+    r["unit"], r["backing"], r["ops_per_pass"] = "allocation", [], OPS
+    r["alloc"] = {"allocator": alloc, "active": alloc, "workload": workload, "threads": 2,
+                  "peak_rss_bytes": rss_mib * M,
+                  "heap_at_peak": {"anon_bytes": heap_mib * M, "thp_bytes": int(huge * heap_mib * M),
+                                   "hugetlb_bytes": 0, "huge_share": huge}}
+    return r
+
+
+def _results(physmem_ns=(90.0, 90.0), physmem_rss=(10, 10), physmem_huge=0.95):
+    """Two workloads; jemalloc is the best peer by time (100 ns), glibc by RSS (10 MiB)."""
+    recs = []
+    for i, w in enumerate(("larson", "malloc-large")):
+        recs += [_rec("glibc", w, 200.0, 10), _rec("jemalloc", w, 100.0, 12),
+                 _rec("tcmalloc", w, 150.0, 20), _rec("mimalloc", w, 120.0, 11),
+                 _rec("physmem", w, physmem_ns[i], physmem_rss[i], heap_mib=80, huge=physmem_huge)]
+    return synth.results(recs)
+
+
+def test_suite_is_discovered_with_every_workload_and_allocator():
+    sd = discover()["alloc"]
+    assert sd is SUITE
+    pts = {(r.params[0]["workload"], r.params[0]["alloc"], r.variants[0]) for r in SUITE.rows}
+    assert len(pts) == len(WORKLOADS) * len(ALLOCATORS) == 55
+    assert ("richards", "physmem", "malloc-thp") in pts and ("larson", "glibc", "malloc-4k") in pts
+    for r in SUITE.rows:
+        assert set(r.sizes) == {"tiny", "default", "full"}
+
+
+def test_report_tables_ratios_geomeans_and_plot(tmp_path):
+    for r in _results()["records"]:
+        validate_record(r)
+    md = report.build(_results(), "synthetic", None, tmp_path).markdown()
+    assert f"## {SUITE.title}" in md
+    # larson: ms/pass = ns * 1000 ops / 1e6; time ratio to jemalloc, RSS ratio to glibc
+    assert "| larson 1M | ms/pass (median) | spread | time vs best peer (jemalloc-4k) |" in md
+    assert "| physmem-thp | 0.1 | 2% | 0.90x [0.88-0.92] | 10.0 | 1.00x | 80.0 | 95% | yes |" in md
+    assert "| glibc-4k | 0.2 | 2% | 2.00x [1.96-2.04] | 10.0 | 1.00x | 10.0 | 0% | yes |" in md
+    # geomeans against each workload's best peer
+    assert "| physmem-thp | 2 | 0.90x | 1.00x | 95%..95% (2) |" in md
+    assert "| glibc-4k | 2 | 2.00x | 1.00x | - |" in md
+    assert (tmp_path / "plot-alloc-time.png").stat().st_size > 1000
+
+
+def test_goals_follow_the_numbers():
+    g = {x.number: x for x in goals(analysis.Records(_results()))}
+    # alloc-1: best peer by geomean is jemalloc (100 ns): 90/100 = 0.90 <= 0.95
+    assert g["alloc-1"].verdict == "MET"
+    assert abs(g["alloc-1"].items[0].ratio.value - 0.9) < 1e-9
+    assert "jemalloc" in g["alloc-1"].items[0].what
+    # alloc-2: best peer by RSS geomean is glibc (10 MiB): 10/10
+    assert g["alloc-2"].verdict == "MET" and "glibc" in g["alloc-2"].items[0].what
+    # alloc-3: both physmem heaps are 80 MiB at 95% huge
+    assert g["alloc-3"].verdict == "MET" and len(g["alloc-3"].items) == 2
+
+    # geomean of 0.9 and 1.1 = 0.995 > 0.95; RSS 12 and 12 -> 1.2 > 1.1; 80% huge
+    worse = {x.number: x for x in goals(analysis.Records(_results((90.0, 110.0), (12, 12), 0.8)))}
+    assert worse["alloc-1"].verdict == "MISSED"
+    assert abs(worse["alloc-1"].items[0].ratio.value - (0.9 * 1.1) ** 0.5) < 1e-9
+    assert worse["alloc-2"].verdict == "MISSED"
+    assert worse["alloc-3"].verdict == "MISSED"
+    assert any("each workload's best peer" in n for n in worse["alloc-1"].notes)
+
+    none = {x.number: x for x in goals(analysis.Records(synth.results([])))}
+    assert {v.verdict for v in none.values()} == {"NOT MEASURED"}
+
+
+def test_small_heaps_are_not_judged_for_huge_pages():
+    res = _results()
+    for r in res["records"]:
+        r["alloc"]["heap_at_peak"]["anon_bytes"] = 8 * M
+    g = {x.number: x for x in goals(analysis.Records(res))}
+    assert g["alloc-3"].verdict == "NOT MEASURED" and g["alloc-3"].missing
+
+
+@pytest.fixture(scope="module")
+def alloc_bin():
+    d = Path(os.environ.get("PHYSMEM_LAB_BIN") or REPO / "build" / "lab")
+    lib = REPO / "build" / "src" / "malloc" / "libphysmem.so"
+    if not (d / "physmem_lab_alloc").is_file() or not lib.is_file():
+        msg = f"physmem_lab_alloc or libphysmem.so not built ({d}, {lib})"
+        if os.environ.get("PHYSMEM_LAB_REQUIRE_BUILD") == "1":
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return d
+
+
+def test_program_runs_under_the_allocator_asked_for(alloc_bin):
+    for alloc, variant in (("glibc", "malloc-4k"), ("physmem", "malloc-thp")):
+        for w in ("larson", "richards"):
+            p = subprocess.run([str(alloc_bin / "physmem_lab_alloc"), "--variant", variant, "--size", "256K",
+                                "--reps", "1", "--warmup", "0", "--min-rep-ms", "0",
+                                "--param", f"alloc={alloc}", "--param", f"workload={w}"],
+                               capture_output=True, text=True, timeout=60)
+            assert p.returncode == 0, p.stderr
+            r = json.loads(p.stdout)
+            validate_record(r)
+            assert r["verified"] and r["alloc"]["active"] == alloc and r["alloc"]["workload"] == w
+
+
+def test_program_rejects_bad_input(alloc_bin):
+    prog = str(alloc_bin / "physmem_lab_alloc")
+    for extra in (["--variant", "malloc-thp", "--param", "alloc=glibc"],      # peers: defaults only
+                  ["--variant", "malloc-4k", "--param", "workload=nope"],
+                  ["--variant", "malloc-4k", "--param", "threads=0"],
+                  ["--variant", "array-4k"]):
+        p = subprocess.run([prog, "--size", "1M"] + extra, capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2, (extra, p.stderr)
+        assert p.stderr.strip()
+
+
+def test_tiny_bench_on_the_real_program(alloc_bin, tmp_path):
+    out = tmp_path / "alloc.json"
+    argv = physmem_cmd() + ["bench", "--suite", "alloc", "--scale", "tiny", "--no-reserve",
+                            "-o", str(out), "--report", str(tmp_path / "rep"), "--bin-dir", str(alloc_bin)]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-4000:]
+    res = json.loads(out.read_text())
+    validate_results(res)
+    assert not res["errors"] and not res["skipped"]
+    assert len(res["records"]) == 55
+    for r in res["records"]:
+        assert r["verified"], r["verification"]
+        assert r["alloc"]["active"] == r["params"]["alloc"]
+        assert r["alloc"]["peak_rss_bytes"] > 0
+        assert 0.0 <= r["alloc"]["heap_at_peak"]["huge_share"] <= 1.0
+    assert {r["params"]["alloc"] for r in res["records"]} == set(ALLOCATORS)
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"## {SUITE.title}" in md and "Geometric means over the workloads" in md
+    assert "alloc-1" in md and "alloc-2" in md and "alloc-3" in md
+    assert (tmp_path / "rep" / "plot-alloc-time.png").exists()

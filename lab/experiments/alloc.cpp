@@ -15,7 +15,8 @@
 // Before timing, one untimed run gives the reference checksum and op count; every timed
 // pass must reproduce the checksum and pass its own checks. At the workload's peak (the
 // live heap at its largest) /proc/self/smaps_rollup is sampled; the record's "alloc"
-// field keeps the largest sample, and VmHWM after the last pass.
+// field keeps the largest sample, VmHWM after the last pass and each repetition's time
+// per pass (ms). The record's unit is the workload's (allocation, node or operation).
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -85,16 +86,19 @@ void body(lab::Context& ctx) {
     const A::Outcome ref = w->run(p);
     bool ok = ref.ok;
     ctx.set_elements(std::max<std::uint64_t>(ref.ops, 1));
-    ctx.measure(std::max<std::uint64_t>(ref.ops, 1), [&] {
+    const lab::Timing t = ctx.measure(std::max<std::uint64_t>(ref.ops, 1), [&] {
         A::Outcome o = w->run(p);
         ok = ok && o.ok && o.checksum == ref.checksum && o.ops == ref.ops;
         return o.checksum;
     });
     ctx.set_param("threads", p.threads);
+    ctx.set_field("unit", std::string(w->unit));
+    lab::Json ms = lab::Json::array();
+    for (double ns : t.ns_per_op) ms.push_back(ns * double(t.ops_per_pass) / 1e6);
     ctx.set_field("alloc", {{"allocator", s.param("alloc")}, {"active", active}, {"workload", w->name},
                             {"threads", p.threads}, {"thp_mode", thp_mode()},
                             {"physmem_backing", s.param("alloc") == "physmem" ? std::getenv("PHYSMEM_MALLOC_BACKING") : ""},
-                            {"ops_unit", w->unit}, {"peak_rss_bytes", A::procfs::peak_rss()},
+                            {"ms_per_pass", ms}, {"peak_rss_bytes", A::procfs::peak_rss()},
                             {"heap_at_peak", heap_json(at_peak)}});
     if (active != s.param("alloc")) ctx.note("asked for " + s.param("alloc") + " but malloc is served by " + active);
     ctx.checksum(ref.checksum);

@@ -39,15 +39,15 @@ THREADS = "2"              # the development VM has 2 cores
 # (glibc on the development VM; ETA and budget only).
 WORKLOADS: Dict[str, Tuple[Tuple[int, int, int], float]] = {
     "larson": ((1 * M, 16 * M, 64 * M), 23.0),
-    "xmalloc": ((1 * M, 16 * M, 64 * M), 4.0),
+    "xmalloc": ((1 * M, 32 * M, 128 * M), 4.0),
     "cache-scratch": ((1 * M, 8 * M, 32 * M), 3.5),
     "cache-thrash": ((1 * M, 8 * M, 32 * M), 3.5),
-    "glibc-simple": ((1 * M, 16 * M, 64 * M), 9.0),
+    "glibc-simple": ((1 * M, 32 * M, 128 * M), 9.0),
     "glibc-thread": ((2 * M, 64 * M, 256 * M), 2.0),
     "small-churn": ((2 * M, 64 * M, 256 * M), 4.5),
     "malloc-large": ((32 * M, 64 * M, 256 * M), 4.5),
-    "linked-list": ((1 * M, 16 * M, 128 * M), 30.0),
-    "kmeans": ((1 * M, 32 * M, 128 * M), 7.0),
+    "linked-list": ((1 * M, 32 * M, 256 * M), 30.0),
+    "kmeans": ((1 * M, 64 * M, 256 * M), 7.0),
     "richards": ((256 * K, 4 * M, 16 * M), 30.0),
 }
 MULTI_THREADED = ("larson", "xmalloc", "cache-scratch", "cache-thrash", "glibc-thread", "kmeans",
@@ -72,7 +72,7 @@ ROWS = _rows()
 # pass must repeat) already warms the allocator and the code.
 SCALES = {
     "tiny": {"reps": 2, "warmup": 0, "min_rep_ms": 5, "cap": None, "budget_s": 40},
-    "default": {"reps": 7, "warmup": 0, "min_rep_ms": 100, "cap": None, "budget_s": 300},
+    "default": {"reps": 7, "warmup": 0, "min_rep_ms": 200, "cap": None, "budget_s": 300},
     "full": {"reps": 7, "warmup": 0, "min_rep_ms": 200, "cap": None, "budget_s": None},
 }
 

@@ -146,6 +146,9 @@ def test_tiny_bench_on_the_real_program(alloc_bin, tmp_path):
         assert r["verified"], r["verification"]
         assert r["alloc"]["active"] == r["params"]["alloc"]
         assert r["alloc"]["peak_rss_bytes"] > 0
+        assert len(r["alloc"]["ms_per_pass"]) == r["reps"]
+        assert r["unit"] == ("node" if r["params"]["workload"] == "linked-list" else
+                             "operation" if r["params"]["workload"] in ("kmeans", "richards") else "allocation")
         assert 0.0 <= r["alloc"]["heap_at_peak"]["huge_share"] <= 1.0
     assert {r["params"]["alloc"] for r in res["records"]} == set(ALLOCATORS)
     md = (tmp_path / "rep" / "report.md").read_text()

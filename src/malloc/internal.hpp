@@ -210,7 +210,7 @@ extern unsigned g_nclasses;   // classes are 1..g_nclasses
 void classes_init() noexcept;
 // class_of, small_alloc, small_free: fast.hpp
 void cache_thread_init_key() noexcept;  // also draws the free-tag key
-void cache_flush_current() noexcept;
+void cache_flush_current() noexcept;  // and empties the transfer caches (pm_collect)
 std::size_t cache_outstanding_bytes() noexcept;
 void cache_lock_all() noexcept;
 void cache_unlock_all() noexcept;

@@ -170,7 +170,7 @@ class Goal:
             if r.lo <= i.target:
                 reasons.append(f"the range [{r.lo:.2f}-{r.hi:.2f}] reaches the target: within noise")
             else:
-                reasons.append(f"slower than the target even at the best repetition ({r.lo:.2f}x)")
+                reasons.append(f"over the target even at the best case of the repetitions ({r.lo:.2f}x)")
             out.append(f"{i.what}: {r.value:.2f}x > {i.target:.2f}x; " + "; ".join(reasons))
         return out
 

@@ -274,12 +274,12 @@ void unlist(HugePage* h) noexcept {
 
 // A THP arena stays on 4 KiB pages (MADV_NOHUGEPAGE) while the heap is small, so that a
 // small program's peak RSS is what it touches rather than 2 MiB per page it touches. Once
-// kThpAfter 2 MiB pages of THP arenas are in use, every THP arena is advised huge and the
-// pages already in use are collapsed (MADV_COLLAPSE), so a big heap lives on huge pages.
-constexpr std::size_t kThpAfter = 8;
-
+// PHYSMEM_MALLOC_THP_AFTER_MB (16) of 2 MiB pages of THP arenas are in use, every THP arena
+// is advised huge and the pages already in use are collapsed (MADV_COLLAPSE), so a big heap
+// lives on huge pages.
 void thp_when_big() noexcept {
-    if (H.thp_on || H.in_use_by_rung[static_cast<unsigned>(Rung::thp)] < kThpAfter) return;
+    std::size_t after = g_opt.thp_after_mb * (std::size_t{1} << 20) / kHuge;
+    if (H.thp_on || H.in_use_by_rung[static_cast<unsigned>(Rung::thp)] < after) return;
     H.thp_on = true;
     for (unsigned i = 0; i < H.narenas; ++i) {
         Arena* a = H.arenas[i];
@@ -591,7 +591,10 @@ void SpinLock::lock() noexcept {
     }
 }
 
-void heap_init() noexcept { H.last_rung = Rung::best; }
+void heap_init() noexcept {
+    H.last_rung = Rung::best;
+    H.thp_on = g_opt.thp_after_mb == 0;
+}
 
 void heap_note_purge_due() noexcept { g_purge_due.store(true); }
 

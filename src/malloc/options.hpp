@@ -22,6 +22,9 @@
     X(purge_delay_ms, "PHYSMEM_MALLOC_PURGE_DELAY_MS", count, "50",                           \
       "ms an empty 2 MiB page (or a cached large span) waits before it is purged "             \
       "(MADV_DONTNEED), by a background thread if nothing else comes first")            \
+    X(thp_after_mb, "PHYSMEM_MALLOC_THP_AFTER_MB", count, "16",                               \
+      "THP backing: the heap stays on 4 KiB pages until this many MiB of 2 MiB pages hold "   \
+      "data, then turns huge (0: huge from the start)")                                       \
     X(stagger, "PHYSMEM_MALLOC_STAGGER", flag, "1",                                           \
       "1: place large objects (> 60 KiB) at distinct 64-byte offsets in the size-class slack")\
     X(verbose, "PHYSMEM_MALLOC_VERBOSE", flag, "0", "1: print arenas and reservations")       \

@@ -330,7 +330,8 @@ TEST(HugePages, A64MiBHeapLivesOnHugePages) {
     for (void* p : blocks) pm_free(p);
 }
 
-// Below 16 MiB a THP heap stays on 4 KiB pages (peak RSS of small programs), and says so.
+// Below 16 MiB a THP heap stays on 4 KiB pages (peak RSS of small programs), and says so;
+// with PHYSMEM_MALLOC_THP_AFTER_MB=0 it is huge from the start.
 // Run in a fresh process (threadsafe death-test style re-executes this test alone): the
 // switch to huge pages is once per process and other tests grow big heaps.
 TEST(HugePages, ASmallHeapStaysOnSmallPages) {
@@ -346,8 +347,11 @@ TEST(HugePages, ASmallHeapStaysOnSmallPages) {
         std::fprintf(stderr, "thp %zu small %zu huge %zu MiB; smaps rss %zu anon_huge %zu KiB\n",
                      s.thp_pages_in_use, s.small_pages_in_use, s.bytes_huge >> 20, e.rss >> 10,
                      e.anon_huge >> 10);
-        bool ok = s.thp_pages_in_use == 0 && s.small_pages_in_use > 0 && s.bytes_huge == 0 &&
-                  e.found && e.anon_huge == 0;
+        const char* after = std::getenv("PHYSMEM_MALLOC_THP_AFTER_MB");
+        bool ok = after && std::strcmp(after, "0") == 0  // huge from the start (CTest malloc_thp_from_start)
+                      ? s.thp_pages_in_use > 0 && s.small_pages_in_use == 0 && e.found && e.anon_huge > 0
+                      : s.thp_pages_in_use == 0 && s.small_pages_in_use > 0 && s.bytes_huge == 0 &&
+                            e.found && e.anon_huge == 0;
         std::_Exit(ok ? 0 : 1);
     };
     EXPECT_EXIT(child(), testing::ExitedWithCode(0), "");

@@ -11,6 +11,11 @@
 // purged by the next span operation, pm_stats, pm_collect, and by the purger thread (see
 // "the purger" below), so memory goes back even if the program never calls malloc again.
 // hugetlb and locked pages are kept (not discarded).
+//
+// Small heaps (thp_when_big): THP arenas stay on 4 KiB pages (MADV_NOHUGEPAGE) until
+// PHYSMEM_MALLOC_THP_AFTER_MB of their 2 MiB pages hold data; until then a released large
+// span's pages are discarded at once (no khugepaged concern: nothing is advised huge yet).
+// Then every THP arena is advised huge and the pages in use are collapsed (MADV_COLLAPSE).
 #include <pthread.h>
 #include <signal.h>
 #include <time.h>

@@ -17,7 +17,7 @@ import statistics
 from pathlib import Path
 from typing import List, Optional
 
-from .analysis import Goal, Item, Ratio
+from .analysis import Goal, Item, Scalar
 from .suitedef import K, M, Point, Row
 from .units import format_size
 
@@ -184,7 +184,7 @@ def report(doc, recs, results, out_dir):
         doc.img(title, path)
 
 
-class Count(Ratio):
+class Count(Scalar):
     """A goal item that is a count of failures (met at 0): value = the count."""
 
     def __init__(self, count: int, total: int, what: str):
@@ -194,14 +194,6 @@ class Count(Ratio):
     @property
     def value(self):
         return float(self.count)
-
-    lo = hi = value
-
-    def spreads(self):
-        return (0.0, 0.0)
-
-    def doubts(self):
-        return []
 
     def cell(self):
         return f"{self.count} of {self.total} {self.what}"

@@ -122,6 +122,25 @@ class Ratio:
         return f"{self.value:.2f}x [{self.lo:.2f}-{self.hi:.2f}]{marks}"
 
 
+class Scalar(Ratio):
+    """A goal item that is one number with no repetition range (a count, a share, a ratio
+    of pooled percentiles): subclasses give ``value`` and ``cell``; no spread, no doubts."""
+
+    @property
+    def lo(self) -> float:
+        return self.value
+
+    @property
+    def hi(self) -> float:
+        return self.value
+
+    def spreads(self):
+        return (0.0, 0.0)
+
+    def doubts(self) -> List[str]:
+        return []
+
+
 def ratio(recs: Records, exp, num_variant, den_variant, size, dim=None, phase=None,
           block_size=None) -> Optional[Ratio]:
     n = recs.find(exp, num_variant, size, dim, block_size)

@@ -23,7 +23,7 @@ import math
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from .analysis import SPREAD_WARN, Goal, Item, Ratio
+from .analysis import SPREAD_WARN, Goal, Item, Ratio, Scalar
 from .suitedef import K, M, Point, Row, SuiteDef
 from .units import format_size
 
@@ -194,7 +194,7 @@ class GeoRatio(Ratio):
         return f"{self.value:.2f}x{rng} over {len(self.pairs)} workloads vs {self.den_name}"
 
 
-class FourKShare(Ratio):
+class FourKShare(Scalar):
     """The share of a physmem heap NOT on huge pages (1 - huge share): judged <= 0.10."""
 
     def __init__(self, rec):
@@ -203,14 +203,6 @@ class FourKShare(Ratio):
     @property
     def value(self):
         return 1.0 - huge_share(self.num)
-
-    lo = hi = value
-
-    def spreads(self):
-        return (0.0, 0.0)
-
-    def doubts(self):
-        return []
 
     def cell(self):
         return (f"{huge_share(self.num):.1%} of {format_size(heap_bytes(self.num))} on huge pages "

@@ -18,7 +18,7 @@ first use, which is what prefaulting is about (tables show it beside the median)
 from pathlib import Path
 from typing import List, Optional
 
-from .analysis import Goal, Item, Ratio, obtained, timing
+from .analysis import Goal, Item, Ratio, Scalar, obtained, timing
 from .suitedef import G, K, M, Point, Row, SuiteDef
 from .units import format_size
 
@@ -353,7 +353,7 @@ def report(doc, recs, results, out_dir):
         doc.img(title, path)
 
 
-class PercentileRatio(Ratio):
+class PercentileRatio(Scalar):
     """num / den of one latency percentile (no repetition range: pooled samples)."""
 
     def __init__(self, num, den, pct):
@@ -363,14 +363,6 @@ class PercentileRatio(Ratio):
     @property
     def value(self):
         return self.num["latency_ns"][self.pct] / max(self.den["latency_ns"][self.pct], 1e-9)
-
-    lo = hi = value
-
-    def spreads(self):
-        return (0.0, 0.0)
-
-    def doubts(self):
-        return []
 
     def cell(self):
         return f"{self.value:.2f}x ({self.pct} pooled)"

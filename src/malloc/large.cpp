@@ -16,7 +16,8 @@
 // So while at most N objects of a key are live, their offsets (the low 12 bits, spans
 // being page aligned) are pairwise distinct, whatever was freed in between.
 //
-// Span cache: up to kCached freed spans per key (spans up to kCacheMaxBytes) stay placed,
+// Span cache: up to kCached freed spans per key (spans up to kCacheMaxBytes; all keys
+// together at most an eighth of the live large bytes, at least 4 MiB) stay placed,
 // so a free/malloc pair of one class costs the class lock only. A cached span still
 // counts as in use; the purger (heap.cpp) releases those freed more than purge_delay_ms
 // ago, pm_collect(1) all of them.
@@ -43,6 +44,20 @@ struct alignas(64) LargeClass {
 constinit LargeClass g_large[kKeys];
 std::atomic<unsigned> g_slot_live[kSlots];   // live large objects starting at each slot, all classes
 std::atomic<std::size_t> g_requested{0};  // bytes asked for by live large objects
+std::atomic<std::size_t> g_cached{0};     // bytes of the spans in every key's cache
+constexpr std::size_t kCacheFloor = std::size_t{4} << 20;
+
+// Whether a freed span of `bytes` may be cached: the caches of all keys together hold at
+// most an eighth of the live large bytes (at least 4 MiB). Bounded by what the program
+// holds, not by how many classes it touched: a program cycling through many sizes would
+// otherwise keep up to kCached spans of every class resident (malloc-large in the alloc
+// suite: 6x its working set in RSS).
+bool cache_has_room(std::size_t bytes) noexcept {
+    std::size_t live = g_requested.load(std::memory_order_relaxed) / 8;
+    return g_cached.load(std::memory_order_relaxed) + bytes <= (live > kCacheFloor ? live : kCacheFloor);
+}
+
+std::size_t span_bytes(const Span* s) noexcept { return std::size_t{s->npages} * kPage; }
 
 // Class bytes of a large request and its index (0 for 64 KiB, 8 per doubling).
 std::size_t class_bytes(std::size_t size, unsigned& index) noexcept {
@@ -130,17 +145,19 @@ Span* take_cached(LargeClass& lc, std::size_t slack, std::size_t align, std::uin
     unsigned n = lc.ncached.load(std::memory_order_relaxed);
     if (n == 0) return nullptr;
     lc.ncached.store(n - 1, std::memory_order_relaxed);
+    g_cached.fetch_sub(span_bytes(lc.cached[n - 1]), std::memory_order_relaxed);
     return lc.cached[n - 1];
 }
 
 // pre: s was freed (no longer in the page map, offset released). True when kept.
 bool cache_span(Span* s) noexcept {
-    if (s->kind != Span::large || std::size_t{s->npages} * kPage > kCacheMaxBytes) return false;
+    if (s->kind != Span::large || span_bytes(s) > kCacheMaxBytes || !cache_has_room(span_bytes(s))) return false;
     LargeClass& lc = g_large[s->lkey - 1];
     s->freed_ns = os::monotonic_ns();
     LockGuard g(lc.lock);
     unsigned n = lc.ncached.load(std::memory_order_relaxed);
     if (n == kCached) return false;
+    g_cached.fetch_add(span_bytes(s), std::memory_order_relaxed);
     lc.cached[n] = s;
     lc.ncached.store(n + 1, std::memory_order_relaxed);
     heap_note_purge_due();
@@ -153,7 +170,7 @@ unsigned take_expired(LargeClass& lc, bool force, std::uint64_t before_ns, Span*
     unsigned n = lc.ncached.load(std::memory_order_relaxed), kept = 0, taken = 0;
     for (unsigned i = 0; i < n; ++i) {
         Span* s = lc.cached[i];
-        if (force || s->freed_ns <= before_ns) out[taken++] = s;
+        if (force || s->freed_ns <= before_ns) out[taken++] = s, g_cached.fetch_sub(span_bytes(s), std::memory_order_relaxed);
         else lc.cached[kept++] = s;
     }
     lc.ncached.store(kept, std::memory_order_relaxed);

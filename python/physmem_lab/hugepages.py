@@ -5,8 +5,12 @@ it raises ``nr_hugepages`` of the 1 GiB pool just enough that ``want`` pages are
 reads back what the kernel actually gave, and records a sentence in ``changes``. On exit
 (normal, exception, or SIGINT/SIGTERM/SIGHUP turned into an exception) it writes the
 old value back and says so. Not root, or no 1 GiB support: no change, and ``notes``
-says why. Nothing is changed when enough pages are already free.
+says why. Nothing is changed when enough pages are already free. One reservation at a
+time per machine (an exclusive lock on :data:`LOCK`): a second run started meanwhile
+changes nothing and says so, so that two runs cannot restore each other's values.
 """
+import fcntl
+import os
 import signal
 import sys
 from pathlib import Path
@@ -14,6 +18,7 @@ from pathlib import Path
 from .machine import HUGEPAGE_DIRS, hugepages
 
 _BASE = Path("/sys/kernel/mm/hugepages")
+LOCK = Path("/run/lock/physmem-hugepages.lock")
 
 
 def nr_path(size: str = "1g") -> Path:
@@ -34,6 +39,7 @@ class Reservation:
         self.saved = None      # nr_hugepages before, when we changed it
         self.obtained_free = None
         self._old_handlers = {}
+        self._lock_fd = None
 
     def plan(self) -> str:
         """What entering will do, in one sentence (printed before the run)."""
@@ -60,6 +66,11 @@ class Reservation:
             return self
         if not (self.enabled and self.is_root):
             self.notes.append(self.plan())
+            return self
+        if not self._take_lock():
+            self.notes.append("another physmem run holds the 1 GiB page reservation "
+                              f"({LOCK}); no change, *-1g points that do not fit are skipped")
+            self.log(f"physmem: {self.notes[-1]}")
             return self
         self._install_signals()
         self.saved = hp["nr"]
@@ -90,7 +101,27 @@ class Reservation:
                 self.saved = None
         finally:
             self._restore_signals()
+            self._release_lock()
         return False
+
+    def _take_lock(self) -> bool:
+        try:
+            LOCK.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            return True          # no lock directory: nothing to coordinate with
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        self._lock_fd = fd
+        return True
+
+    def _release_lock(self):
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def _install_signals(self):
         for sig in (signal.SIGTERM, signal.SIGHUP):
@@ -103,3 +134,4 @@ class Reservation:
         for sig, h in self._old_handlers.items():
             signal.signal(sig, h)
         self._old_handlers = {}
+        self._lock_fd = None

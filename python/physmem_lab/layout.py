@@ -40,12 +40,16 @@ def summary(results: dict) -> List[str]:
 def bias_rows(results: dict) -> List[Dict]:
     """Per point with layout runs: medians across layouts and the verdict."""
     runs: Dict[Tuple, List[dict]] = {}
-    for r in results.get("records", []) + results.get("layout_runs", []):
+    for r in results.get("layout_runs", []):
         runs.setdefault(_key(r), []).append(r)
+    base = {}
+    for r in results.get("records", []):
+        base.setdefault(_key(r), r)      # the first record of a point (a suite may repeat one)
     out = []
-    for key, rs in runs.items():
-        if len(rs) < 2:
+    for key, seeded in runs.items():
+        if key not in base:
             continue
+        rs = [base[key]] + seeded
         meds = [r["median_ns"] for r in rs]
         mid = statistics.median(meds)
         across = (max(meds) - min(meds)) / mid if mid else 0.0

@@ -82,6 +82,11 @@ def test_bias_flags_points_whose_layouts_disagree_beyond_noise():
     assert rows["array-thp"]["runs"] == 3
 
 
+def test_no_bias_section_without_layout_runs_even_for_repeated_points():
+    res = {"records": [_rec(1.0, 0.02), _rec(1.5, 0.02)]}    # one point measured twice
+    assert layout.bias_rows(res) == []
+
+
 def test_summary_counts_aslr_and_environment_sizes():
     res = {"options": {"aslr": "off"}, "records": [_rec(1, 0), dict(_rec(1, 0), aslr="on", env_bytes=3000)]}
     lines = layout.summary(res)

@@ -30,16 +30,21 @@ def physmem_cmd():
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "physmem_lab"]
 
 
-@pytest.fixture(scope="module")
-def real_bin():
-    """build/lab with all six programs; fails under PHYSMEM_LAB_REQUIRE_BUILD=1 when
-    any is missing, skips otherwise."""
+def lab_bin(programs, hint="", extra_files=()):
+    """$PHYSMEM_LAB_BIN or build/lab when every physmem_lab_<program> (and every path of
+    ``extra_files``) exists; otherwise fails under PHYSMEM_LAB_REQUIRE_BUILD=1 and skips."""
     d = Path(os.environ.get("PHYSMEM_LAB_BIN") or REPO / "build" / "lab")
-    missing = [e for e in EXPERIMENTS if not (d / f"physmem_lab_{e}").is_file()]
+    missing = [f"physmem_lab_{p}" for p in programs if not (d / f"physmem_lab_{p}").is_file()]
+    missing += [str(f) for f in extra_files if not Path(f).is_file()]
     if missing:
-        msg = (f"experiment programs not built in {d}: {', '.join(missing)} "
-               "(cmake -S . -B build -G Ninja && cmake --build build)")
+        msg = f"not built in {d}: {', '.join(missing)}" + (f" ({hint})" if hint else "")
         if os.environ.get("PHYSMEM_LAB_REQUIRE_BUILD") == "1":
             pytest.fail(msg)
         pytest.skip(msg)
     return d
+
+
+@pytest.fixture(scope="module")
+def real_bin():
+    """build/lab with all six programs (lab_bin)."""
+    return lab_bin(EXPERIMENTS, "cmake -S . -B build -G Ninja && cmake --build build")

@@ -3,14 +3,12 @@ allocations): its report section and goal on synthetic records, and the real pro
 by ``physmem bench --suite alias --scale tiny --only alias_env,alias_conv`` (skipped unless
 built; fails under PHYSMEM_LAB_REQUIRE_BUILD=1 like conftest.real_bin)."""
 import json
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
 import synth
-from conftest import REPO, physmem_cmd
+from conftest import lab_bin, physmem_cmd
 from physmem_lab import analysis, report
 from physmem_lab.schema import validate_results
 from physmem_lab.suite_alias import (SUITE, _TINY_OFFSETS, alias_pairs, conv_sweep, default_allocs,
@@ -175,14 +173,7 @@ def test_pass_s_scales_with_the_sweeps():
 
 @pytest.fixture(scope="module")
 def alias_bin():
-    d = Path(os.environ.get("PHYSMEM_LAB_BIN") or REPO / "build" / "lab")
-    missing = [p for p in PROGRAMS if not (d / f"physmem_lab_{p}").is_file()]
-    if missing:
-        msg = f"alias programs not built in {d}: {', '.join(missing)}"
-        if os.environ.get("PHYSMEM_LAB_REQUIRE_BUILD") == "1":
-            pytest.fail(msg)
-        pytest.skip(msg)
-    return d
+    return lab_bin(PROGRAMS)
 
 
 def test_tiny_bench_on_the_real_programs(alias_bin, tmp_path):

@@ -2,14 +2,12 @@
 program run by ``physmem bench --suite alloc --scale tiny`` (skipped unless built; fails
 under PHYSMEM_LAB_REQUIRE_BUILD=1 like the other suites' tests)."""
 import json
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
 import synth
-from conftest import REPO, physmem_cmd
+from conftest import REPO, lab_bin, physmem_cmd
 from physmem_lab import analysis, report
 from physmem_lab.schema import validate_record, validate_results
 from physmem_lab.suite_alloc import ALLOCATORS, SUITE, WORKLOADS, goals
@@ -98,14 +96,7 @@ def test_small_heaps_are_not_judged_for_huge_pages():
 
 @pytest.fixture(scope="module")
 def alloc_bin():
-    d = Path(os.environ.get("PHYSMEM_LAB_BIN") or REPO / "build" / "lab")
-    lib = REPO / "build" / "src" / "malloc" / "libphysmem.so"
-    if not (d / "physmem_lab_alloc").is_file() or not lib.is_file():
-        msg = f"physmem_lab_alloc or libphysmem.so not built ({d}, {lib})"
-        if os.environ.get("PHYSMEM_LAB_REQUIRE_BUILD") == "1":
-            pytest.fail(msg)
-        pytest.skip(msg)
-    return d
+    return lab_bin(["alloc"], extra_files=[REPO / "build" / "src" / "malloc" / "libphysmem.so"])
 
 
 def test_program_runs_under_the_allocator_asked_for(alloc_bin):

@@ -2,14 +2,12 @@
 by ``physmem bench --suite prefault --scale tiny --no-reserve`` (skipped unless built;
 fails under PHYSMEM_LAB_REQUIRE_BUILD=1 like conftest.real_bin)."""
 import json
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
 import synth
-from conftest import REPO, physmem_cmd
+from conftest import lab_bin, physmem_cmd
 from physmem_lab import analysis, report
 from physmem_lab.schema import validate_results
 from physmem_lab.suite_prefault import SUITE, goals
@@ -96,14 +94,7 @@ def test_goals_follow_the_numbers():
 
 @pytest.fixture(scope="module")
 def prefault_bin():
-    d = Path(os.environ.get("PHYSMEM_LAB_BIN") or REPO / "build" / "lab")
-    missing = [p for p in PROGRAMS if not (d / f"physmem_lab_{p}").is_file()]
-    if missing:
-        msg = f"prefault programs not built in {d}: {', '.join(missing)}"
-        if os.environ.get("PHYSMEM_LAB_REQUIRE_BUILD") == "1":
-            pytest.fail(msg)
-        pytest.skip(msg)
-    return d
+    return lab_bin(PROGRAMS)
 
 
 def test_tiny_bench_on_the_real_programs(prefault_bin, tmp_path):

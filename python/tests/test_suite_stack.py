@@ -3,14 +3,12 @@ run by ``physmem bench --suite stack --scale tiny`` (skipped unless built; fails
 PHYSMEM_LAB_REQUIRE_BUILD=1 like conftest.real_bin)."""
 import json
 import math
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
 
 import synth
-from conftest import REPO, physmem_cmd
+from conftest import lab_bin, physmem_cmd
 from physmem_lab import analysis, report
 from physmem_lab.schema import validate_results
 from physmem_lab.suite_stack import SUITE, goals
@@ -133,13 +131,7 @@ def test_deep_goal_misses_without_segments_or_on_a_big_stack():
 
 @pytest.fixture(scope="module")
 def stack_bin():
-    d = Path(os.environ.get("PHYSMEM_LAB_BIN") or REPO / "build" / "lab")
-    if not (d / "physmem_lab_stack").is_file():
-        msg = f"physmem_lab_stack not built in {d} (needs GCC and ld.gold; skipped under sanitizers)"
-        if os.environ.get("PHYSMEM_LAB_REQUIRE_BUILD") == "1":
-            pytest.fail(msg)
-        pytest.skip(msg)
-    return d
+    return lab_bin(["stack"], "needs GCC and ld.gold; skipped under sanitizers")
 
 
 def test_bad_arguments_are_usage_errors(stack_bin):

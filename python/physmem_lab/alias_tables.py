@@ -115,9 +115,7 @@ def _dgemv_section(doc, recs, out_dir, plots):
 
 
 def _dgemv_plot(recs, out_dir) -> Path:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .plots import plt, save
     fig, ax = plt.subplots(figsize=(9, 4), dpi=100)
     for r in _recs(recs, DGEMV):
         sw = r["sweep"]
@@ -129,11 +127,7 @@ def _dgemv_plot(recs, out_dir) -> Path:
     ax.set_ylabel("time / median over offsets")
     ax.set_title("cblas_dgemv, A = I (ours)", fontsize=10)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = Path(out_dir) / "plot-alias-dgemv.png"
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save(fig, Path(out_dir) / "plot-alias-dgemv.png")
 
 
 # ---------------------------------------------------------------- low 12 bits

@@ -14,6 +14,14 @@ from .analysis import Records  # noqa: E402
 from .units import format_size  # noqa: E402
 
 
+def save(fig, path) -> Path:
+    """Lays ``fig`` out, writes it to ``path`` (PNG) and frees it; returns the path."""
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return Path(path)
+
+
 def _plot(series, title, xlabel, ylabel, path, log_x=True):
     fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=100)
     for name, pts in sorted(series.items()):
@@ -34,9 +42,7 @@ def _plot(series, title, xlabel, ylabel, path, log_x=True):
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    fig.savefig(path)
-    plt.close(fig)
+    save(fig, path)
 
 
 def size_plots(results: dict, out: Path):

@@ -264,9 +264,7 @@ def _env_findings(r, mid, spikes, paired) -> List[str]:
 
 
 def _env_plot(recs, out_dir) -> Path:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .plots import plt, save
     rs = _recs(recs, ENV)
     fig, axes = plt.subplots(len(rs), 1, figsize=(9, 2.8 * len(rs)), dpi=100, squeeze=False)
     for ax, r in zip(axes[:, 0], rs):
@@ -283,11 +281,7 @@ def _env_plot(recs, out_dir) -> Path:
         ax.set_ylabel("ns / iteration")
         ax.legend(fontsize=7)
     axes[-1, 0].set_xlabel("bytes added to the environment")
-    fig.tight_layout()
-    path = Path(out_dir) / "plot-alias-env.png"
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save(fig, Path(out_dir) / "plot-alias-env.png")
 
 
 # ---------------------------------------------------------------- convolution
@@ -368,9 +362,7 @@ def _alloc_table(doc, allocs, per):
 
 
 def _conv_plot(sw, allocs, out_dir) -> Path:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .plots import plt, save
     per = conv_sweep(sw)
     fig, ax = plt.subplots(figsize=(9, 4.8), dpi=100)
     markers = dict(zip(ALLOCATORS, ("o", "s", "^", "D", "*")))
@@ -392,11 +384,7 @@ def _conv_plot(sw, allocs, out_dir) -> Path:
     ax.set_yscale("log")
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
-    fig.tight_layout()
-    path = Path(out_dir) / "plot-alias-conv.png"
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save(fig, Path(out_dir) / "plot-alias-conv.png")
 
 
 # ---------------------------------------------------------------- report and goals

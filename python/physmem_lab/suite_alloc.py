@@ -277,9 +277,7 @@ def _geomean_table(doc, recs):
 
 
 def _time_plot(recs, out_dir: Path) -> Optional[Path]:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .plots import plt, save
     groups = [(k, g) for k, g in grouped(recs).items() if best_peer(g, lambda r: r["median_ns"])]
     if not groups:
         return None
@@ -301,11 +299,7 @@ def _time_plot(recs, out_dir: Path) -> Optional[Path]:
     ax.set_title("alloc: time per workload relative to the best peer (lower is better)", fontsize=10)
     ax.legend(fontsize=7, ncol=5)
     ax.grid(True, axis="y", alpha=0.3)
-    fig.tight_layout()
-    path = Path(out_dir) / "plot-alloc-time.png"
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save(fig, Path(out_dir) / "plot-alloc-time.png")
 
 
 def report(doc, recs, results, out_dir):

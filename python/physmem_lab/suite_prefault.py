@@ -182,9 +182,7 @@ def _fill_findings(doc, recs):
 
 
 def _fill_plot(recs, out_dir) -> Path:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .plots import plt, save
     s = max(sizes(recs, FILL))
     rs = [r for r in recs.all if r["experiment"] == FILL and r["size_bytes"] == s]
     labels = [_fill_label(r).split(" (")[0] + f"\n{r['variant']}" for r in rs]
@@ -202,11 +200,7 @@ def _fill_plot(recs, out_dir) -> Path:
         ax.axhline(SEED_FILL["without_s"] * 1e3, ls=":", color="k", label="THEIRS without prefault")
         ax.axhline(SEED_FILL["with_s"] * 1e3, ls="--", color="k", label="THEIRS with prefault (fill only)")
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = Path(out_dir) / "plot-prefault-fill.png"
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save(fig, Path(out_dir) / "plot-prefault-fill.png")
 
 
 # ---------------------------------------------------------------- latency
@@ -243,9 +237,7 @@ def _latency_section(doc, recs, out_dir, plots):
 
 
 def _latency_plot(recs, out_dir) -> Path:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .plots import plt, save
     fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=100)
     s = max(sizes(recs, LAT))
     for c, color in zip(CONTAINERS, ("C0", "C1", "C2")):
@@ -261,11 +253,7 @@ def _latency_plot(recs, out_dir) -> Path:
     ax.set_title(f"insert latency, {format_size(s)} of elements (ours)", fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = Path(out_dir) / "plot-prefault-latency.png"
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save(fig, Path(out_dir) / "plot-prefault-latency.png")
 
 
 # ---------------------------------------------------------------- shootdown

@@ -329,9 +329,7 @@ def _cell(r: Optional[Ratio]) -> str:
 
 
 def _overhead_plot(recs, out_dir) -> Path:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from .plots import plt, save
     bars = []
     for k in KERNELS:
         for s in sizes(recs, k)[-1:]:
@@ -357,11 +355,7 @@ def _overhead_plot(recs, out_dir) -> Path:
     ax.set_ylabel("time split / normal")
     ax.set_title("split-stack overhead, libgcc defaults, 32 KiB thread (ours)", fontsize=10)
     ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = Path(out_dir) / "plot-stack-overhead.png"
-    fig.savefig(path)
-    plt.close(fig)
-    return path
+    return save(fig, Path(out_dir) / "plot-stack-overhead.png")
 
 
 # ---------------------------------------------------------------- goals

@@ -1,6 +1,8 @@
 """Shared fixtures: the fake program directory and the real build directory."""
+import json
 import os
 import stat
+import subprocess
 import sys
 from pathlib import Path
 
@@ -42,6 +44,20 @@ def lab_bin(programs, hint="", extra_files=()):
             pytest.fail(msg)
         pytest.skip(msg)
     return d
+
+
+def tiny_bench(suite, bin_dir, tmp_path, *extra):
+    """Runs ``physmem bench --suite SUITE --scale tiny`` (plus ``extra``) with a report in
+    tmp_path/rep; asserts it exits 0 and returns the result file, checked by the schema."""
+    from physmem_lab.schema import validate_results
+    out = tmp_path / f"{suite}.json"
+    argv = physmem_cmd() + ["bench", "--suite", suite, "--scale", "tiny", *extra, "-o", str(out),
+                            "--report", str(tmp_path / "rep"), "--bin-dir", str(bin_dir)]
+    p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-4000:]
+    res = json.loads(out.read_text())
+    validate_results(res)
+    return res
 
 
 @pytest.fixture(scope="module")

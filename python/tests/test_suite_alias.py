@@ -2,15 +2,12 @@
 allocations): its report section and goal on synthetic records, and the real programs run
 by ``physmem bench --suite alias --scale tiny --only alias_env,alias_conv`` (skipped unless
 built; fails under PHYSMEM_LAB_REQUIRE_BUILD=1 like conftest.real_bin)."""
-import json
-import subprocess
 
 import pytest
 
 import synth
-from conftest import lab_bin, physmem_cmd
+from conftest import lab_bin, tiny_bench
 from physmem_lab import analysis, report
-from physmem_lab.schema import validate_results
 from physmem_lab.suite_alias import (SUITE, _TINY_OFFSETS, alias_pairs, conv_sweep, default_allocs,
                                      env_spikes, goals, ranges, slow_offsets)
 
@@ -177,13 +174,7 @@ def alias_bin():
 
 
 def test_tiny_bench_on_the_real_programs(alias_bin, tmp_path):
-    out = tmp_path / "alias.json"
-    argv = physmem_cmd() + ["bench", "--suite", "alias", "--scale", "tiny", "--only", ",".join(PROGRAMS),
-                            "-o", str(out), "--report", str(tmp_path / "rep"), "--bin-dir", str(alias_bin)]
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr[-4000:]
-    res = json.loads(out.read_text())
-    validate_results(res)
+    res = tiny_bench("alias", alias_bin, tmp_path, "--only", ",".join(PROGRAMS))
     assert not res["errors"] and res["records"]
     assert {r["experiment"] for r in res["records"]} == set(PROGRAMS)
     assert all(r["verified"] for r in res["records"])

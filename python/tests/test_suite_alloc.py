@@ -7,9 +7,9 @@ import subprocess
 import pytest
 
 import synth
-from conftest import REPO, lab_bin, physmem_cmd
+from conftest import REPO, lab_bin, tiny_bench
 from physmem_lab import analysis, report
-from physmem_lab.schema import validate_record, validate_results
+from physmem_lab.schema import validate_record
 from physmem_lab.suite_alloc import ALLOCATORS, SUITE, WORKLOADS, goals
 from physmem_lab.suitedef import discover
 
@@ -124,13 +124,7 @@ def test_program_rejects_bad_input(alloc_bin):
 
 
 def test_tiny_bench_on_the_real_program(alloc_bin, tmp_path):
-    out = tmp_path / "alloc.json"
-    argv = physmem_cmd() + ["bench", "--suite", "alloc", "--scale", "tiny", "--no-reserve",
-                            "-o", str(out), "--report", str(tmp_path / "rep"), "--bin-dir", str(alloc_bin)]
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr[-4000:]
-    res = json.loads(out.read_text())
-    validate_results(res)
+    res = tiny_bench("alloc", alloc_bin, tmp_path, "--no-reserve")
     assert not res["errors"] and not res["skipped"]
     assert len(res["records"]) == 55
     for r in res["records"]:

@@ -1,15 +1,12 @@
 """The prefault suite: its report section on synthetic records, and the real programs run
 by ``physmem bench --suite prefault --scale tiny --no-reserve`` (skipped unless built;
 fails under PHYSMEM_LAB_REQUIRE_BUILD=1 like conftest.real_bin)."""
-import json
-import subprocess
 
 import pytest
 
 import synth
-from conftest import lab_bin, physmem_cmd
+from conftest import lab_bin, tiny_bench
 from physmem_lab import analysis, report
-from physmem_lab.schema import validate_results
 from physmem_lab.suite_prefault import SUITE, goals
 
 PROGRAMS = ("prefault_fill", "prefault_latency", "prefault_shootdown")
@@ -98,14 +95,7 @@ def prefault_bin():
 
 
 def test_tiny_bench_on_the_real_programs(prefault_bin, tmp_path):
-    out = tmp_path / "prefault.json"
-    argv = physmem_cmd() + ["bench", "--suite", "prefault", "--scale", "tiny", "--no-reserve",
-                            "-o", str(out), "--report", str(tmp_path / "rep"),
-                            "--bin-dir", str(prefault_bin)]
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr[-4000:]
-    res = json.loads(out.read_text())
-    validate_results(res)
+    res = tiny_bench("prefault", prefault_bin, tmp_path, "--no-reserve")
     assert not res["errors"] and res["records"]
     assert {r["experiment"] for r in res["records"]} == set(PROGRAMS)
     assert all(r["verified"] for r in res["records"])

@@ -1,16 +1,14 @@
 """The stack suite: its report section and goals on synthetic records, and the real program
 run by ``physmem bench --suite stack --scale tiny`` (skipped unless built; fails under
 PHYSMEM_LAB_REQUIRE_BUILD=1 like conftest.real_bin)."""
-import json
 import math
 import subprocess
 
 import pytest
 
 import synth
-from conftest import lab_bin, physmem_cmd
+from conftest import lab_bin, tiny_bench
 from physmem_lab import analysis, report
-from physmem_lab.schema import validate_results
 from physmem_lab.suite_stack import SUITE, goals
 
 K, M = 1 << 10, 1 << 20
@@ -146,14 +144,7 @@ def test_bad_arguments_are_usage_errors(stack_bin):
 
 
 def test_tiny_bench_on_the_real_program(stack_bin, tmp_path):
-    out = tmp_path / "stack.json"
-    argv = physmem_cmd() + ["bench", "--suite", "stack", "--scale", "tiny", "--no-reserve",
-                            "-o", str(out), "--report", str(tmp_path / "rep"),
-                            "--bin-dir", str(stack_bin)]
-    p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
-    assert p.returncode == 0, p.stderr[-4000:]
-    res = json.loads(out.read_text())
-    validate_results(res)
+    res = tiny_bench("stack", stack_bin, tmp_path, "--no-reserve")
     assert not res["errors"] and not res["skipped"] and res["records"]
     assert all(r["verified"] for r in res["records"])
     kernels = {r["params"]["kernel"] for r in res["records"]}

@@ -69,19 +69,23 @@ std::size_t class_bytes(std::size_t size, unsigned& index) noexcept {
     return c;
 }
 
-// Circular distance, in slots, between slots a and b of the 4 KiB page (64 slots).
-unsigned ring_distance(unsigned a, unsigned b) noexcept {
-    unsigned d = a > b ? a - b : b - a;
-    return d < kSlots - d ? d : kSlots - d;
+// Slots where a live large object of any class starts, one bit each. g_slot_live is read
+// without a lock: a hint.
+std::uint64_t live_slots() noexcept {
+    std::uint64_t mask = 0;
+    for (unsigned j = 0; j < kSlots; ++j)
+        if (g_slot_live[j].load(std::memory_order_relaxed)) mask |= std::uint64_t{1} << j;
+    return mask;
 }
 
-// Distance from slot k to the nearest slot where a live large object of any class starts
-// (0: one starts at k; kSlots: none live). g_slot_live is read without a lock: a hint.
-unsigned distance_to_live(unsigned k) noexcept {
-    unsigned best = kSlots;
-    for (unsigned j = 0; j < kSlots; ++j)
-        if (g_slot_live[j].load(std::memory_order_relaxed) && ring_distance(j, k) < best) best = ring_distance(j, k);
-    return best;
+// Distance, around the page, from slot k to the nearest slot set in `live` (0: k itself;
+// kSlots: none).
+unsigned distance_to_live(std::uint64_t live, unsigned k) noexcept {
+    std::uint64_t r = live >> k | (k ? live << (kSlots - k) : 0);   // rotate k to bit 0
+    if (r == 0) return kSlots;
+    unsigned ahead = static_cast<unsigned>(__builtin_ctzll(r));
+    unsigned behind = static_cast<unsigned>(__builtin_clzll(r)) + 1;
+    return ahead < behind ? ahead : behind;
 }
 
 void count_slot(LargeClass& lc, unsigned slot, int delta) noexcept {
@@ -94,8 +98,8 @@ void count_slot(LargeClass& lc, unsigned slot, int delta) noexcept {
 // class (the guarantee of physmem.h); among those, the farthest around the page from
 // where live large objects of every class start, so buffers allocated one after another
 // land far apart (0, then 2 KiB, then 1 or 3 KiB, ...) rather than 64 bytes apart; ties
-// to the lowest slot. Cost: at most 64 x 64 slot reads, on a path that maps or reuses
-// >= 64 KiB.
+// to the lowest slot. Cost: 64 slot reads and a few bit operations per allowed slot, on
+// a path that maps or reuses >= 64 KiB.
 std::uint32_t take_offset(LargeClass& lc, std::size_t slack, std::size_t align, bool stagger) noexcept {
     std::size_t step = align > 64 ? align : 64;
     std::size_t limit = (slack < kPage ? slack : kPage) / step * step;
@@ -105,9 +109,10 @@ std::uint32_t take_offset(LargeClass& lc, std::size_t slack, std::size_t align, 
     for (unsigned k = 0; k < n; k += stride) least = lc.use[k] < least ? lc.use[k] : least;
     unsigned best = 0;
     int best_far = -1;
+    const std::uint64_t live = live_slots();
     for (unsigned k = 0; k < n && best_far < static_cast<int>(kSlots); k += stride) {
         if (lc.use[k] != least) continue;
-        int far = static_cast<int>(distance_to_live(k));
+        int far = static_cast<int>(distance_to_live(live, k));
         if (far > best_far) best = k, best_far = far;
     }
     count_slot(lc, best, +1);

@@ -38,7 +38,6 @@
 #include "context.hpp"
 #include "counted.hpp"
 #include "process.hpp"
-#include "spawn.hpp"
 
 extern char** environ;
 
@@ -173,7 +172,8 @@ Json sweep(const lab::Settings& s, std::size_t step, int iters, int place, unsig
     for (unsigned r = 0; r < rounds; ++r)
         for (std::size_t i = 0; i < got.size(); ++i) {
             env.back() = std::string(kPadVar) + "=" + std::string(i * step, 'x');
-            got[i].push_back(Json::parse(run_capture(kSelfExe, {"physmem_lab_alias_env"}, env)));
+            std::string out = lab::process::run_capture(lab::process::kSelfExe, {"physmem_lab_alias_env"}, env);
+            got[i].push_back(Json::parse(out));
         }
     Json points = Json::array();
     *counters = got[0][0]["counters"];

@@ -41,7 +41,7 @@ target_compile_options(physmem_alias_kernels PRIVATE -Wall -Wextra)
 target_compile_definitions(physmem_alias_kernels PRIVATE ALIAS_FLAGS_O2="${PHYSMEM_ALIAS_O2_TEXT}"
                            ALIAS_FLAGS_O3="${PHYSMEM_ALIAS_O3_TEXT}")
 
-add_executable(physmem_lab_alias_env ${PHYSMEM_ALIAS_DIR}/env_main.cpp ${PHYSMEM_ALIAS_DIR}/spawn.cpp)
+add_executable(physmem_lab_alias_env ${PHYSMEM_ALIAS_DIR}/env_main.cpp)
 target_link_libraries(physmem_lab_alias_env PRIVATE physmem_lab_common physmem_alias_kernels)
 target_compile_options(physmem_lab_alias_env PRIVATE -Wall -Wextra)
 

@@ -1,6 +1,6 @@
 // lab/common/process.hpp — the lab's process-level OS calls: its own command line,
-// replacing the process image, the address-space randomisation flag, the environment,
-// loading shared objects by path.
+// replacing the process image, running a child and reading its output, the
+// address-space randomisation flag, the environment, loading shared objects by path.
 //
 // Every re-exec in the lab (layout controls, running under another malloc) goes through
 // reexec_self(), which keeps argv and the current environment (setenv/unsetenv changes
@@ -19,6 +19,16 @@ std::vector<std::string> own_argv();
 // Replaces this process with a fresh run of its own executable, same argv and current
 // environment. Returns only on failure, throwing std::runtime_error naming `why`.
 [[noreturn]] void reexec_self(const std::string& why);
+
+// This process's own executable as a path exec can take even after the file was replaced
+// or deleted (a rebuild while a sweep runs): the magic link, resolved in the child.
+inline constexpr const char* kSelfExe = "/proc/self/exe";
+
+// Runs `path` with exactly `argv` and `env` (nothing inherited but the personality,
+// which exec keeps), waits for it and returns its stdout. Throws std::runtime_error
+// naming the child's exit status (and the start of its stdout) unless it exits 0.
+std::string run_capture(const std::string& path, const std::vector<std::string>& argv,
+                        const std::vector<std::string>& env);
 
 // Whether the kernel randomises this process's layout (ASLR): false when the personality
 // has ADDR_NO_RANDOMIZE or /proc/sys/kernel/randomize_va_space is 0.

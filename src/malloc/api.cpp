@@ -7,6 +7,7 @@
 #include <pthread.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 #include "malloc/fast.hpp"
@@ -54,9 +55,14 @@ void* aligned_impl(std::size_t align, std::size_t size) noexcept {
     return p;
 }
 
+// The span of a pointer the program holds; aborts unless p is a live object's start (a
+// large object's start is checked here; a small one's by the caller's fast path or size).
 Span* checked_span(const void* p, const char* what) noexcept {
     Span* s = span_of(p);
     if (!s || s->kind == Span::unused) foreign_pointer(p, what);
+    if (s->kind != Span::small && (reinterpret_cast<std::uintptr_t>(p) != s->start + s->offset ||
+                                   s->live.load(std::memory_order_relaxed) != 1))
+        foreign_pointer(p, what);
     return s;
 }
 
@@ -106,7 +112,11 @@ void* pm_calloc(size_t count, size_t size) {
         return nullptr;
     }
     void* p = pm_malloc(total);
-    if (p && span_of(p)->kind != Span::direct) std::memset(p, 0, total);  // direct: fresh zero pages
+    if (!p) return p;
+    // Pages never handed out since mapped or discarded read as zero: writing zeros would
+    // only make them resident (a fresh large or direct object).
+    Span* s = total > kSmallMax ? span_of(p) : nullptr;
+    if (!s || s->kind == Span::small || !s->zeroed) std::memset(p, 0, total);
     return p;
 }
 
@@ -118,9 +128,9 @@ void* pm_realloc(void* p, size_t size) {
     }
     Span* s = checked_span(p, "realloc");
     size_t have = usable(s, p);
-    bool same_small = s->kind == Span::small && size <= kSmallMax && class_of(size) == s->cls;
-    bool fits_large = s->kind != Span::small && size > kSmallMax && size <= have && size >= have / 2;
-    if (same_small || fits_large) return p;
+    if (s->kind == Span::small && size <= kSmallMax && class_of(size) == s->cls) return p;
+    if (s->kind != Span::small && size > kSmallMax)
+        if (void* r = heap_large_resize(s, p, size)) return r;
     void* q = pm_malloc(size);
     if (!q) return nullptr;
     std::memcpy(q, p, size < have ? size : have);
@@ -182,6 +192,10 @@ void pm_collect(int force) {
 namespace physmem::malloc {
 void* memalign_impl(size_t alignment, size_t size) noexcept {
     if (alignment <= 16) return pm_malloc(size);
+    if (alignment > SIZE_MAX / 2 + 1) {  // no power of two of at least that: glibc's EINVAL
+        errno = EINVAL;
+        return nullptr;
+    }
     if (!is_pow2(alignment)) alignment = std::size_t{1} << (64 - __builtin_clzll(alignment));
     return aligned_impl(alignment, size);
 }

@@ -47,9 +47,39 @@ SizeClass g_classes[kMaxClasses];
 unsigned g_nclasses;
 std::uint8_t g_lut16[kSmallMax / 16 + 1];
 std::uintptr_t g_tag_key;
-__thread ThreadCache t_cache __attribute__((tls_model("initial-exec")));
+namespace {
+// Bins all empty with max 0: a thread's cache until its first slow path. Never written.
+constinit ThreadCache g_inactive{};
+}  // namespace
+__thread ThreadCache* t_cache __attribute__((tls_model("initial-exec"))) = &g_inactive;
 
 namespace {
+
+enum ThreadState : std::uint8_t { fresh, activating, active, dead };
+__thread ThreadState t_state __attribute__((tls_model("initial-exec"))) = fresh;
+
+// Caches of exited threads, for the next new thread (linked through bins[0].head: class
+// 0 is never used).
+SpinLock g_spare_lock;
+ThreadCache* g_spare = nullptr;
+
+ThreadCache* new_cache() noexcept {
+    ThreadCache* c;
+    {
+        LockGuard g(g_spare_lock);
+        c = g_spare;
+        if (c) g_spare = static_cast<ThreadCache*>(c->bins[0].head);
+    }
+    if (!c) c = static_cast<ThreadCache*>(heap_meta_alloc(sizeof(ThreadCache)));
+    if (c) std::memset(static_cast<void*>(c), 0, sizeof *c);
+    return c;
+}
+
+void recycle_cache(ThreadCache* c) noexcept {
+    LockGuard g(g_spare_lock);
+    c->bins[0].head = g_spare;
+    g_spare = c;
+}
 
 // Transfer cache (TCMalloc's): a full batch spilled by one thread's cache waits here, as a
 // list, for the next refill of the class, which takes it whole: a producer/consumer pair
@@ -296,39 +326,47 @@ void central_push_one(unsigned cls, void* p) noexcept {
 // --- thread caches ---
 
 void flush_bin(unsigned cls, std::uint32_t n, bool to_spans) noexcept {
-    Bin& b = t_cache.bins[cls];
+    Bin& b = t_cache->bins[cls];
     central_push(cls, b, n < b.count ? n : b.count, to_spans);
 }
 
 void flush_all() noexcept {
-    for (unsigned cls = 1; cls <= g_nclasses; ++cls) flush_bin(cls, t_cache.bins[cls].count, true);
+    for (unsigned cls = 1; cls <= g_nclasses; ++cls) flush_bin(cls, t_cache->bins[cls].count, true);
 }
 
 void thread_exit(void*) noexcept {
     flush_all();
+    ThreadCache* c = t_cache;
+    t_cache = &g_inactive;  // frees take the slow path ...
+    t_state = dead;         // ... which bypasses the cache from now on
+    recycle_cache(c);
     heap_poke_purger();
-    for (Bin& b : t_cache.bins) b.max = 0;  // frees take the slow path ...
-    t_cache.state = ThreadCache::dead;      // ... which bypasses the cache from now on
 }
 
-// A fresh thread's first call: register the exit hook. pthread_setspecific may allocate
-// (keys past the first 32), so the cache stays bypassed until it returns.
+// A fresh thread's first slow path: its own cache, and the exit hook that returns it.
+// pthread_setspecific may allocate (keys past the first 32), so the cache stays bypassed
+// (t_cache still the inactive one) until it returns.
 bool activate() noexcept {
-    ThreadCache& t = t_cache;
-    if (t.state == ThreadCache::fresh && g_key_ok.load(std::memory_order_acquire)) {
-        t.state = ThreadCache::activating;
-        bool ok = pthread_setspecific(g_key, &t) == 0;
+    if (t_state == fresh && g_key_ok.load(std::memory_order_acquire)) {
+        t_state = activating;
+        ThreadCache* t = new_cache();
+        if (!t || pthread_setspecific(g_key, t) != 0) {
+            if (t) recycle_cache(t);
+            t_state = dead;
+            return false;
+        }
         for (unsigned cls = 1; cls <= g_nclasses; ++cls) {
             const SizeClass& c = g_classes[cls];
-            Bin& b = t.bins[cls];
+            Bin& b = t->bins[cls];
             b.odd_inverse = c.odd_inverse;
             b.nobj = static_cast<std::uint16_t>(c.nobj), b.shift = static_cast<std::uint8_t>(c.shift);
             b.refill = kFirstRefill;
             b.max = c.cache_max;
         }
-        t.state = ok ? ThreadCache::active : ThreadCache::dead;
+        t_cache = t;
+        t_state = active;
     }
-    return t.state == ThreadCache::active;
+    return t_state == active;
 }
 
 }  // namespace
@@ -380,7 +418,7 @@ void* small_alloc_refill(std::size_t size) noexcept {
         if (p) tag_word(p) = 0;
         return p;
     }
-    Bin& b = t_cache.bins[cls];
+    Bin& b = t_cache->bins[cls];
     if (b.head) return small_alloc(size, cls);  // first call: the bin was class 0's
     std::uint32_t got = central_pop(cls, next_refill(b, cls), p);
     if (got == 0) return nullptr;
@@ -396,7 +434,7 @@ void check_and_tag(unsigned cls, void* p) noexcept {
     const SizeClass& c = g_classes[cls];
     if (!is_object_start(c.odd_inverse, c.shift, c.nobj, span_offset(p, page_info_of(p))))
         bad_small_free(p, false);
-    if (tag_word(p) == tag_of(p) || t_cache.bins[cls].head == p) bad_small_free(p, true);
+    if (tag_word(p) == tag_of(p) || t_cache->bins[cls].head == p) bad_small_free(p, true);
     tag_word(p) = tag_of(p);
 }
 
@@ -419,12 +457,12 @@ void* large_alloc_errno(std::size_t size) noexcept {
 // The thread's cache is not active (yet, or any more), or p's bin is full.
 void small_free_slow(unsigned cls, void* p) noexcept {
     check_and_tag(cls, p);
-    if (t_cache.state != ThreadCache::active && !activate()) {
+    if (t_state != active && !activate()) {
         central_push_one(cls, p);
         heap_poke_purger();
         return;
     }
-    Bin& b = t_cache.bins[cls];
+    Bin& b = t_cache->bins[cls];
     set_next(p, b.head);
     b.head = p;
     if (++b.count > b.max) flush_bin(cls, batch_of(cls), false);
@@ -442,7 +480,7 @@ void cache_thread_init_key() noexcept {
 }
 
 void cache_flush_current() noexcept {
-    if (t_cache.state == ThreadCache::active) flush_all();
+    if (t_state == active) flush_all();
     for (unsigned cls = 1; cls <= g_nclasses; ++cls) {
         LockGuard g(central[cls].lock);
         drain_transfer(central[cls], cls);
@@ -452,12 +490,15 @@ void cache_flush_current() noexcept {
 
 void cache_lock_all() noexcept {
     for (unsigned c = 1; c <= g_nclasses; ++c) central[c].lock.lock();
+    g_spare_lock.lock();
 }
 void cache_unlock_all() noexcept {
+    g_spare_lock.unlock();
     for (unsigned c = g_nclasses; c >= 1; --c) central[c].lock.unlock();
 }
 void cache_reset_all() noexcept {
     for (unsigned c = 1; c <= g_nclasses; ++c) central[c].lock.reset();
+    g_spare_lock.reset();
 }
 
 }  // namespace physmem::malloc

@@ -40,13 +40,16 @@ struct Bin {
 };
 static_assert(sizeof(Bin) == 32 && kMaxObjects <= 0xffff);
 
-// The thread cache: zero-initialised static TLS (initial-exec: no allocation on first
-// access, fine for a preloaded or linked library).
+// A thread cache (2.5 KiB), in the allocator's own metadata, recycled at thread exit.
 struct ThreadCache {
     Bin bins[kMaxClasses];
-    enum : std::uint8_t { fresh, activating, active, dead } state;
 };
-extern __thread ThreadCache t_cache __attribute__((tls_model("initial-exec")));
+// The thread's cache. Static TLS holds only this pointer (and t_state in cache.cpp): an
+// initial-exec TLS block of a few bytes fits the surplus glibc keeps for libraries loaded
+// with dlopen (a 2.5 KiB one did not: "cannot allocate memory in static TLS block").
+// Until the thread's first slow path it points at a shared cache that is never written,
+// whose bins are empty with max 0, so both fast paths fall through to the slow paths.
+extern __thread ThreadCache* t_cache __attribute__((tls_model("initial-exec")));
 
 // Class of each size 0..kSmallMax in 16-byte steps (every class size is a multiple of 16):
 // one load and no branch, whatever the size mix (3.75 KiB, the used part stays cached).
@@ -77,7 +80,7 @@ inline std::uintptr_t tag_of(void* p) noexcept { return g_tag_key ^ reinterpret_
 
 // pre: cls = class_of(size).
 inline void* small_alloc(std::size_t size, unsigned cls) noexcept {
-    Bin& b = t_cache.bins[cls];
+    Bin& b = t_cache->bins[cls];
     void* p = b.head;
     if (__builtin_expect(p == nullptr, 0)) return small_alloc_slow(size);
     if (__builtin_expect(tag_word(p) != tag_of(p), 0)) free_list_corrupt(p, cls);
@@ -106,7 +109,7 @@ inline std::uint64_t span_offset(const void* p, std::uint32_t info) noexcept {
 // pre: info = p's page info, nonzero. Aborts on an interior pointer or a double free.
 inline void small_free(void* p, std::uint32_t info) noexcept {
     unsigned cls = info & 0xff;
-    Bin& b = t_cache.bins[cls];
+    Bin& b = t_cache->bins[cls];
     if (__builtin_expect(b.count >= b.max, 0)) return small_free_slow(cls, p);  // max 0: inactive
     if (__builtin_expect(!is_object_start(b.odd_inverse, b.shift, b.nobj, span_offset(p, info)), 0))
         bad_small_free(p, false);

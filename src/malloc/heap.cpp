@@ -35,7 +35,8 @@ std::atomic<std::atomic<Span*>*> g_page_map[kArenaSlots];
 
 Span* direct_span_of(std::uintptr_t a) noexcept {
     Arena* ar = g_arena_map[a >> 30].load(std::memory_order_acquire);
-    return ar && ar->direct && a >= ar->base ? ar->direct_span : nullptr;
+    // Only inside the mapping: the rest of its 1 GiB slots may hold the program's own mappings.
+    return ar && ar->direct && a >= ar->base && a - ar->base < ar->size ? ar->direct_span : nullptr;
 }
 
 namespace {
@@ -138,6 +139,12 @@ unsigned longest_run(const std::uint64_t* u) noexcept {
     return best;
 }
 
+bool any_bit(const std::uint64_t* u, unsigned first, unsigned n) noexcept {
+    for (unsigned i = first; i < first + n; ++i)
+        if (bit(u, i)) return true;
+    return false;
+}
+
 void set_bits(std::uint64_t* u, unsigned first, unsigned n, bool on) noexcept {
     for (unsigned i = first; i < first + n; ++i) {
         std::uint64_t m = std::uint64_t{1} << (i % 64);
@@ -204,6 +211,22 @@ bool hugetlb_wanted() noexcept {
            (g_opt.backing == Rung::best && H.reserved > 0);
 }
 
+// Address space of a new THP/4 KiB arena holding at least min_huge 2 MiB pages: 1 GiB,
+// or under an address-space limit (ulimit -v) an eighth of the limit (a power of two,
+// 32 MiB .. 1 GiB), so that reservations the program never touches do not use the limit
+// up. Arenas stay 1 GiB aligned (the page map is per 1 GiB slot); a smaller one leaves the
+// rest of its slot to whoever maps there.
+std::size_t arena_bytes(unsigned min_huge) noexcept {
+    std::size_t bytes = kArena, limit = os::address_space_limit();
+    if (limit) {
+        std::size_t eighth = limit / 8;
+        bytes = eighth >= kArena ? kArena : std::size_t{1} << (63 - __builtin_clzll(eighth | 1));
+        bytes = std::max(bytes, std::size_t{32} << 20);
+    }
+    std::size_t need = std::size_t{min_huge} * kHuge;
+    return std::min(kArena, std::max(bytes, need));
+}
+
 // Maps the memory of a new arena of at least min_huge 2 MiB pages; sets base/size/rung.
 bool map_arena(Arena* a, unsigned min_huge) noexcept {
     if (hugetlb_wanted() && g_opt.backing != Rung::page_2m &&
@@ -225,11 +248,12 @@ bool map_arena(Arena* a, unsigned min_huge) noexcept {
             return true;
         }
     }
-    void* p = os::map_reserve(kArena, kArena);
+    std::size_t bytes = arena_bytes(min_huge);
+    void* p = os::map_reserve(bytes, kArena);
     if (!p) return false;
-    a->base = reinterpret_cast<std::uintptr_t>(p), a->size = kArena;
-    bool thp = g_opt.backing != Rung::page_4k && os::advise_huge(p, kArena, true) == 0;
-    if (!thp || !H.thp_on) os::advise_huge(p, kArena, false);  // small heap: see thp_when_big
+    a->base = reinterpret_cast<std::uintptr_t>(p), a->size = bytes;
+    bool thp = g_opt.backing != Rung::page_4k && os::advise_huge(p, bytes, true) == 0;
+    if (!thp || !H.thp_on) os::advise_huge(p, bytes, false);  // small heap: see thp_when_big
     a->rung = thp ? Rung::thp : Rung::page_4k;
     return true;
 }
@@ -325,6 +349,7 @@ void purge(HugePage* h) noexcept {
     // locked pages cannot be discarded.
     if ((r == Rung::thp || r == Rung::page_4k) && !g_opt.lock) {
         os::discard(reinterpret_cast<void*>(h->base()), kHuge);
+        std::memset(h->dirty, 0, sizeof h->dirty);
         H.purged_bytes += kHuge;
         H.purges += 1;
     }
@@ -387,6 +412,7 @@ HugePage* filler_alloc(unsigned n, unsigned& first) noexcept {
     }
     first = static_cast<unsigned>(find_run(h->used, n));
     filler_mark(h, first, n, true);
+    set_bits(h->dirty, first, n, true);
     bucket_insert(h);
     return h;
 }
@@ -450,7 +476,10 @@ long find_large_pages(const Arena* a, std::size_t np) noexcept {
     return -1;
 }
 
-void mark_large_pages(Arena* a, std::size_t p0, std::size_t np, bool used) noexcept {
+// Marks pages [p0, p0 + np) of a's large region used or free. Marking used returns whether
+// they were all fresh (not handed out since discarded) and makes them dirty.
+bool mark_large_pages(Arena* a, std::size_t p0, std::size_t np, bool used) noexcept {
+    bool fresh = true;
     for (std::size_t p = p0; p < p0 + np;) {
         HugePage* h = &a->hp[p / kPagesPerHuge];
         unsigned first = static_cast<unsigned>(p % kPagesPerHuge);
@@ -465,18 +494,25 @@ void mark_large_pages(Arena* a, std::size_t p0, std::size_t np, bool used) noexc
             h->nused = 0;
         }
         set_bits(h->used, first, n, used);
+        if (used) {
+            fresh = fresh && !any_bit(h->dirty, first, n);
+            set_bits(h->dirty, first, n, true);
+        }
         h->nused = static_cast<std::uint16_t>(used ? h->nused + n : h->nused - n);
         if (!used && h->nused == 0) give_back_huge_page(h);
         p += n;
     }
+    return fresh;
 }
 
 // --- large objects (placement only; classes, stagger and the span cache: large.cpp) ---
 
 // A direct mapping of size bytes with the object at off; nullptr on ENOMEM.
 Span* direct_map(std::size_t size, std::size_t off, std::size_t align) noexcept {
-    std::size_t bytes = (size + off + kPage - 1) & ~(kPage - 1);
-    void* p = os::map_reserve(bytes, align > kArena ? align : kArena);
+    std::size_t bytes = ((size ? size : 1) + off + kPage - 1) & ~(kPage - 1);
+    // Accounted (not MAP_NORESERVE): the kernel's overcommit policy refuses what it would
+    // never back (malloc(64 GiB) on a smaller machine is NULL, as under glibc).
+    void* p = os::map_committed(bytes, align > kArena ? align : kArena);
     if (!p) return nullptr;
     os::advise_huge(p, bytes, g_opt.backing != Rung::page_4k);
     if (g_opt.prefault) os::populate_write(p, bytes, kPage);
@@ -484,7 +520,7 @@ Span* direct_map(std::size_t size, std::size_t off, std::size_t align) noexcept 
     Span* s = new_span();
     Arena* a = new_arena_desc();
     if (!s || !a) { os::unmap(p, bytes); return nullptr; }
-    s->kind = Span::direct, s->start = reinterpret_cast<std::uintptr_t>(p);
+    s->kind = Span::direct, s->start = reinterpret_cast<std::uintptr_t>(p), s->zeroed = true;
     s->offset = static_cast<std::uint32_t>(off), s->requested = size, s->mapped = bytes;
     a->base = s->start, a->size = bytes, a->direct = true, a->direct_span = s;
     a->rung = g_opt.backing == Rung::page_4k ? Rung::page_4k : Rung::thp;
@@ -503,6 +539,40 @@ void direct_free(Span* s) noexcept {
     free_span(s);
 }
 
+// pre: s is a live direct span. Resizes its mapping to hold `size` bytes after its offset:
+// the tail is unmapped when it shrinks; when it grows, the mapping grows in place if the
+// pages after it are free, else it moves (mremap onto a fresh 1 GiB aligned reservation:
+// page tables move, no byte is copied, the offset and so the low 12 bits stay). False on
+// ENOMEM, s unchanged.
+bool direct_resize(Span* s, std::size_t size) noexcept {
+    std::size_t bytes = (size + s->offset + kPage - 1) & ~(kPage - 1);
+    Arena* a = g_arena_map[s->start >> 30].load(std::memory_order_relaxed);
+    auto* old = reinterpret_cast<void*>(s->start);
+    if (bytes < s->mapped) {
+        register_arena(a, false);
+        os::unmap(reinterpret_cast<void*>(s->start + bytes), s->mapped - bytes);
+    } else if (bytes > s->mapped) {
+        if (os::remap(old, s->mapped, bytes, nullptr) == 0) {
+            register_arena(a, false);
+        } else {
+            void* target = os::map_reserve(bytes, kArena);
+            if (!target) return false;
+            if (os::remap(old, s->mapped, bytes, target) != 0) { os::unmap(target, bytes); return false; }
+            register_arena(a, false);
+            s->start = reinterpret_cast<std::uintptr_t>(target);
+        }
+        std::size_t grown = bytes - s->mapped;
+        void* tail = reinterpret_cast<void*>(s->start + s->mapped);
+        if (g_opt.prefault) os::populate_write(tail, grown, kPage);
+    }
+    H.bytes_mapped = H.bytes_mapped - s->mapped + bytes;
+    H.direct_bytes = H.direct_bytes - s->mapped + bytes;
+    s->mapped = bytes, s->requested = size;
+    a->base = s->start, a->size = bytes;
+    register_arena(a, true);
+    return true;
+}
+
 // Places npages pages in some arena's large region (a new arena when none has room).
 bool place_large(Span* s, std::size_t npages) noexcept {
     for (int attempt = 0; attempt < 2; ++attempt) {
@@ -510,7 +580,7 @@ bool place_large(Span* s, std::size_t npages) noexcept {
             Arena* a = H.arenas[i];
             long p0 = find_large_pages(a, npages);
             if (p0 < 0) continue;
-            mark_large_pages(a, static_cast<std::size_t>(p0), npages, true);
+            s->zeroed = mark_large_pages(a, static_cast<std::size_t>(p0), npages, true);
             s->hp = &a->hp[static_cast<std::size_t>(p0) / kPagesPerHuge];
             s->page0 = static_cast<std::uint32_t>(p0);
             s->start = a->base + static_cast<std::size_t>(p0) * kPage;
@@ -522,19 +592,39 @@ bool place_large(Span* s, std::size_t npages) noexcept {
     return false;
 }
 
-void unplace_large(Span* s) noexcept { mark_large_pages(s->hp->arena, s->page0, s->npages, false); }
+void unplace_large(Span* s) noexcept { (void)mark_large_pages(s->hp->arena, s->page0, s->npages, false); }
+
+// The pages of a large span were discarded (read as zero again).
+void clean_large_pages(const Span* s) noexcept {
+    Arena* a = s->hp->arena;
+    for (std::size_t p = s->page0; p < s->page0 + s->npages;) {
+        HugePage* h = &a->hp[p / kPagesPerHuge];
+        unsigned first = static_cast<unsigned>(p % kPagesPerHuge);
+        unsigned n = static_cast<unsigned>(std::min<std::size_t>(kPagesPerHuge - first, s->page0 + s->npages - p));
+        set_bits(h->dirty, first, n, false);
+        p += n;
+    }
+}
 
 // --- the purger ---
 //
-// Why a thread and not a timer signal: a signal would interrupt the program's system
-// calls (EINTR) and run our code inside arbitrary program code; a thread only competes
-// for the heap lock. It is started lazily, the first time something waits for the purge
-// delay (an empty huge page, a cached large span), from a point where no allocator lock
-// is held (heap_poke_purger); it wakes every purge_delay_ms / 2 (1 ms .. 1 s), purges what
-// is due, and exits as soon as nothing waits, so an idle process has no extra thread.
-// It is detached with all signals blocked: exit() neither waits for it nor is kept
-// alive by it, and it holds no lock while sleeping. Fork: the child has no purger
-// (heap_reset_all clears the flag) and starts its own the same lazy way.
+// By default no thread: what is due is purged by the allocator's own calls (every span
+// operation, and free's slow paths at most once per purge_delay_ms / 2), as jemalloc and
+// mimalloc do without a background thread. A program stays the single-threaded program
+// it was (unshare(CLONE_NEWUSER), fork, seccomp filters see no extra thread); an idle
+// program keeps what it freed until its next call or malloc_trim.
+//
+// PHYSMEM_MALLOC_BACKGROUND_PURGE=1 asks for a thread, which also purges while the
+// program makes no calls. Why a thread and not a timer signal: a signal would interrupt the
+// program's system calls (EINTR) and run our code inside arbitrary program code; a thread
+// only competes for the heap lock. It is started lazily, the first time something waits
+// for the purge delay (an empty huge page, a cached large span), from a point where no
+// allocator lock is held (heap_poke_purger); it wakes every purge_delay_ms / 2 (1 ms ..
+// 1 s), purges what is due, and exits as soon as nothing waits. It is detached with all
+// signals blocked, on a stack of the default size (which glibc makes room for the
+// program's static TLS in): exit() neither waits for it nor is kept alive by it, and it
+// holds no lock while sleeping. Fork: the child has no purger (heap_reset_all clears the
+// flag) and starts its own the same lazy way.
 
 std::atomic<bool> g_purge_due{false};       // something was queued since the purger looked
 std::atomic<bool> g_purger_running{false};  // a purger thread exists (or is being created)
@@ -553,11 +643,15 @@ bool purge_round() noexcept {
     return more || H.empty.head != nullptr;
 }
 
-void* purger_main(void*) {
+// How often what is due is looked for: half the delay, 1 ms .. 1 s.
+std::uint64_t purge_period_ms() noexcept {
     std::uint64_t period = g_opt.purge_delay_ms / 2;
-    period = period < 1 ? 1 : (period > 1000 ? 1000 : period);
+    return period < 1 ? 1 : (period > 1000 ? 1000 : period);
+}
+
+void* purger_main(void*) {
     for (;;) {
-        sleep_ms(period);
+        sleep_ms(purge_period_ms());
         if (purge_round()) continue;
         g_purger_running.store(false);
         // Queued between the round and the store above? Then carry on (Dekker-style with
@@ -571,7 +665,6 @@ void start_purger() noexcept {
     pthread_attr_t attr;
     if (pthread_attr_init(&attr) != 0) { g_purger_running.store(false); return; }
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, std::size_t{64} << 10);
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, &old);  // the new thread inherits the mask
@@ -604,8 +697,17 @@ void heap_init() noexcept {
 void heap_note_purge_due() noexcept { g_purge_due.store(true); }
 
 void heap_poke_purger() noexcept {
-    if (!g_purge_due.load(std::memory_order_relaxed) || g_purger_running.load()) return;
+    if (!g_purge_due.load(std::memory_order_relaxed)) return;
     if (g_init_state.load(std::memory_order_acquire) != 2) return;
+    if (!g_opt.background_purge) {  // decay driven by the program's own calls
+        static std::atomic<std::uint64_t> next_ns{0};
+        std::uint64_t now = os::monotonic_ns(), due = next_ns.load(std::memory_order_relaxed);
+        if (now < due || !next_ns.compare_exchange_strong(due, now + purge_period_ms() * 1000000ull))
+            return;
+        if (purge_round()) g_purge_due.store(true);
+        return;
+    }
+    if (g_purger_running.load()) return;
     bool idle = false;
     if (g_purger_running.compare_exchange_strong(idle, true)) start_purger();
 }
@@ -662,8 +764,10 @@ void heap_release_large(Span* s) noexcept {
     // at once: its peak RSS then follows the live data (a buffer grown by realloc leaves no
     // resident trail). A big heap on huge pages purges whole 2 MiB pages instead.
     Rung r = s->hp->arena->rung;
-    if (!H.thp_on && !g_opt.lock && (r == Rung::thp || r == Rung::page_4k))
+    if (!H.thp_on && !g_opt.lock && (r == Rung::thp || r == Rung::page_4k)) {
         os::discard(reinterpret_cast<void*>(s->start), std::size_t{s->npages} * kPage);
+        clean_large_pages(s);
+    }
     unplace_large(s);
     H.bytes_in_use -= std::size_t{s->npages} * kPage;
     free_span(s);
@@ -673,6 +777,16 @@ void heap_release_large(Span* s) noexcept {
 Span* heap_map_direct(std::size_t size, std::size_t off, std::size_t align) noexcept {
     LockGuard g(H.lock);
     return direct_map(size, off, align);
+}
+
+void* heap_meta_alloc(std::size_t bytes) noexcept {
+    LockGuard g(H.lock);
+    return meta_alloc(bytes);
+}
+
+bool heap_resize_direct(Span* s, std::size_t size) noexcept {
+    LockGuard g(H.lock);
+    return direct_resize(s, size);
 }
 
 void heap_publish_large(Span* s, bool on) noexcept {

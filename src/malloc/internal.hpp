@@ -60,6 +60,8 @@ struct Arena;
 struct HugePage {
     enum State : std::uint8_t { clean, empty, filler, large };
     std::uint64_t used[kPagesPerHuge / 64];  // 4 KiB pages in use (filler state)
+    std::uint64_t dirty[kPagesPerHuge / 64]; // 4 KiB pages handed out since last discarded
+                                             // (clear: reads as zero; calloc skips them)
     std::uint16_t nused;                     // popcount of used
     std::uint16_t lfr;                       // longest free run of pages
     State state;
@@ -94,6 +96,8 @@ struct Span {
     std::size_t mapped;         // direct: bytes of the mapping
     std::uint64_t freed_ns;     // large, cached: when it was freed (monotonic)
     std::uint16_t lkey;         // large/direct: large-class key + 1 (0: not staggered)
+    bool zeroed;                // large/direct: every page reads as zero (never handed out
+                                // since mapped or discarded): calloc writes nothing
     // small objects
     std::uint32_t nfree;        // objects on freelist or never handed out
     std::uint32_t fresh;        // objects [fresh, nobj) never handed out
@@ -163,8 +167,14 @@ Span* heap_place_large(std::size_t npages, std::size_t align) noexcept;
 void heap_release_large(Span* s) noexcept;
 // A direct mapping of size bytes with the object at offset off; nullptr on ENOMEM.
 Span* heap_map_direct(std::size_t size, std::size_t off, std::size_t align) noexcept;
+// pre: s a live direct span. Resizes its mapping for `size` bytes (in place, or moved by
+// mremap without copying); false on ENOMEM with s unchanged. Takes the heap lock.
+bool heap_resize_direct(Span* s, std::size_t size) noexcept;
 // Enters (on) or removes a large span's object in the page map. No lock.
 void heap_publish_large(Span* s, bool on) noexcept;
+
+// Zeroed metadata of `bytes` (never given back; the caller recycles it). Takes the heap lock.
+void* heap_meta_alloc(std::size_t bytes) noexcept;
 
 // --- large.cpp (per-class locks; the heap lock only to place or release pages) ---
 // A large object of `size` bytes aligned to `align` (power of two); nullptr on ENOMEM.
@@ -173,6 +183,10 @@ void* heap_large_alloc(std::size_t size, std::size_t align) noexcept;
 // keep_cached false: the span's pages go straight back to the heap (realloc's old buffer:
 // a growing buffer would otherwise leave one cached span per class it passed through).
 void heap_large_free(Span* s, void* p, bool keep_cached = true) noexcept;
+// pre: s = span_of(p), a live large or direct object. realloc without copying: the object
+// itself when it can hold `size` as it is (or resized in place), the moved object for a
+// direct mapping that mremap moved; nullptr when the caller must allocate and copy.
+void* heap_large_resize(Span* s, void* p, std::size_t size) noexcept;
 std::size_t large_usable(const Span* s, const void* p) noexcept;
 // Releases cached spans freed more than the purge delay ago (all with force); returns
 // how many stay cached.

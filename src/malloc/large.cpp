@@ -139,7 +139,9 @@ void* finish(Span* s, std::size_t size, std::uint32_t off, unsigned lkey) noexce
 void* alloc_overaligned(std::size_t size, std::size_t align) noexcept {
     std::size_t bytes = size ? size : 1;  // the object needs a page of its own even at size 0
     std::size_t need = ((bytes + kPage - 1) & ~(kPage - 1)) + align - kPage;
-    Span* s = need >= kDirectMin ? heap_map_direct(size, 0, align) : heap_place_large(need / kPage, align);
+    // The direct map gets `bytes` (>= 1), not `size`: a mapping of 0 bytes would hand out
+    // an address nobody mapped (or another mapping's start).
+    Span* s = need >= kDirectMin ? heap_map_direct(bytes, 0, align) : heap_place_large(need / kPage, align);
     return s ? finish(s, size, 0, 0) : nullptr;
 }
 
@@ -151,6 +153,7 @@ Span* take_cached(LargeClass& lc, std::size_t slack, std::size_t align, std::uin
     if (n == 0) return nullptr;
     lc.ncached.store(n - 1, std::memory_order_relaxed);
     g_cached.fetch_sub(span_bytes(lc.cached[n - 1]), std::memory_order_relaxed);
+    lc.cached[n - 1]->zeroed = false;  // it held an object
     return lc.cached[n - 1];
 }
 
@@ -219,6 +222,22 @@ void heap_large_free(Span* s, void* p, bool keep_cached) noexcept {
     if (s->lkey) release_offset(s);
     if (!s->lkey || !keep_cached || !cache_span(s)) heap_release_large(s);
     heap_poke_purger();
+}
+
+void* heap_large_resize(Span* s, void* p, std::size_t size) noexcept {
+    std::size_t have = large_usable(s, p);
+    if (size <= have && size >= have / 2) {  // fits, and not much is wasted: keep it
+        g_requested.fetch_add(size - s->requested, std::memory_order_relaxed);  // mod 2^64
+        s->requested = size;
+        return p;
+    }
+    // A direct mapping resized by mremap (kept while the size stays at least half the
+    // direct threshold; it keeps its offset slot and class key for release_offset).
+    if (s->kind != Span::direct || size < kDirectMin / 2) return nullptr;
+    std::size_t before = s->requested;
+    if (!heap_resize_direct(s, size)) return nullptr;
+    g_requested.fetch_add(size - before, std::memory_order_relaxed);
+    return reinterpret_cast<void*>(s->start + s->offset);
 }
 
 std::size_t large_usable(const Span* s, const void*) noexcept {

@@ -1,7 +1,16 @@
 // src/malloc/new_delete.cpp — every replaceable C++ operator new/delete, exported from
-// libphysmem.so. Throwing forms follow [new.delete.single]: on failure call the
-// new-handler and retry, throw std::bad_alloc when there is none. The nothrow forms
-// return nullptr instead (a handler that throws bad_alloc ends the loop too).
+// libphysmem.so, without linking the C++ runtime (the library's only dependency is libc:
+// a C program, or a small one, does not load libstdc++ for it).
+//
+// Throwing forms follow [new.delete.single]: on failure call the new-handler and retry;
+// with none, throw std::bad_alloc. The runtime pieces for that — std::get_new_handler and
+// std::__throw_bad_alloc — are libstdc++'s, referenced weakly: any program that can call
+// operator new is C++ and has libstdc++ loaded, so they resolve there. Should they be
+// missing (a C program calling _Znwm by hand), failure aborts with a message instead.
+// The nothrow forms return nullptr once there is no handler; a handler that throws
+// propagates its exception (the runtime's own catch is not available without libstdc++;
+// mimalloc's C build behaves the same way).
+#include <cstddef>
 #include <new>
 
 #include "malloc/fast.hpp"
@@ -9,17 +18,33 @@
 
 #define PM_EXPORT __attribute__((visibility("default")))
 
+using new_handler_fn = void (*)();
+extern "C" new_handler_fn pm_std_get_new_handler() noexcept __asm__("_ZSt15get_new_handlerv")
+    __attribute__((weak));
+extern "C" [[noreturn]] void pm_std_throw_bad_alloc() __asm__("_ZSt17__throw_bad_allocv")
+    __attribute__((weak));
+
 namespace {
 
 void* alloc(std::size_t n, std::size_t align) noexcept {
     return align <= 16 ? physmem::malloc::malloc_fast(n) : pm_aligned_alloc(align, n);
 }
 
+new_handler_fn current_handler() noexcept {
+    return pm_std_get_new_handler ? pm_std_get_new_handler() : nullptr;
+}
+
+[[noreturn]] void throw_bad_alloc(std::size_t n) {
+    if (pm_std_throw_bad_alloc) pm_std_throw_bad_alloc();
+    physmem::malloc::fatal("operator new(%zu): out of memory, and no C++ runtime to throw "
+                           "std::bad_alloc", n);
+}
+
 [[gnu::noinline]] void* alloc_or_throw(std::size_t n, std::size_t align) {
     for (;;) {
         if (void* p = alloc(n, align)) return p;
-        std::new_handler h = std::get_new_handler();
-        if (!h) throw std::bad_alloc();
+        new_handler_fn h = current_handler();
+        if (!h) throw_bad_alloc(n);
         h();
     }
 }
@@ -30,10 +55,11 @@ inline void* alloc_throwing(std::size_t n, std::size_t align) {
 }
 
 void* alloc_nothrow(std::size_t n, std::size_t align) noexcept {
-    try {
-        return alloc_throwing(n, align);
-    } catch (...) {
-        return nullptr;
+    for (;;) {
+        if (void* p = alloc(n, align)) return p;
+        new_handler_fn h = current_handler();
+        if (!h) return nullptr;
+        h();
     }
 }
 

@@ -21,7 +21,10 @@
       "1: mlock each 2 MiB page when taken into use (locked pages are never purged)")         \
     X(purge_delay_ms, "PHYSMEM_MALLOC_PURGE_DELAY_MS", count, "50",                           \
       "ms an empty 2 MiB page (or a cached large span) waits before it is purged "             \
-      "(MADV_DONTNEED), by a background thread if nothing else comes first")            \
+      "(MADV_DONTNEED) by the allocator's next calls (or malloc_trim)")                       \
+    X(background_purge, "PHYSMEM_MALLOC_BACKGROUND_PURGE", flag, "0",                         \
+      "1: a background thread purges what is due even while the program makes no calls "      \
+      "(started when something waits, exits when idle)")                                      \
     X(thp_after_mb, "PHYSMEM_MALLOC_THP_AFTER_MB", count, "16",                               \
       "THP backing: the heap stays on 4 KiB pages until this many MiB of 2 MiB pages hold "   \
       "data, then turns huge (0: huge from the start)")                                       \

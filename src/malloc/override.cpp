@@ -2,7 +2,10 @@
 // One-line forwarders into the pm_* implementation (api.cpp); malloc and free inline the
 // fast paths of fast.hpp. Built only into the shared
 // library: the static core used by the unit tests leaves the process's malloc alone.
+#include <malloc.h>
+
 #include <cerrno>
+#include <climits>
 #include <cstddef>
 
 #include "malloc/fast.hpp"
@@ -34,3 +37,63 @@ PM_EXPORT void* pvalloc(size_t n) noexcept {
 }
 PM_EXPORT size_t malloc_usable_size(void* p) noexcept { return pm_usable_size(p); }
 PM_EXPORT void cfree(void* p) noexcept { physmem::malloc::free_fast(p); }
+
+// glibc's introspection and tuning calls, answered for physmem's heap (glibc's own would
+// describe a heap physmem does not use).
+
+// Gives back everything that can go now: this thread's cache, every cached large span and
+// every empty huge page (what the purge delay would give back later). `pad` is ignored.
+// 1 when memory was given back, else 0.
+PM_EXPORT int malloc_trim(size_t) noexcept {
+    pm_stats_t before, after;
+    pm_stats(&before);
+    pm_collect(1);
+    pm_stats(&after);
+    return after.bytes_purged > before.bytes_purged || after.bytes_mapped < before.bytes_mapped;
+}
+
+namespace {
+size_t clamp_int(size_t v) { return v > INT_MAX ? INT_MAX : v; }
+}
+
+// arena: bytes of pages in use (arena pages and direct mappings); hblks: direct mappings;
+// uordblks: bytes of small objects out of the central lists (handed out or in thread
+// caches) and of live large requests; fordblks: arena - uordblks; keepcost: bytes of empty
+// huge pages not yet purged. Other fields are 0.
+PM_EXPORT struct mallinfo2 mallinfo2() noexcept {
+    pm_stats_t s;
+    pm_stats(&s);
+    struct mallinfo2 m{};
+    m.hblks = s.direct_mappings;
+    m.arena = s.bytes_in_use;
+    m.uordblks = s.bytes_small_outstanding + s.bytes_requested_large;
+    m.fordblks = m.arena > m.uordblks ? m.arena - m.uordblks : 0;
+    m.keepcost = s.huge_pages_empty * (size_t{2} << 20);
+    return m;
+}
+
+PM_EXPORT struct mallinfo mallinfo() noexcept {
+    struct mallinfo2 m = mallinfo2();
+    struct mallinfo o{};
+    o.arena = static_cast<int>(clamp_int(m.arena));
+    o.hblks = static_cast<int>(clamp_int(m.hblks));
+    o.uordblks = static_cast<int>(clamp_int(m.uordblks));
+    o.fordblks = static_cast<int>(clamp_int(m.fordblks));
+    o.keepcost = static_cast<int>(clamp_int(m.keepcost));
+    return o;
+}
+
+// Every glibc parameter is accepted (1) and changes nothing: physmem has no brk heap to
+// trim, no per-arena limits and its own mmap threshold; its settings are the
+// PHYSMEM_MALLOC_* environment options. An unknown parameter is refused (0), as glibc does.
+PM_EXPORT int mallopt(int param, int) noexcept {
+    switch (param) {
+        case M_MXFAST: case M_TRIM_THRESHOLD: case M_TOP_PAD: case M_MMAP_THRESHOLD:
+        case M_MMAP_MAX: case M_CHECK_ACTION: case M_PERTURB: case M_ARENA_TEST: case M_ARENA_MAX:
+            return 1;
+        default:
+            return 0;
+    }
+}
+
+PM_EXPORT void malloc_stats() noexcept { pm_print_stats(); }

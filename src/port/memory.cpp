@@ -1,9 +1,11 @@
 // src/port/memory.cpp — mmap, madvise, mlock (see os.hpp for the contracts).
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdint>
 
@@ -11,6 +13,9 @@
 
 #ifndef MAP_HUGE_SHIFT
 #define MAP_HUGE_SHIFT 26
+#endif
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
 #endif
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -102,20 +107,69 @@ int unlock(void* p, std::size_t bytes) noexcept {
     return ::munlock(p, bytes) == 0 ? 0 : errno;
 }
 
-void* map_reserve(std::size_t bytes, std::size_t alignment) noexcept {
-    std::size_t page = base_page_size();
-    if (alignment < page) alignment = page;
-    std::size_t window = bytes + alignment - page;
+namespace {
+
+constexpr int kAnon = MAP_PRIVATE | MAP_ANONYMOUS;
+
+// mmap of exactly [hint, hint + bytes) if that range is free, else nullptr (nothing mapped).
+void* map_exactly_at(std::uintptr_t hint, std::size_t bytes, int prot, int flags) noexcept {
+    if (hint == 0) return nullptr;
+    void* p = ::mmap(reinterpret_cast<void*>(hint), bytes, prot, flags | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    if (reinterpret_cast<std::uintptr_t>(p) == hint) return p;
+    ::munmap(p, bytes);  // a kernel before 4.17 takes the flag as a hint only
+    return nullptr;
+}
+
+// An aligned mapping of `bytes` that never holds more than `bytes` of address space when
+// it can help it (an RLIMIT_AS, ulimit -v, counts every byte of a window): first where the
+// kernel puts it, if aligned; then at the aligned addresses just below and just above that
+// spot; only then through a window of bytes + alignment, trimmed.
+void* map_aligned_lean(std::size_t bytes, std::size_t alignment, int prot, int flags) noexcept {
+    void* p = ::mmap(nullptr, bytes, prot, flags, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    auto start = reinterpret_cast<std::uintptr_t>(p);
+    if ((start & (alignment - 1)) == 0) return p;
+    ::munmap(p, bytes);
+    std::uintptr_t below = start & ~(std::uintptr_t{alignment} - 1);
+    if (void* q = map_exactly_at(below, bytes, prot, flags)) return q;
+    if (void* q = map_exactly_at(below + alignment, bytes, prot, flags)) return q;
+    std::size_t window = bytes + alignment - base_page_size();
     if (window < bytes) { errno = ENOMEM; return nullptr; }
-    void* raw = ::mmap(nullptr, window, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* raw = ::mmap(nullptr, window, prot, flags, -1, 0);
     if (raw == MAP_FAILED) return nullptr;
-    auto start = reinterpret_cast<std::uintptr_t>(raw);
+    start = reinterpret_cast<std::uintptr_t>(raw);
     auto aligned = (start + alignment - 1) & ~(std::uintptr_t{alignment} - 1);
     std::uintptr_t tail = aligned + bytes, end = start + window;
     if (aligned > start) ::munmap(raw, aligned - start);
     if (end > tail) ::munmap(reinterpret_cast<void*>(tail), end - tail);
     return reinterpret_cast<void*>(aligned);
+}
+
+}  // namespace
+
+void* map_reserve(std::size_t bytes, std::size_t alignment) noexcept {
+    std::size_t page = base_page_size();
+    if (alignment < page) alignment = page;
+    return map_aligned_lean(bytes, alignment, PROT_READ | PROT_WRITE, kAnon | MAP_NORESERVE);
+}
+
+void* map_committed(std::size_t bytes, std::size_t alignment) noexcept {
+    std::size_t page = base_page_size();
+    if (alignment < page) alignment = page;
+    return map_aligned_lean(bytes, alignment, PROT_READ | PROT_WRITE, kAnon);
+}
+
+int remap(void* p, std::size_t old_bytes, std::size_t new_bytes, void* target) noexcept {
+    void* q = target ? ::mremap(p, old_bytes, new_bytes, MREMAP_MAYMOVE | MREMAP_FIXED, target)
+                     : ::mremap(p, old_bytes, new_bytes, 0);
+    return q == MAP_FAILED ? errno : 0;
+}
+
+std::size_t address_space_limit() noexcept {
+    struct rlimit r;
+    if (::getrlimit(RLIMIT_AS, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return 0;
+    return static_cast<std::size_t>(r.rlim_cur);
 }
 
 std::uint64_t monotonic_ns() noexcept {
@@ -137,8 +191,12 @@ void write_stderr(const char* s, std::size_t n) noexcept {
 }
 
 std::size_t base_page_size() noexcept {
-    static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-    return page;
+    // Cached without a guarded static (no C++ runtime in the drop-in allocator); a race
+    // only stores the same value twice.
+    static constinit std::atomic<std::size_t> page{0};
+    std::size_t v = page.load(std::memory_order_relaxed);
+    if (v == 0) page.store(v = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)), std::memory_order_relaxed);
+    return v;
 }
 
 }  // namespace physmem::os

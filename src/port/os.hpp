@@ -55,10 +55,25 @@ std::size_t base_page_size() noexcept;
 
 // Anonymous private read-write mapping of `bytes` (a multiple of the base page) whose
 // start is a multiple of `alignment` (power of two), without guard pages: the
-// drop-in allocator's arenas. MAP_NORESERVE: nothing is committed until touched.
-// Over-maps and trims the excess. Allocates no heap memory (safe inside malloc).
+// drop-in allocator's arenas. MAP_NORESERVE: nothing is committed until touched, and the
+// kernel's overcommit policy is not asked. Tries aligned places first and over-maps
+// (bytes + alignment, trimmed) only when they are taken, so that an address-space limit
+// (RLIMIT_AS) is not spent on a window. Allocates no heap memory (safe inside malloc).
 // nullptr on failure (errno set). Release with unmap.
 void* map_reserve(std::size_t bytes, std::size_t alignment) noexcept;
+
+// As map_reserve, but accounted: the kernel's overcommit policy decides now (ENOMEM for a
+// request it would never back, as for glibc's mmap'd chunks). The big single mappings.
+void* map_committed(std::size_t bytes, std::size_t alignment) noexcept;
+
+// mremap of [p, p+old_bytes) to new_bytes (multiples of the base page): in place when
+// target is nullptr (fails with ENOMEM when the pages after it are taken), else moved onto
+// target, a mapping of new_bytes the caller made (MREMAP_FIXED replaces it). Page tables
+// move; no byte is copied. 0 or errno.
+int remap(void* p, std::size_t old_bytes, std::size_t new_bytes, void* target) noexcept;
+
+// RLIMIT_AS (ulimit -v) in bytes; 0 when unlimited.
+std::size_t address_space_limit() noexcept;
 
 // Monotonic clock in nanoseconds (CLOCK_MONOTONIC_COARSE: a vDSO read, no syscall).
 std::uint64_t monotonic_ns() noexcept;
@@ -69,7 +84,7 @@ void yield() noexcept;
 // write(2) all of [s, s+n) to stderr, retrying on EINTR. No allocation, no stdio.
 void write_stderr(const char* s, std::size_t n) noexcept;
 
-// --- procfs and sysfs (procfs.cpp) ---------------------------------------------------
+// --- procfs and sysfs (procfs.cpp; sysfs.cpp: the allocation-free part below) --------
 
 // The /proc/self/smaps entry of the mapping that contains `addr`.
 struct SmapsEntry {

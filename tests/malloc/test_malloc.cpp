@@ -632,7 +632,7 @@ TEST(MallocDeath, DoubleFreeWithAWipedTagThroughTheTransferCacheIsCaught) {
         for (auto& x : many) x = pm_malloc(64);
         void* p = many[0];
         void* q = many[1];
-        const auto& bin = physmem::malloc::t_cache.bins[physmem::malloc::class_of(64)];
+        const auto& bin = physmem::malloc::t_cache->bins[physmem::malloc::class_of(64)];
         for (std::size_t i = 2; bin.count + 2 < bin.max; ++i) pm_free(many.at(i));
         // The last free finds the bin full: a batch from the top, p twice, goes to the class.
         pm_free(p), pm_free(q), static_cast<std::uintptr_t*>(p)[1] = 0, pm_free(p);
@@ -675,7 +675,7 @@ TEST(MallocDeath, MisuseOnTheSlowPathAborts) {
     EXPECT_DEATH(std::thread([p] { pm_free(p), pm_free(p); }).join(), "double free of " + ptr_text(p));
     std::vector<void*> many(4096);
     for (auto& x : many) x = pm_malloc(100);
-    const auto& bin = physmem::malloc::t_cache.bins[physmem::malloc::class_of(100)];
+    const auto& bin = physmem::malloc::t_cache->bins[physmem::malloc::class_of(100)];
     auto fill_then = [&](void* bad) {
         for (std::size_t i = 0; bin.count < bin.max; ++i) pm_free(many.at(i));
         pm_free(bad);

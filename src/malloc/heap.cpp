@@ -584,6 +584,7 @@ bool place_large(Span* s, std::size_t npages) noexcept {
             s->hp = &a->hp[static_cast<std::size_t>(p0) / kPagesPerHuge];
             s->page0 = static_cast<std::uint32_t>(p0);
             s->start = a->base + static_cast<std::size_t>(p0) * kPage;
+            thp_when_big();  // a heap of large objects alone turns huge too
             return true;
         }
         if (attempt == 0 && !create_arena(static_cast<unsigned>((npages + kPagesPerHuge - 1) / kPagesPerHuge)))

@@ -231,6 +231,9 @@ void cache_unlock_all() noexcept;
 void cache_reset_all() noexcept;
 
 // --- api.cpp ---
+// memalign: a non-power-of-two alignment rounds up (glibc's behaviour); one with no power
+// of two above it is NULL + EINVAL.
+void* memalign_impl(std::size_t alignment, std::size_t size) noexcept;
 extern std::atomic<int> g_init_state;  // 0 none, 1 running, 2 done
 void init_slow() noexcept;
 inline void ensure_init() noexcept {

@@ -11,10 +11,6 @@
 #include "malloc/fast.hpp"
 #include "physmem.h"
 
-namespace physmem::malloc {
-void* memalign_impl(size_t alignment, size_t size) noexcept;
-}
-
 #define PM_EXPORT extern "C" __attribute__((visibility("default")))
 
 PM_EXPORT void* malloc(size_t n) noexcept { return physmem::malloc::malloc_fast(n); }

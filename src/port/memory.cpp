@@ -123,8 +123,8 @@ void* map_exactly_at(std::uintptr_t hint, std::size_t bytes, int prot, int flags
 
 // An aligned mapping of `bytes` that never holds more than `bytes` of address space when
 // it can help it (an RLIMIT_AS, ulimit -v, counts every byte of a window): first where the
-// kernel puts it, if aligned; then at the aligned addresses just below and just above that
-// spot; only then through a window of bytes + alignment, trimmed.
+// kernel puts it, if aligned; then at the aligned address just above that spot and at up
+// to 16 below it; only then through a window of bytes + alignment, trimmed.
 void* map_aligned_lean(std::size_t bytes, std::size_t alignment, int prot, int flags) noexcept {
     void* p = ::mmap(nullptr, bytes, prot, flags, -1, 0);
     if (p == MAP_FAILED) return nullptr;
@@ -132,8 +132,9 @@ void* map_aligned_lean(std::size_t bytes, std::size_t alignment, int prot, int f
     if ((start & (alignment - 1)) == 0) return p;
     ::munmap(p, bytes);
     std::uintptr_t below = start & ~(std::uintptr_t{alignment} - 1);
-    if (void* q = map_exactly_at(below, bytes, prot, flags)) return q;
     if (void* q = map_exactly_at(below + alignment, bytes, prot, flags)) return q;
+    for (unsigned k = 0; k < 16 && below >= k * alignment; ++k)  // downwards, as mmap grows
+        if (void* q = map_exactly_at(below - k * alignment, bytes, prot, flags)) return q;
     std::size_t window = bytes + alignment - base_page_size();
     if (window < bytes) { errno = ENOMEM; return nullptr; }
     void* raw = ::mmap(nullptr, window, prot, flags, -1, 0);

@@ -1,6 +1,8 @@
 // lab/kernels/alloc_single.hpp — single-threaded workloads: glibc-simple (glibc's
-// bench-malloc-simple), small-churn (many small objects) and malloc-large (buffers of
-// 64 KiB..32 MiB). Contracts: alloc_common.hpp; `threads` is ignored here.
+// bench-malloc-simple), small-churn (many small objects), malloc-large (buffers of
+// 64 KiB..32 MiB), large-live (thousands of live 64..512 KiB blocks replaced at random)
+// and realloc-grow (one buffer grown by 1 MiB steps to twice its size). Contracts:
+// alloc_common.hpp; `threads` is ignored here.
 #pragma once
 
 #include "alloc_threads.hpp"
@@ -76,6 +78,47 @@ inline Outcome malloc_large(const Params& p) {
     if (!peaked) p.peak();
     for (auto& o : live) out.ok &= release(o);
     out.ops = made;
+    return out;
+}
+
+// large-live: size / 288 KiB live blocks of 64..512 KiB (uniform sizes, 288 KiB
+// on average), each stamped at both ends; then as many replacements: a block chosen at
+// random is checked and freed and a new one of a new size takes its place. Per-operation
+// cost as the number of live blocks grows (issue 11: it grew with them).
+inline Outcome large_live(const Params& p) {
+    std::uint64_t st = rnd::mix(p.seed);
+    const std::size_t n = std::max<std::size_t>(16, p.size / (288 << 10));
+    std::vector<Obj> v(n);
+    Outcome out;
+    for (auto& o : v) o = make(st, 64 << 10, 512 << 10), out.checksum += o.n, ++out.ops;
+    p.peak();
+    for (std::size_t k = 0; k < n; ++k) {
+        Obj& o = v[rnd::below(rnd::next(st), n)];
+        out.ok &= release(o);
+        o = make(st, 64 << 10, 512 << 10), out.checksum += o.n, ++out.ops;
+    }
+    for (auto& o : v) out.ok &= release(o);
+    return out;
+}
+
+// realloc-grow: one buffer of size bytes, grown by realloc in 1 MiB steps to 2 x size; its
+// first and last bytes are written at every step and the first checked (a copy must carry
+// them). ops = realloc calls.
+inline Outcome realloc_grow(const Params& p) {
+    constexpr std::size_t kStep = std::size_t{1} << 20;
+    const std::size_t start = std::max(p.size, kStep);
+    auto* b = static_cast<unsigned char*>(get(start));
+    b[0] = 0x5a, b[start - 1] = 1;
+    Outcome out;
+    for (std::size_t n = start + kStep; n <= 2 * start; n += kStep) {
+        b = static_cast<unsigned char*>(std::realloc(b, n));
+        if (!b) throw std::bad_alloc();
+        out.ok &= b[0] == 0x5a && b[n - kStep - 1] == 1;
+        b[n - 1] = 1;
+        ++out.ops, out.checksum += n >> 20;
+    }
+    p.peak();
+    std::free(b);
     return out;
 }
 

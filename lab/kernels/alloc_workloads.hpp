@@ -33,6 +33,8 @@ inline const Workload kWorkloads[] = {
     {"glibc-thread", glibc_thread, "allocation", true, "every object held its bytes until freed"},
     {"small-churn", small_churn, "allocation", false, "every object held its bytes until freed"},
     {"malloc-large", malloc_large, "allocation", false, "every buffer held its first and last bytes until freed"},
+    {"large-live", large_live, "allocation", false, "every block held its bytes until freed"},
+    {"realloc-grow", realloc_grow, "call", false, "the buffer kept its first byte and every step's last byte"},
     {"linked-list", linked_list, "node", false, "every forward and backward walk summed 0..n-1"},
     {"kmeans", kmeans, "operation", true, "every point ended in its generating centre's cluster"},
     {"richards", richards_bench, "operation", true, "every run queued 23246 packets and held 9297 times"},

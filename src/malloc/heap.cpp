@@ -145,6 +145,43 @@ bool any_bit(const std::uint64_t* u, unsigned first, unsigned n) noexcept {
     return false;
 }
 
+// Clear bits at the start (bit 0 up) and at the end (bit 511 down) of a 512-bit map.
+unsigned leading_free(const std::uint64_t* u) noexcept {
+    unsigned n = 0;
+    for (unsigned w = 0; w < kPagesPerHuge / 64; ++w, n += 64)
+        if (u[w]) return n + static_cast<unsigned>(__builtin_ctzll(u[w]));
+    return n;
+}
+
+unsigned trailing_free(const std::uint64_t* u) noexcept {
+    unsigned n = 0;
+    for (unsigned w = kPagesPerHuge / 64; w-- > 0; n += 64)
+        if (u[w]) return n + static_cast<unsigned>(__builtin_clzll(u[w]));
+    return n;
+}
+
+// Longest run of clear bits, a word at a time (runs inside a word by shifting past them).
+unsigned longest_free(const std::uint64_t* u) noexcept {
+    unsigned best = 0, run = 0;
+    for (unsigned w = 0; w < kPagesPerHuge / 64; ++w) {
+        std::uint64_t x = u[w];
+        if (x == 0) { run += 64; continue; }
+        unsigned low = static_cast<unsigned>(__builtin_ctzll(x));
+        best = std::max(best, run + low);
+        x >>= low;  // bit 0 set
+        for (;;) {
+            unsigned ones = x == ~std::uint64_t{0} ? 64 : static_cast<unsigned>(__builtin_ctzll(~x));
+            x = ones == 64 ? 0 : x >> ones;
+            if (x == 0) break;  // only the word's high zeros remain: they start the next run
+            unsigned zeros = static_cast<unsigned>(__builtin_ctzll(x));
+            best = std::max(best, zeros);
+            x >>= zeros;
+        }
+        run = static_cast<unsigned>(__builtin_clzll(u[w]));
+    }
+    return std::max(best, run);
+}
+
 void set_bits(std::uint64_t* u, unsigned first, unsigned n, bool on) noexcept {
     for (unsigned i = first; i < first + n; ++i) {
         std::uint64_t m = std::uint64_t{1} << (i % 64);
@@ -196,6 +233,24 @@ void register_arena(Arena* a, bool on) noexcept {
     for (std::uintptr_t i = a->base >> 30; i <= last; ++i) {
         g_arena_map[i].store(on ? a : nullptr, std::memory_order_release);
         if (!a->direct) g_page_map[i].store(on ? a->page_span : nullptr, std::memory_order_release);
+    }
+}
+
+bool available(const HugePage& h) noexcept {
+    return h.state == HugePage::clean || h.state == HugePage::empty;
+}
+
+// Updates h's PageRuns after a change of its state or of its large objects.
+void summarize(const HugePage* h) noexcept {
+    PageRuns& r = h->arena->runs[h->index];
+    if (available(*h)) {
+        r = {kPagesPerHuge, kPagesPerHuge, kPagesPerHuge, 0};
+    } else if (h->state != HugePage::large) {
+        r = {0, 0, 0, 0};
+    } else {
+        r.head = static_cast<std::uint16_t>(leading_free(h->used));
+        r.tail = static_cast<std::uint16_t>(trailing_free(h->used));
+        r.longest = static_cast<std::uint16_t>(longest_free(h->used));
     }
 }
 
@@ -265,13 +320,16 @@ Arena* create_arena(unsigned min_huge) noexcept {
     a->nhuge = static_cast<std::uint32_t>(a->size / kHuge);
     a->hp = static_cast<HugePage*>(os::map_reserve(
         (a->nhuge * sizeof(HugePage) + kPage - 1) & ~(kPage - 1), kPage));
+    a->runs = static_cast<PageRuns*>(os::map_reserve(
+        (a->nhuge * sizeof(PageRuns) + kPage - 1) & ~(kPage - 1), kPage));
     a->page_span = static_cast<std::atomic<Span*>*>(
         os::map_reserve(kMapEntries * (sizeof(Span*) + 4), kPage));  // 3 MiB, touched as used
-    if (!a->hp || !a->page_span) return nullptr;  // leaks the mapping; only under ENOMEM
+    if (!a->hp || !a->runs || !a->page_span) return nullptr;  // leaks the mapping; only under ENOMEM
     for (unsigned i = 0; i < a->nhuge; ++i) {
         HugePage* h = &a->hp[i];
         h->arena = a, h->index = i, h->state = HugePage::clean, h->list = on_clean;
         push_back(H.clean, h);
+        summarize(h);
     }
     H.arenas[H.narenas++] = a;
     H.bytes_mapped += a->size;
@@ -338,6 +396,7 @@ void give_back_huge_page(HugePage* h) noexcept {
     heap_note_purge_due();
     count_in_use(h, -1);
     h->state = HugePage::empty;
+    summarize(h);
     h->empty_since_ns = os::monotonic_ns();
     h->list = on_empty;
     push_back(H.empty, h);
@@ -354,6 +413,7 @@ void purge(HugePage* h) noexcept {
         H.purges += 1;
     }
     h->state = HugePage::clean;
+    summarize(h);
     h->list = on_clean;
     push_front(H.clean, h);  // reused before never-touched pages: the heap stays compact
 }
@@ -407,6 +467,7 @@ HugePage* filler_alloc(unsigned n, unsigned& first) noexcept {
         h = take_huge_page();
         if (!h) return nullptr;
         h->state = HugePage::filler;
+        summarize(h);
         std::memset(h->used, 0, sizeof h->used);
         h->nused = 0;
     }
@@ -442,36 +503,23 @@ std::atomic<Span*>& object_slot(const Span* s) noexcept {
 // boundaries lets a 1 MiB + 4 KiB object sit next to another (two per 2 MiB page
 // instead of one); a huge page whose last large object goes returns to the empty list.
 
-bool available(const HugePage& h) noexcept {
-    return h.state == HugePage::clean || h.state == HugePage::empty;
-}
-
-// First page index (within the arena) of np free pages, or -1.
+// First page index (within the arena) of np free pages, or -1. O(huge pages), reading only
+// their PageRuns; the bitmap of one page is read when the run lies inside it.
 long find_large_pages(const Arena* a, std::size_t np) noexcept {
-    std::size_t run = 0, start = 0;
+    std::size_t run = 0, start = 0;  // free pages ending where page i begins
     for (unsigned i = 0; i < a->nhuge; ++i) {
-        const HugePage& h = a->hp[i];
+        const PageRuns r = a->runs[i];
         std::size_t base = std::size_t{i} * kPagesPerHuge;
-        if (available(h)) {
+        if (r.head == kPagesPerHuge) {  // free whole
             if (run == 0) start = base;
             run += kPagesPerHuge;
-        } else if (h.state != HugePage::large) {
-            run = 0;
+            if (run >= np) return static_cast<long>(start);
             continue;
-        } else {
-            for (unsigned j = 0; j < kPagesPerHuge && run < np; ++j) {
-                if (j % 64 == 0 && h.used[j / 64] == 0 && run + 64 <= np + 64) {
-                    if (run == 0) start = base + j;
-                    run += 64;
-                    j += 63;
-                } else if (bit(h.used, j)) {
-                    run = 0;
-                } else if (run++ == 0) {
-                    start = base + j;
-                }
-            }
         }
-        if (run >= np) return static_cast<long>(start);
+        if (run + r.head >= np) return static_cast<long>(run ? start : base);
+        if (r.longest >= np) return static_cast<long>(base) + find_run(a->hp[i].used, static_cast<unsigned>(np));
+        run = r.tail;
+        start = base + kPagesPerHuge - r.tail;
     }
     return -1;
 }
@@ -500,6 +548,7 @@ bool mark_large_pages(Arena* a, std::size_t p0, std::size_t np, bool used) noexc
         }
         h->nused = static_cast<std::uint16_t>(used ? h->nused + n : h->nused - n);
         if (!used && h->nused == 0) give_back_huge_page(h);
+        else summarize(h);
         p += n;
     }
     return fresh;

@@ -110,6 +110,14 @@ struct Span {
     std::uint64_t freebits[kMaxObjects / 64];
 };
 
+// Free runs of one 2 MiB page as the large-object placement sees it (heap.cpp): an empty
+// or clean page is free whole (512, 512, 512); a page holding large objects has the free
+// pages at its start, at its end and the longest run; a filler page is blocked (0, 0, 0).
+// Kept apart from HugePage, 8 bytes a page, so a scan over thousands of pages stays in L1.
+struct PageRuns {
+    std::uint16_t head, tail, longest, unused;
+};
+
 struct Arena {
     std::uintptr_t base;
     std::size_t size;           // bytes (a multiple of 2 MiB; direct: mapping size)
@@ -117,6 +125,7 @@ struct Arena {
     bool direct;
     std::uint32_t nhuge;
     HugePage* hp;               // [nhuge]
+    PageRuns* runs;             // [nhuge]
     std::atomic<Span*>* page_span;  // [kMapEntries]: span of each 4 KiB page (first page only for
                                     // large), then the page infos (see page_info)
     Span* direct_span;

@@ -439,9 +439,12 @@ std::size_t thread_count() {
     return n;
 }
 
-// The purger thread gives the memory back after the delay: nothing of physmem is called
-// between the frees and the RSS reading. Then, with nothing left to purge, it exits.
+// With PHYSMEM_MALLOC_BACKGROUND_PURGE=1 (CTest malloc_background_purge), the purger thread
+// gives the memory back after the delay: nothing of physmem is called between the frees
+// and the RSS reading. Then, with nothing left to purge, it exits. (Without the option no
+// thread is started: test_edges.cpp, MemoryGoesBackOnLaterCallsWithNoThreadOfItsOwn.)
 TEST(Purge, RssFallsAfterABigFreeWithoutFurtherCalls) {
+    if (!physmem::malloc::g_opt.background_purge) GTEST_SKIP() << "needs PHYSMEM_MALLOC_BACKGROUND_PURGE=1";
     pm_collect(1);
     std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a purger from earlier tests ends
     const std::size_t threads = thread_count();

@@ -46,6 +46,9 @@ WORKLOADS: Dict[str, Tuple[Tuple[int, int, int], float]] = {
     "glibc-thread": ((2 * M, 64 * M, 256 * M), 2.0),
     "small-churn": ((2 * M, 64 * M, 256 * M), 4.5),
     "malloc-large": ((32 * M, 64 * M, 256 * M), 4.5),
+    # size / 288 KiB live blocks: default 500 and 10,000 (issue 11's scaling question)
+    "large-live": ((16 * M, 144 * M, 2880 * M), 0.3),
+    "realloc-grow": ((16 * M, 256 * M, 1024 * M), 0.2),
     "linked-list": ((1 * M, 32 * M, 256 * M), 30.0),
     "kmeans": ((1 * M, 64 * M, 256 * M), 7.0),
     "richards": ((256 * K, 4 * M, 16 * M), 30.0),
@@ -54,10 +57,17 @@ MULTI_THREADED = ("larson", "xmalloc", "cache-scratch", "cache-thrash", "glibc-t
                   "richards")
 
 
+# Workloads measured at more than one size per scale (the others: the scale's one size).
+EXTRA_SIZES: Dict[str, Dict[str, Tuple[int, ...]]] = {
+    "large-live": {"default": (144 * M, 2880 * M), "full": (144 * M, 2880 * M)},
+}
+
+
 def _rows():
     rows = []
     for w, (sizes, _) in WORKLOADS.items():
         by_scale = dict(zip(("tiny", "default", "full"), ((s,) for s in sizes)))
+        by_scale.update(EXTRA_SIZES.get(w, {}))
         for a in ALLOCATORS:
             params = {"alloc": a, "workload": w}
             if w in MULTI_THREADED:
@@ -332,11 +342,55 @@ GOAL_TITLES = {
     1: "physmem time geometric mean <= 0.95x the best peer's (the peer with the lowest geomean)",
     2: "physmem peak RSS geometric mean <= 1.10x the best peer's (the peer with the lowest geomean)",
     3: f">= 90% of physmem's heap on huge pages for heaps >= {format_size(BIG_HEAP)}",
+    4: "large-live, most live blocks: physmem time per operation <= 2.0x glibc's",
+    5: "large-live: physmem's time per operation flat in the live blocks (most / fewest <= 1.5x)",
+    6: "large-live, most live blocks: physmem peak RSS <= 1.2x glibc's",
+    7: "realloc-grow (1 MiB steps to twice the size): physmem time <= 2.0x glibc's",
 }
 
 
 def goals(recs) -> List[Goal]:
-    return [_goal_geo(recs, 1, "time", 0.95), _goal_geo(recs, 2, "rss", 1.10), _goal_huge(recs)]
+    return [_goal_geo(recs, 1, "time", 0.95), _goal_geo(recs, 2, "rss", 1.10), _goal_huge(recs),
+            *_goals_large(recs)]
+
+
+class RssRatio(Scalar):
+    """Peak RSS of one record over another's (one figure per process: no range)."""
+
+    @property
+    def value(self):
+        return rss(self.num) / rss(self.den) if rss(self.den) else float("inf")
+
+    def cell(self):
+        return f"{self.value:.2f}x ({rss(self.num) / M:.0f} / {rss(self.den) / M:.0f} MiB)"
+
+
+def _goals_large(recs) -> List[Goal]:
+    """alloc-4..7: the worst cases of issue 11 (large blocks live by the thousand; a huge
+    buffer grown by realloc), judged against glibc."""
+    g4, g5, g6, g7 = (Goal(f"alloc-{n}", GOAL_TITLES[n]) for n in (4, 5, 6, 7))
+    live = sorted((size, g) for (w, size), g in grouped(recs).items() if w == "large-live"
+                  and PHYSMEM in g and g[PHYSMEM]["verified"])
+    if live:
+        size, g = live[-1]
+        if "glibc" in g:
+            g4.items.append(Item(f"physmem / glibc at {format_size(size)}", Ratio(g[PHYSMEM], g["glibc"]), 2.0))
+            g6.items.append(Item(f"physmem / glibc peak RSS at {format_size(size)}",
+                                 RssRatio(g[PHYSMEM], g["glibc"]), 1.2))
+        if len(live) > 1:
+            small = live[0]
+            g5.items.append(Item(f"physmem {format_size(size)} / {format_size(small[0])}",
+                                 Ratio(g[PHYSMEM], small[1][PHYSMEM]), 1.5))
+            if "glibc" in g and "glibc" in small[1]:
+                g5.notes.append(f"glibc {format_size(size)} / {format_size(small[0])}: "
+                                f"{Ratio(g['glibc'], small[1]['glibc']).cell()}")
+    for (w, size), g in grouped(recs).items():
+        if w == "realloc-grow" and PHYSMEM in g and "glibc" in g:
+            g7.items.append(Item(f"physmem / glibc from {format_size(size)}", Ratio(g[PHYSMEM], g["glibc"]), 2.0))
+    for goal in (g4, g5, g6, g7):
+        if not goal.items:
+            goal.missing.append("large-live or realloc-grow not measured under physmem and glibc")
+    return [g4, g5, g6, g7]
 
 
 def _goal_geo(recs, n, metric, target):

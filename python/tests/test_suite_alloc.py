@@ -42,7 +42,7 @@ def test_suite_is_discovered_with_every_workload_and_allocator():
     sd = discover()["alloc"]
     assert sd is SUITE
     pts = {(r.params[0]["workload"], r.params[0]["alloc"], r.variants[0]) for r in SUITE.rows}
-    assert len(pts) == len(WORKLOADS) * len(ALLOCATORS) == 55
+    assert len(pts) == len(WORKLOADS) * len(ALLOCATORS) == 65
     assert ("richards", "physmem", "malloc-thp") in pts and ("larson", "glibc", "malloc-4k") in pts
     for r in SUITE.rows:
         assert set(r.sizes) == {"tiny", "default", "full"}
@@ -86,6 +86,31 @@ def test_goals_follow_the_numbers():
     assert {v.verdict for v in none.values()} == {"NOT MEASURED"}
 
 
+def _large(physmem_small_ns, physmem_big_ns, physmem_rss, realloc_ns):
+    """large-live at 144 MiB and 2880 MiB, realloc-grow at 256 MiB: physmem and glibc."""
+    recs = [_rec("glibc", "large-live", 20000.0, 10, size=144 * M),
+            _rec("glibc", "large-live", 5000.0, 80, size=2880 * M),
+            _rec("physmem", "large-live", physmem_small_ns, 180, size=144 * M),
+            _rec("physmem", "large-live", physmem_big_ns, physmem_rss, size=2880 * M),
+            _rec("glibc", "realloc-grow", 30000.0, 4, size=256 * M),
+            _rec("physmem", "realloc-grow", realloc_ns, 6, size=256 * M)]
+    return {x.number: x for x in goals(analysis.Records(synth.results(recs)))}
+
+
+def test_large_block_goals_judge_the_biggest_size_flatness_rss_and_realloc():
+    g = _large(1500.0, 2000.0, 90, 27000.0)
+    assert g["alloc-4"].verdict == "MET" and abs(g["alloc-4"].items[0].ratio.value - 0.4) < 1e-9
+    assert "2880M" in g["alloc-4"].items[0].what or "2.8G" in g["alloc-4"].items[0].what
+    assert g["alloc-5"].verdict == "MET" and abs(g["alloc-5"].items[0].ratio.value - 2000 / 1500) < 1e-9
+    assert any("glibc" in n for n in g["alloc-5"].notes)  # glibc's own scaling, for context
+    assert g["alloc-6"].verdict == "MET" and abs(g["alloc-6"].items[0].ratio.value - 90 / 80) < 1e-9
+    assert g["alloc-7"].verdict == "MET" and abs(g["alloc-7"].items[0].ratio.value - 0.9) < 1e-9
+    bad = _large(1500.0, 12000.0, 3200, 128e6)  # 8x growth, 40x RSS, realloc copying
+    assert {bad[n].verdict for n in ("alloc-4", "alloc-5", "alloc-6", "alloc-7")} == {"MISSED"}
+    none = {x.number: x for x in goals(analysis.Records(_results()))}
+    assert none["alloc-4"].verdict == "NOT MEASURED" and none["alloc-7"].missing
+
+
 def test_small_heaps_are_not_judged_for_huge_pages():
     res = _results()
     for r in res["records"]:
@@ -126,17 +151,18 @@ def test_program_rejects_bad_input(alloc_bin):
 def test_tiny_bench_on_the_real_program(alloc_bin, tmp_path):
     res = tiny_bench("alloc", alloc_bin, tmp_path, "--no-reserve")
     assert not res["errors"] and not res["skipped"]
-    assert len(res["records"]) == 55
+    assert len(res["records"]) == 65
     for r in res["records"]:
         assert r["verified"], r["verification"]
         assert r["alloc"]["active"] == r["params"]["alloc"]
         assert r["alloc"]["peak_rss_bytes"] > 0
         assert len(r["alloc"]["ms_per_pass"]) == r["reps"]
         assert r["unit"] == ("node" if r["params"]["workload"] == "linked-list" else
-                             "operation" if r["params"]["workload"] in ("kmeans", "richards") else "allocation")
+                             "operation" if r["params"]["workload"] in ("kmeans", "richards") else
+                             "call" if r["params"]["workload"] == "realloc-grow" else "allocation")
         assert 0.0 <= r["alloc"]["heap_at_peak"]["huge_share"] <= 1.0
     assert {r["params"]["alloc"] for r in res["records"]} == set(ALLOCATORS)
     md = (tmp_path / "rep" / "report.md").read_text()
     assert f"## {SUITE.title}" in md and "Geometric means over the workloads" in md
-    assert "alloc-1" in md and "alloc-2" in md and "alloc-3" in md
+    assert all(f"alloc-{n}" in md for n in range(1, 8))
     assert (tmp_path / "rep" / "plot-alloc-time.png").exists()

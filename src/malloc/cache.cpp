@@ -19,13 +19,15 @@
 //
 // Misuse checks, cheapest first:
 //   - free: the page map must know the pointer and it must start an object (always);
-//   - free tag: a freed object's second word holds tag(p) = key ^ p (key: random per
-//     process); free aborts when it is already there (double free, caught at once on any
-//     thread while the object sits in a cache or a central list); malloc clears it. A live
+//   - free tag: a freed object's second word holds tag(p) = key ^ p ^ link (key: random
+//     per process; link: the object's first word, its free-list successor); free aborts
+//     when it is already there (double free, caught at once on any thread while the
+//     object sits in a cache, a central list or a span's list); malloc clears it. A live
 //     object whose bytes 8..15 happen to equal tag(p) would be reported falsely: chance
 //     2^-64 per free for data not derived from freed memory.
-//   - a pop from a thread cache checks the object's tag (a free list overwritten after
-//     free, use after free, aborts instead of handing out a wild pointer);
+//   - a pop from a thread cache or a span list checks the object's tag before following
+//     its link (a free object overwritten after free, use after free, aborts with a
+//     message instead of handing out, or crashing on, a wild pointer);
 //   - the span bitmap (one bit per object, set while the object is on the central list or
 //     never handed out) is updated only when objects move between a cache and the central
 //     list, under the class lock: a duplicate that slipped past the tag (the tag was
@@ -102,8 +104,7 @@ std::atomic<std::size_t> g_outstanding{0};  // bytes of small objects out of cen
 pthread_key_t g_key;
 std::atomic<bool> g_key_ok{false};
 
-void* next_of(void* p) noexcept { return *static_cast<void**>(p); }
-void set_next(void* p, void* n) noexcept { *static_cast<void**>(p) = n; }
+void* next_of(void* p) noexcept { return reinterpret_cast<void*>(link_word(p)); }
 
 // Object index of p in small span s; aborts unless p starts an object.
 std::uint32_t object_index(const Span* s, void* p) noexcept {
@@ -196,6 +197,7 @@ bool flip_bit(Span* s, void* p, bool to_central) noexcept {
 // pre: under the class lock, s has a free object. The object leaves the central list.
 void* pop_object(Span* s, unsigned cls) noexcept {
     void* p = s->freelist;
+    if (p && !tagged_free(p)) free_list_corrupt(p, cls);  // before its link is followed
     if (p) s->freelist = next_of(p);
     else p = reinterpret_cast<void*>(s->start + std::uintptr_t{s->fresh++} * s->size);
     --s->nfree;
@@ -225,8 +227,7 @@ std::uint32_t central_pop(unsigned cls, std::uint32_t n, void*& head) noexcept {
         }
         while (got < n && s->nfree > 0) {
             void* p = pop_object(s, cls);
-            set_next(p, head);
-            tag_word(p) = tag_of(p);
+            link_free(p, head);
             head = p;
             ++got;
         }
@@ -253,7 +254,7 @@ void to_span(Central& c, void* p) noexcept {
     Span* s = span_of(p);
     if (!flip_bit(s, p, true))
         fatal("free(): double free of %p (%u-byte object; found when a cache was drained)", p, s->size);
-    set_next(p, s->freelist);
+    link_free(p, s->freelist);
     s->freelist = p;
     ++s->nfree;
     if (!s->in_partial) add_partial(c, s);
@@ -280,10 +281,10 @@ void* check_batch(unsigned cls, void* head, std::uint32_t n) noexcept {
     void* tail = nullptr;
     for (std::uint32_t i = 0; i < n; ++i, p = next_of(p)) {
         if (!p) fatal("heap corruption: a size class %u cache list ended early (use after free?)", cls);
-        if (tag_word(p) == (tag_of(p) ^ 2))
+        if (tag_word(p) == (tag_of(p, link_word(p)) ^ 2))
             fatal("free(): double free of %p (%u-byte object; found when a cache was drained)", p,
                   g_classes[cls].size);
-        if (tag_word(p) != tag_of(p)) free_list_corrupt(p, cls);
+        if (!tagged_free(p)) free_list_corrupt(p, cls);
         tag_word(p) ^= 2;
         tail = p;
     }
@@ -304,7 +305,7 @@ void central_push(unsigned cls, Bin& b, std::uint32_t n, bool to_spans) noexcept
         if (c.ntransfer < kTransfer) {
             b.head = next_of(tail);
             b.count -= n;
-            set_next(tail, nullptr);
+            link_free(tail, nullptr);
             c.transfer[c.ntransfer] = head;
             c.tcount[c.ntransfer++] = n;
             return;
@@ -318,7 +319,7 @@ void central_push(unsigned cls, Bin& b, std::uint32_t n, bool to_spans) noexcept
 
 // One object straight to the central list (a thread without an active cache).
 void central_push_one(unsigned cls, void* p) noexcept {
-    set_next(p, nullptr);
+    link_free(p, nullptr);
     Bin one{p, 1, 0, 0, 0, 0, 0, 0};
     central_push(cls, one, 1, true);
 }
@@ -434,8 +435,8 @@ void check_and_tag(unsigned cls, void* p) noexcept {
     const SizeClass& c = g_classes[cls];
     if (!is_object_start(c.odd_inverse, c.shift, c.nobj, span_offset(p, page_info_of(p))))
         bad_small_free(p, false);
-    if (tag_word(p) == tag_of(p) || t_cache->bins[cls].head == p) bad_small_free(p, true);
-    tag_word(p) = tag_of(p);
+    if (tagged_free(p) || t_cache->bins[cls].head == p) bad_small_free(p, true);
+    link_free(p, nullptr);
 }
 
 }  // namespace
@@ -463,7 +464,7 @@ void small_free_slow(unsigned cls, void* p) noexcept {
         return;
     }
     Bin& b = t_cache->bins[cls];
-    set_next(p, b.head);
+    link_free(p, b.head);
     b.head = p;
     if (++b.count > b.max) flush_bin(cls, batch_of(cls), false);
     heap_poke_purger();

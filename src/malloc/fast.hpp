@@ -61,10 +61,23 @@ inline unsigned class_of(std::size_t size) noexcept {
     return g_lut16[(size + 15) >> 4];
 }
 
-// The second word of every object (classes are >= 16 bytes) holds tag_of(p) while the
-// object is free, 0 (or program data) while it is handed out.
+// A free object is linked through its first word; its second word (classes are >= 16
+// bytes) holds tag_of(p, link): the key, its address and its link mixed, so that a use
+// after free that overwrites either word is seen before the link is followed. 0 (or
+// program data) while the object is handed out.
+inline std::uintptr_t& link_word(void* p) noexcept { return static_cast<std::uintptr_t*>(p)[0]; }
 inline std::uintptr_t& tag_word(void* p) noexcept { return static_cast<std::uintptr_t*>(p)[1]; }
-inline std::uintptr_t tag_of(void* p) noexcept { return g_tag_key ^ reinterpret_cast<std::uintptr_t>(p); }
+inline std::uintptr_t tag_of(void* p, std::uintptr_t link) noexcept {
+    return g_tag_key ^ reinterpret_cast<std::uintptr_t>(p) ^ link;
+}
+// p carries the free tag of its current link: it is free (or the program's data collides
+// with the tag, chance 2^-64).
+inline bool tagged_free(void* p) noexcept { return tag_word(p) == tag_of(p, link_word(p)); }
+// Links free object p to next and tags it.
+inline void link_free(void* p, void* next) noexcept {
+    link_word(p) = reinterpret_cast<std::uintptr_t>(next);
+    tag_word(p) = tag_of(p, reinterpret_cast<std::uintptr_t>(next));
+}
 
 // cache.cpp, out of line:
 [[noreturn, gnu::cold]] void free_list_corrupt(void* p, unsigned cls) noexcept;
@@ -83,8 +96,9 @@ inline void* small_alloc(std::size_t size, unsigned cls) noexcept {
     Bin& b = t_cache->bins[cls];
     void* p = b.head;
     if (__builtin_expect(p == nullptr, 0)) return small_alloc_slow(size);
-    if (__builtin_expect(tag_word(p) != tag_of(p), 0)) free_list_corrupt(p, cls);
-    b.head = *static_cast<void**>(p);
+    std::uintptr_t next = link_word(p);
+    if (__builtin_expect(tag_word(p) != tag_of(p, next), 0)) free_list_corrupt(p, cls);
+    b.head = reinterpret_cast<void*>(next);
     --b.count;
     tag_word(p) = 0;
     return p;
@@ -113,9 +127,8 @@ inline void small_free(void* p, std::uint32_t info) noexcept {
     if (__builtin_expect(b.count >= b.max, 0)) return small_free_slow(cls, p);  // max 0: inactive
     if (__builtin_expect(!is_object_start(b.odd_inverse, b.shift, b.nobj, span_offset(p, info)), 0))
         bad_small_free(p, false);
-    if (__builtin_expect(tag_word(p) == tag_of(p) || b.head == p, 0)) bad_small_free(p, true);
-    tag_word(p) = tag_of(p);
-    *static_cast<void**>(p) = b.head;
+    if (__builtin_expect(tagged_free(p) || b.head == p, 0)) bad_small_free(p, true);
+    link_free(p, b.head);
     b.head = p;
     ++b.count;
 }

@@ -213,4 +213,21 @@ TEST(EdgesDeath, AMappingBesideADirectBlockIsForeign) {
     pm_free(big);
 }
 
+// Issue 11, item 9: a use after free that overwrote a freed object's link crashed inside
+// malloc (the link was followed) instead of reporting it.
+TEST(EdgesDeath, AFreeListLinkOverwrittenAfterFreeIsReported) {
+    EXPECT_DEATH(
+        {
+            void* a = pm_malloc(48);
+            void* b = pm_malloc(48);
+            pm_free(a);
+            pm_free(b);  // b's link now points at a
+            *static_cast<std::uintptr_t*>(b) = 0x4141414141414141ull;  // use after free
+            void* c = pm_malloc(48);  // pops b: its tag no longer matches its link
+            void* d = pm_malloc(48);  // would follow the wild link
+            std::printf("%p %p\n", c, d);
+        },
+        "overwritten after it was freed");
+}
+
 }  // namespace

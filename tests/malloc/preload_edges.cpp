@@ -11,13 +11,18 @@
 //   introspection       malloc_trim gives back (run with a long purge delay, so that
 //                       nothing else does), mallinfo2 describes physmem's heap, mallopt
 //                       accepts glibc's parameters
+//   idle-threads MIB    200 threads each allocate and free 4 MiB of small objects, then
+//                       wait: while they idle, the small objects their caches hold (the
+//                       allocator's bytes_small_outstanding) stay under MIB MiB; RSS shown
 //   dlopen LIB          not preloaded: LIB loads with dlopen (static TLS fits) and works
 #include <dlfcn.h>
 #include <malloc.h>
 #include <sched.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -139,6 +144,49 @@ void introspection() {
     CHECK(mallopt(12345, 1) == 0);
 }
 
+// pm_stats's bytes_small_outstanding: small objects handed out or held by thread caches.
+std::size_t outstanding_small() {
+    struct Stats {  // pm_stats_t (physmem.h, version 1), not included: this program is plain
+        std::uint32_t version, backing;
+        std::size_t f[16];
+    } s{};
+    using stats_fn = void (*)(Stats*);
+    auto fn = reinterpret_cast<stats_fn>(dlsym(RTLD_DEFAULT, "pm_stats"));
+    if (!fn) return 0;
+    fn(&s);
+    return s.f[15];
+}
+
+void idle_threads(std::size_t max_mib) {
+    constexpr int kThreads = 200;
+    std::atomic<int> done{0};
+    std::atomic<bool> go{false};
+    std::vector<std::thread> ts;
+    for (int t = 0; t < kThreads; ++t)
+        ts.emplace_back([&, t] {
+            std::vector<void*> v;
+            std::size_t bytes = 0;
+            for (unsigned i = 0; bytes < 4 * kMiB; ++i) {
+                std::size_t n = 16 + (i * 2654435761u + static_cast<unsigned>(t)) % 4096;
+                void* p = std::malloc(n);
+                std::memset(p, 1, n);
+                v.push_back(p), bytes += n;
+            }
+            for (void* p : v) std::free(p);
+            done.fetch_add(1);
+            while (!go.load()) sleep_ms(5);  // idle
+        });
+    while (done.load() < kThreads) sleep_ms(5);
+    sleep_ms(100);
+    std::size_t idle = rss();
+    std::size_t cached = outstanding_small();
+    go.store(true);
+    for (auto& t : ts) t.join();
+    std::printf("idle-threads: %d threads idle after freeing everything: rss %zu MiB, small objects "
+                "in caches %zu MiB (limit %zu)\n", kThreads, idle >> 20, cached >> 20, max_mib);
+    CHECK(cached <= max_mib * kMiB);
+}
+
 void dlopen_lib(const char* lib) {
     void* h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!h) std::printf("dlopen: %s\n", dlerror());
@@ -174,10 +222,11 @@ int main(int argc, char** argv) {
     else if (mode == "one-thread") one_thread();
     else if (mode == "background-tls") background_tls();
     else if (mode == "introspection") introspection();
+    else if (mode == "idle-threads" && argc > 2) idle_threads(std::strtoull(argv[2], nullptr, 10));
     else if (mode == "dlopen" && argc > 2) dlopen_lib(argv[2]);
     else {
         std::fprintf(stderr, "usage: preload_edges address-space MIB | one-thread | background-tls | "
-                             "introspection | dlopen LIB\n");
+                             "introspection | idle-threads MIB | dlopen LIB\n");
         return 2;
     }
     if (failures) return 1;

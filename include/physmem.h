@@ -1,11 +1,15 @@
 /* physmem.h — the whole ABI of the drop-in allocator libphysmem.so.
  *
- * Preloaded (LD_PRELOAD=libphysmem.so) or linked, the library replaces malloc, free,
- * calloc, realloc, reallocarray, memalign, posix_memalign, aligned_alloc, valloc,
- * pvalloc, malloc_usable_size and every C++ operator new/delete. The pm_* entry points
- * below are the same allocator under its own names, for side-by-side use.
+ * Preloaded (LD_PRELOAD=libphysmem.so), linked or dlopen'ed (then through pm_* only), the
+ * library replaces malloc, free, calloc, realloc, reallocarray, memalign, posix_memalign,
+ * aligned_alloc, valloc, pvalloc, malloc_usable_size, every C++ operator new/delete, and
+ * glibc's malloc_trim (gives back all it can now), mallinfo2/mallinfo (physmem's heap),
+ * mallopt (accepts glibc's parameters; none changes physmem) and malloc_stats. It needs
+ * libc only. The pm_* entry points below are the same allocator under its own names, for
+ * side-by-side use.
  *
- * Errors: out of memory -> NULL with errno = ENOMEM. A free of a pointer the allocator
+ * Errors: out of memory -> NULL with errno = ENOMEM (also when the kernel's overcommit
+ * policy refuses a mapping of 256 MiB or more). A free of a pointer the allocator
  * never handed out, or a double free, aborts with "physmem: fatal: ..." naming the
  * pointer. Options come from PHYSMEM_MALLOC_* environment variables (see
  * src/malloc/options.hpp; PHYSMEM_MALLOC_HELP=1 lists them on stderr).
@@ -79,7 +83,7 @@ PM_API void pm_stats(pm_stats_t* out);
 /* Prints pm_stats on stderr, one line. */
 PM_API void pm_print_stats(void);
 /* Gives back every empty huge page now (ignores the purge delay when force != 0),
- * and the calling thread's cache. */
+ * and the calling thread's cache. malloc_trim(0) is pm_collect(1). */
 PM_API void pm_collect(int force);
 
 #ifdef __cplusplus

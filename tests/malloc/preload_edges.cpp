@@ -32,16 +32,10 @@
 #include <thread>
 #include <vector>
 
+#include "check.hpp"
+
 namespace {
 
-int failures = 0;
-#define CHECK(cond)                                                                       \
-    do {                                                                                  \
-        if (!(cond)) {                                                                    \
-            std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-            ++failures;                                                                   \
-        }                                                                                 \
-    } while (0)
 
 constexpr std::size_t kMiB = std::size_t{1} << 20;
 

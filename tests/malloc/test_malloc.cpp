@@ -630,6 +630,45 @@ TEST(Threads, ForkInAMultithreadedProgram) {
     for (auto& t : ts) t.join();
 }
 
+// Issue 11 item 10: each fork just as the purger thread starts (a large span freed into
+// the cache, with no purger running, starts one). Under GCC 12's ASan a fork during a
+// purger's start (or exit) left the child with a lock of ASan's allocator held (see
+// heap.cpp, "the purger"), and the child hung in its first thread. malloc_fork_purger
+// runs this with PHYSMEM_MALLOC_PURGE_DELAY_MS=2 (a purger wakes every 1 ms, not 25).
+TEST(Threads, ForkAsThePurgerStarts) {
+    using physmem::malloc::g_opt;
+    const auto period = std::chrono::milliseconds(std::max<std::uint64_t>(1, g_opt.purge_delay_ms / 2));
+    const int rounds = period.count() <= 5 ? 300 : 10;
+    std::atomic<int> go{0}, done{0};
+    std::atomic<bool> stop{false};
+    auto ts = start_running(1, stop, [&](std::atomic<bool>&) {
+        for (int r = 1; r <= rounds; ++r) {  // one purger start per round
+            pm_collect(1);  // nothing waits: the purger exits when it next wakes
+            std::this_thread::sleep_for(3 * period + std::chrono::milliseconds(1));
+            go = r;
+            pm_free(pm_malloc(200000));  // a cached span waits: a purger starts
+            while (done != r) std::this_thread::yield();
+        }
+    });
+    int hung = 0, failed = 0;
+    for (int r = 1; r <= rounds; ++r) {
+        while (go != r) std::this_thread::yield();
+        // Fork 0 .. 200 us after the free began: across the purger's creation and first steps.
+        const int delay_us = r * 7 % 200;
+        auto at = std::chrono::steady_clock::now() + std::chrono::microseconds(delay_us);
+        while (std::chrono::steady_clock::now() < at) {}
+        pid_t pid = fork();
+        if (pid == 0) _exit(child_work());
+        int rc = pid < 0 ? -2 : wait_child(pid);
+        if (rc == -1) hung++, std::fprintf(stderr, "round %d: the child forked %d us after the free hung\n", r, delay_us);
+        failed += rc != 0;
+        done = r;
+    }
+    for (auto& t : ts) t.join();
+    EXPECT_EQ(hung, 0) << "children hung of " << rounds;
+    EXPECT_EQ(failed, 0) << "children failed of " << rounds;
+}
+
 // --- misuse is detected ---
 
 TEST(MallocDeath, DoubleFreeOfASmallObjectAborts) {

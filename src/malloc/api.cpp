@@ -21,6 +21,7 @@ constinit std::atomic<int> g_init_state{0};
 namespace {
 
 void fork_prepare() noexcept {
+    heap_purger_lock_for_fork();  // first: a purger being started may be allocating
     cache_lock_all();
     large_lock_all();
     heap_lock_all();
@@ -29,6 +30,7 @@ void fork_parent() noexcept {
     heap_unlock_all();
     large_unlock_all();
     cache_unlock_all();
+    heap_purger_unlock_after_fork();
 }
 void fork_child() noexcept {
     heap_reset_all();

@@ -211,6 +211,10 @@ void heap_note_purge_due() noexcept;
 // held (thread creation allocates). Called on free's slow paths.
 void heap_poke_purger() noexcept;
 void heap_stats(pm_stats_t* out) noexcept;
+// fork: prepare, first (start_purger may allocate under it) / parent, last. Holds off a
+// purger's start and exit while the process forks (heap.cpp, "the purger").
+void heap_purger_lock_for_fork() noexcept;
+void heap_purger_unlock_after_fork() noexcept;
 void heap_lock_all() noexcept;     // fork: prepare
 void heap_unlock_all() noexcept;   // fork: parent
 void heap_reset_all() noexcept;    // fork: child

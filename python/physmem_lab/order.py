@@ -14,7 +14,8 @@ Contract of :func:`schedule`:
 - Every odd round is the exact reverse of the round before it (ABBA): over a pair of
   rounds each point's mean position is the middle of the run, so a linear drift cancels
   out of every comparison, and whatever ran first in one round runs last in the next.
-- Every point appears exactly once per round; the result is a list of :class:`Slot`.
+- A point runs once in each of rounds 0 .. ``point.rounds`` - 1 (1 when it has no
+  ``rounds``); the result is a list of :class:`Slot`.
 - Same points, seed and rounds: the same schedule (it is recorded with the results).
 """
 import random
@@ -53,13 +54,14 @@ def _shuffled_round(points: Sequence, rng: random.Random) -> List:
     return out
 
 
-def schedule(points: Sequence, rounds: int, seed: int) -> List[Slot]:
-    """Every point once per round, ``rounds`` >= 1, in the order of the module contract."""
-    if rounds < 1:
-        raise ValueError("rounds must be at least 1")
+def schedule(points: Sequence, seed: int) -> List[Slot]:
+    """Every point once in each of its rounds, in the order of the module contract."""
+    most = max((getattr(p, "rounds", 1) for p in points), default=1)
     slots, previous = [], []
-    for r in range(rounds):
-        order = previous[::-1] if r % 2 else _shuffled_round(points, random.Random(seed + r))
+    for r in range(most):
+        mine = [p for p in points if getattr(p, "rounds", 1) > r]
+        order = ([p for p in previous[::-1] if getattr(p, "rounds", 1) > r] if r % 2
+                 else _shuffled_round(mine, random.Random(seed + r)))
         slots += [Slot(r, i, p) for i, p in enumerate(order)]
         previous = order
     return slots

@@ -171,12 +171,29 @@ class Goal:
     items: List[Item] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)      # measured but not judged (e.g. insert)
     missing: List[str] = field(default_factory=list)    # why something was not measured
+    rounds: List["Goal"] = field(default_factory=list)  # the same goal judged on each round
+    implausible: List[str] = field(default_factory=list)  # items resting on impossible data
 
     @property
-    def verdict(self) -> str:
+    def measured(self) -> str:
+        """MET or MISSED on these items alone (NOT MEASURED without items)."""
         if not self.items:
             return "NOT MEASURED"
         return "MET" if all(i.met for i in self.items) else "MISSED"
+
+    @property
+    def verdict(self) -> str:
+        """IMPLAUSIBLE when an item rests on impossible data (:mod:`physmem_lab.sanity`);
+        otherwise, with rounds, MET or MISSED only when every measured round says so,
+        else UNSTABLE (:mod:`physmem_lab.stability`); without rounds, :attr:`measured`."""
+        if not self.items:
+            return "NOT MEASURED"
+        if self.implausible:
+            return "IMPLAUSIBLE"
+        votes = {g.measured for g in self.rounds} - {"NOT MEASURED"}
+        if not votes:
+            return self.measured
+        return votes.pop() if len(votes) == 1 else "UNSTABLE"
 
     def why(self) -> List[str]:
         """For a missed goal: what the data says about each missed item."""

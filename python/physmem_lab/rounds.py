@@ -22,7 +22,7 @@ from typing import Dict, List
 from .spread import across_within, group
 from .units import format_size
 
-TIMING = ("ns_per_op", "median_ns", "min_ns", "max_ns", "rel_spread", "reps")
+SHOWN_PARAMS = ("access", "layout", "block_size")   # the params that tell points apart
 
 
 def _pooled_timing(parts: List[dict]) -> dict:
@@ -108,7 +108,8 @@ def report(doc, results: dict) -> None:
     table = []
     for r in sorted(rows, key=lambda r: -r["across"]):
         exp, variant, size, params = r["key"]
-        table.append([exp, variant, format_size(size), " ".join(f"{k}={v}" for k, v in params),
+        table.append([exp, variant, format_size(size),
+                      " ".join(f"{k}={v}" for k, v in params if k in SHOWN_PARAMS),
                       "; ".join(f"{n}:{pos} {m:.4g}" for n, pos, m in r["rounds"]),
                       f"{100 * r['across']:.1f}%", f"{100 * r['within']:.1f}%",
                       "yes" if r["flagged"] else "no"])

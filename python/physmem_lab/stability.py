@@ -18,6 +18,11 @@ def _same(goals: List[analysis.Goal], number) -> Optional[analysis.Goal]:
     return next((g for g in goals if g.number == number), None)
 
 
+def _keys(r) -> set:
+    """Point keys of a ratio's records (none for a suite's Scalar built from other data)."""
+    return {point_key(x) for x in (r.num, r.den) if isinstance(x, dict) and "experiment" in x}
+
+
 def goals(results: dict, found: Optional[List[sanity.Finding]] = None) -> List[analysis.Goal]:
     """The goals with their rounds and implausible items (module contract); ``found``:
     sanity findings already computed (None: computed here)."""
@@ -28,7 +33,7 @@ def goals(results: dict, found: Optional[List[sanity.Finding]] = None) -> List[a
     for g in pooled:
         g.rounds = [x for x in (_same(gs, g.number) for gs in per) if x is not None]
         for i in g.items:
-            if {point_key(i.ratio.num), point_key(i.ratio.den)} & bad:
+            if _keys(i.ratio) & bad:
                 g.implausible.append(f"{i.what}: {i.ratio.cell()} rests on an impossible "
                                      "outcome (see Sanity)")
     return pooled

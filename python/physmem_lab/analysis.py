@@ -7,6 +7,7 @@ hard-coded except the goal thresholds (:data:`GOALS`). A ratio carries its range
 from dataclasses import dataclass, field
 from typing import List, Optional
 
+from .load import contended
 from .units import format_size
 
 G = 1 << 30
@@ -332,4 +333,9 @@ def warnings(results: dict) -> List[str]:
             out.append(f"{label.strip()}: backing {obtained(r)} (asked {r['backing_requested']})")
         if not r["verified"]:
             out.append(f"{label.strip()}: VERIFICATION FAILED: {r.get('verification')}")
+        busy = [f"round {x.get('round')}: {x['machine_load']['others_cpu']:.0%}"
+                for x in r.get("rounds", []) if contended(x.get("machine_load"))]
+        if busy:
+            out.append(f"{label.strip()}: other processes left no core free while it ran "
+                       f"(their share of the CPUs, {'; '.join(busy)})")
     return out

@@ -8,8 +8,9 @@ Contract:
 - :func:`pool` makes one record per point from its rounds' records: repetitions
   concatenated in round order, median/min/max/rel_spread recomputed over all of them
   (phases likewise), counters' ``per_rep`` concatenated, ``verified`` only if every round
-  verified, and ``rounds``: [{round, position, median_ns}]. ``results["records"]`` holds
-  these, so every table shows all rounds' repetitions together.
+  verified, and ``rounds``: [{round, position, median_ns, machine_load?}] (each round's
+  :mod:`physmem_lab.load`). ``results["records"]`` holds these, so every table shows all
+  rounds' repetitions together.
 - :func:`per_round` gives one results-like dict per round (that round's records only):
   a verdict is judged on each of them (:mod:`physmem_lab.stability`).
 - :func:`order_rows` / :func:`report`: per point run in >= 2 rounds, the spread of its
@@ -19,6 +20,7 @@ import copy
 import statistics
 from typing import Dict, List
 
+from . import load
 from .spread import across_within, group
 from .units import format_size
 
@@ -54,7 +56,10 @@ def pool(recs: List[dict]) -> dict:
     if "counters" in out:
         out["counters"] = _pool_counters(recs)
     out["verified"] = all(r["verified"] for r in recs)
-    out["rounds"] = [{**r.get("run", {}), "median_ns": r["median_ns"]} for r in recs]
+    out["rounds"] = [{**r.get("run", {}), "median_ns": r["median_ns"],
+                      **({"machine_load": r["machine_load"]} if r.get("machine_load") else {})}
+                     for r in recs]
+    out.pop("machine_load", None)
     return out
 
 
@@ -89,7 +94,9 @@ def order_rows(results: dict) -> List[Dict]:
             continue
         s = across_within(runs)
         out.append({"key": key, "rounds": [(r["run"]["round"], r["run"]["position"], r["median_ns"])
-                                           for r in runs], **s})
+                                           for r in runs],
+                    "others": [(r.get("machine_load") or {}).get("others_cpu") for r in runs],
+                    "contended": any(load.contended(r.get("machine_load")) for r in runs), **s})
     return out
 
 
@@ -112,7 +119,12 @@ def report(doc, results: dict) -> None:
                       " ".join(f"{k}={v}" for k, v in params if k in SHOWN_PARAMS),
                       "; ".join(f"{n}:{pos} {m:.4g}" for n, pos, m in r["rounds"]),
                       f"{100 * r['across']:.1f}%", f"{100 * r['within']:.1f}%",
-                      "yes" if r["flagged"] else "no"])
+                      "yes" if r["flagged"] else "no",
+                      " / ".join("-" if o is None else f"{o:.0%}" for o in r["others"])
+                      + (" (contended)" if r["contended"] else "")])
     doc.table(["experiment", "variant", "size", "params", "rounds (round:position ns/op)",
-               "across", "within", "order-sensitive"], table)
-    doc.p(f"{sum(r['flagged'] for r in rows)} of {len(rows)} points are order-sensitive.")
+               "across", "within", "order-sensitive", "others' CPU per round"], table)
+    both = sum(r["flagged"] and r["contended"] for r in rows)
+    doc.p(f"{sum(r['flagged'] for r in rows)} of {len(rows)} points are order-sensitive, "
+          f"{both} of them with a round where other processes left no core free "
+          "('others' CPU': their share of all CPUs while the point's process ran).")

@@ -22,7 +22,7 @@ returning.
 import sys
 from datetime import datetime, timezone
 
-from . import machine, order, precondition, programs, rounds, suites
+from . import load, machine, order, precondition, programs, rounds, suites
 from .hugepages import Reservation
 from .progress import Progress
 from .results import new_results, write_atomic
@@ -153,8 +153,11 @@ class Bench:
         argv = programs.point_argv(path, p, p.round_reps(p.reps or pl.reps),
                                    p.warmup if p.warmup is not None else pl.warmup,
                                    p.min_rep_ms or pl.min_rep_ms, self.aslr, layout_seed)
-        out = programs.run(argv, timeout_s=max(60.0, 5 * p.est_s))
+        with load.Meter() as meter:
+            out = programs.run(argv, timeout_s=max(60.0, 5 * p.est_s))
         status, record, entry = classify(p, out)
+        if record is not None:
+            record["machine_load"] = meter.record()
         if status == "error":
             if layout_seed is not None:
                 entry["reason"] = f"layout seed {layout_seed}: {entry['reason']}"

@@ -9,8 +9,9 @@ exit 2/5/other, a timeout, no or invalid record), judged on its first round.
 Points run in the order of :func:`physmem_lab.order.schedule` (seed ``order_seed``, or
 a fresh one; recorded in ``options.order``), once per round of the point, each round's
 process with ``Point.round_reps`` repetitions. A point that did not succeed in round 0 is
-not run again. Every process's record goes into ``round_runs`` (with ``run``: round and
-position); ``records`` holds one pooled record per point (:func:`physmem_lab.rounds.pool`).
+not run again. Every process's record goes into ``round_runs`` (with ``run``: round,
+position, wall time) and ``machine_load`` (:mod:`physmem_lab.load`); ``records`` holds
+one pooled record per point (:func:`physmem_lab.rounds.pool`).
 With ``layout_random`` N, each point that ran is run N more times in round 0 with
 ``--layout-seed`` 1..N; those records go into ``layout_runs`` (never into ``records``) and
 their failures into ``errors`` like any other. Before the first point, the 1 GiB pages
@@ -181,7 +182,8 @@ class Bench:
                 continue
             status, record, wall = self._run_one(p, paths[id(p)])
             if record is not None:
-                record["run"] = {"round": slot.round, "position": slot.position}
+                record["run"] = {"round": slot.round, "position": slot.position,
+                                 "wall_s": round(wall, 3)}
                 self.results["round_runs"].append(record)
             if status != "ok" and slot.round == 0:
                 failed.add(id(p))

@@ -253,6 +253,9 @@ def headline(results: dict) -> str:
     doc.h(2, "Goals")
     _goals(doc, results)
     n_warn = len(analysis.warnings(results))
+    bad = sanity.findings(results)
+    doc.p(f"Sanity: {len(bad)} physically impossible outcome(s)" + (
+        ": " + "; ".join(f.text() for f in bad) if bad else "") + ".")
     doc.p(f"{len(recs.all)} records, {len(results.get('skipped', []))} skipped, "
           f"{len(results.get('errors', []))} errors, {n_warn} warnings (see the report). "
           f"Command: {results.get('command')}")

@@ -12,7 +12,8 @@ the no-translation limit. Hence, per experiment, size and params:
 Contract of :func:`findings`: a pair is flagged only *beyond the noise*: when even the
 faster side's slowest repetition beat the other side's fastest (the ratio's range from
 :class:`~physmem_lab.analysis.Ratio` lies wholly below 1; with rounds, over every
-round's repetitions). Each finding names both records; :func:`implausible_keys` gives
+round's repetitions; :func:`report` also lists pairs impossible in one round alone).
+Each finding names both records; :func:`implausible_keys` gives
 the point keys (:func:`physmem_lab.spread.point_key`) of every record in a finding, so
 goals built on them are not judged.
 """
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from typing import List, Set, Tuple
 
 from .analysis import DIMENSION, Ratio, Records
+from .rounds import per_round
 from .spread import point_key
 from .units import format_size
 
@@ -88,3 +90,10 @@ def report(doc, results: dict, found: List[Finding]) -> None:
           "artefact (drift, interference, the order of the run), not a result: goals that "
           "use it are not judged (IMPLAUSIBLE).")
     doc.ul([f"IMPOSSIBLE: {f.text()}" for f in found] or ["none found"])
+    seen = {f.text().split(" = ")[0] for f in found}
+    lines = [f"round {view['round']} alone: {f.text()}" for view in per_round(results)
+             for f in findings(view) if f.text().split(" = ")[0] not in seen]
+    if lines:
+        doc.p("Impossible in one round's records only (the pooled numbers above are not; "
+              "see Order effect):")
+        doc.ul(lines)

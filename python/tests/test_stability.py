@@ -82,3 +82,12 @@ def test_overlapping_ranges_are_noise_not_impossible():
         runs.append(r)
     res = synth.results(rounds.pooled_records(runs))
     assert sanity.findings(res) == [] and sanity.checked_pairs(res) == 1
+
+
+def test_an_impossible_round_is_listed_even_when_the_pooled_numbers_are_not():
+    good = {"array-1g": 40, "tree-index-1g": 44}
+    res = _results(good, {"array-1g": 60, "tree-index-1g": 44})      # round 1: tree 0.73x
+    assert sanity.findings(res) == []
+    md = build(res, "synthetic").markdown()
+    assert "round 1 alone: gups 1G: tree-index-1g / array-1g" in md
+    assert "round 0 alone" not in md

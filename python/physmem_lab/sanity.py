@@ -12,7 +12,8 @@ the no-translation limit. Hence, per experiment, size and params:
 Contract of :func:`findings`: a pair is flagged only *beyond the noise*: when even the
 faster side's slowest repetition beat the other side's fastest (the ratio's range from
 :class:`~physmem_lab.analysis.Ratio` lies wholly below 1; with rounds, over every
-round's repetitions; :func:`report` also lists pairs impossible in one round alone).
+round's repetitions), and both sides have at least :data:`MIN_REPS` repetitions
+(:func:`report` also lists pairs impossible in one round alone).
 Each finding names both records; :func:`implausible_keys` gives
 the point keys (:func:`physmem_lab.spread.point_key`) of every record in a finding, so
 goals built on them are not judged.
@@ -27,6 +28,7 @@ from .units import format_size
 
 CHECKED = ("gups", "chase", "hashtable")
 LIMIT = "array-1g"
+MIN_REPS = 3         # fewer repetitions than this give no range to judge noise by
 
 
 @dataclass
@@ -41,7 +43,8 @@ class Finding:
 
 
 def _beyond_noise(r: Ratio) -> bool:
-    return r.hi < 1.0
+    """The whole range below 1, on enough repetitions to have a range."""
+    return r.hi < 1.0 and min(r.num["reps"], r.den["reps"]) >= MIN_REPS
 
 
 def _pairs(recs: Records, exp: str) -> List[Tuple[str, dict, dict]]:
@@ -86,7 +89,8 @@ def report(doc, results: dict, found: List[Finding]) -> None:
     doc.p(f"Checked in {', '.join(CHECKED)}: a tree faster than the array on the same "
           f"backing, and any variant faster than {LIMIT} (the no-translation limit), each "
           "flagged only when even the faster side's slowest repetition beat the other's "
-          f"fastest. {checked_pairs(results)} pairs checked. A flagged pair is a measurement "
+          f"fastest (on >= {MIN_REPS} repetitions each). {checked_pairs(results)} pairs "
+          "checked. A flagged pair is a measurement "
           "artefact (drift, interference, the order of the run), not a result: goals that "
           "use it are not judged (IMPLAUSIBLE).")
     doc.ul([f"IMPOSSIBLE: {f.text()}" for f in found] or ["none found"])

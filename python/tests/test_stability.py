@@ -91,3 +91,13 @@ def test_an_impossible_round_is_listed_even_when_the_pooled_numbers_are_not():
     md = build(res, "synthetic").markdown()
     assert "round 1 alone: gups 1G: tree-index-1g / array-1g" in md
     assert "round 0 alone" not in md
+
+
+def test_two_repetitions_are_too_few_to_call_anything_impossible():
+    runs = []
+    for v, samples in (("array-1g", [40, 41]), ("tree-index-1g", [20, 21])):
+        r = synth.record("gups", v, G, samples)
+        r["run"] = {"round": 0, "position": len(runs)}
+        runs.append(r)
+    res = synth.results(rounds.pooled_records(runs))
+    assert sanity.findings(res) == [] and sanity.checked_pairs(res) == 1

@@ -5,10 +5,11 @@ processes keep more cores busy than the run leaves free, the measured process is
 time-sliced and its repetitions slow down together (lab/PROTOCOL.md, "Order and rounds").
 
 Contract: :class:`Meter` is a context manager around one child process; afterwards
-:meth:`Meter.record` gives ``{"others_cpu", "steal", "cpus"}``: the share of all CPUs'
-time (0..1) used by everything but our children (``/proc/stat`` busy time less the
-children's user+system time from ``os.times``), the share stolen by the hypervisor, and
-the number of CPUs. It covers the whole process (setup too), not only the timed region.
+:meth:`Meter.record` gives ``{"others_cpu", "steal", "cpus", "own_cpu_s"}``: the share
+of all CPUs' time (0..1) used by everything but our children (``/proc/stat`` busy time
+less the children's user+system time from ``os.times``), the share stolen by the
+hypervisor, the number of CPUs, and the CPU seconds the child itself used (what its
+wall time would be on an idle machine, for a single-threaded program). It covers the whole process (setup too), not only the timed region.
 :func:`contended` says whether the others used more than ``cpus - 1`` cores plus
 :data:`SLACK_CORES` (so the measured process could not have had a core to itself).
 Without ``/proc/stat`` the record is None.
@@ -49,7 +50,8 @@ class Meter:
         busy, steal, total = (b - a for a, b in zip(self.start, self.end))
         total = max(total, 1)
         return {"others_cpu": round(max(0.0, busy - self.kids) / total, 3),
-                "steal": round(max(0, steal) / total, 3), "cpus": os.cpu_count() or 1}
+                "steal": round(max(0, steal) / total, 3), "cpus": os.cpu_count() or 1,
+                "own_cpu_s": round(self.kids / os.sysconf("SC_CLK_TCK"), 3)}
 
 
 def contended(load: Optional[dict]) -> bool:

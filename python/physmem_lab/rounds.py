@@ -124,7 +124,12 @@ def report(doc, results: dict) -> None:
                       + (" (contended)" if r["contended"] else "")])
     doc.table(["experiment", "variant", "size", "params", "rounds (round:position ns/op)",
                "across", "within", "order-sensitive", "others' CPU per round"], table)
-    both = sum(r["flagged"] and r["contended"] for r in rows)
-    doc.p(f"{sum(r['flagged'] for r in rows)} of {len(rows)} points are order-sensitive, "
-          f"{both} of them with a round where other processes left no core free "
-          "('others' CPU': their share of all CPUs while the point's process ran).")
+    flagged = sum(r["flagged"] for r in rows)
+    if any(o is not None for r in rows for o in r["others"]):
+        both = sum(r["flagged"] and r["contended"] for r in rows)
+        doc.p(f"{flagged} of {len(rows)} points are order-sensitive, {both} of them with a "
+              "round where other processes left no core free ('others' CPU': their share "
+              "of all CPUs while the point's process ran).")
+    else:
+        doc.p(f"{flagged} of {len(rows)} points are order-sensitive (this result file does "
+              "not record the machine's load).")

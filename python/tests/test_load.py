@@ -35,3 +35,23 @@ def test_a_contended_round_is_kept_in_the_pooled_record_and_warned_about():
     warns = analysis.warnings(synth.results([pooled]))
     assert any("left no core free" in w and "round 1: 90%" in w and "round 0" not in w
                for w in warns)
+
+
+def test_order_section_says_when_the_load_was_not_recorded():
+    from physmem_lab.document import Doc
+    runs = []
+    for rnd, m in ((0, 10), (1, 20)):
+        r = synth.record("gups", "array-4k", samples=synth.tight(m))
+        r["run"] = {"round": rnd, "position": 0}
+        runs.append(r)
+    res = synth.results(rounds.pooled_records(runs))
+    res["round_runs"] = runs
+    doc = Doc()
+    rounds.report(doc, res)
+    assert "does not record the machine's load" in doc.markdown()
+    for r, o in zip(runs, (0.9, 0.2)):
+        r["machine_load"] = {"others_cpu": o, "steal": 0.0, "cpus": 2, "own_cpu_s": 1.0}
+    doc = Doc()
+    rounds.report(doc, res)
+    assert "1 of 1 points are order-sensitive, 1 of them" in doc.markdown()
+    assert "90% / 20% (contended)" in doc.markdown()

@@ -16,11 +16,14 @@ With ``layout_random`` N, each point that ran is run N more times in round 0 wit
 ``--layout-seed`` 1..N; those records go into ``layout_runs`` (never into ``records``) and
 their failures into ``errors`` like any other. Before the first point, the 1 GiB pages
 reserved for the run are touched once (:mod:`physmem_lab.precondition`). The result file
-is rewritten atomically after every process, so an interrupted run leaves what it
-measured (``complete: false``). Huge pages reserved for the run are restored before
-returning.
+is rewritten atomically as the run goes, so an interrupted run leaves what it
+measured (``complete: false``): before the first point, then at most every
+:data:`SAVE_EVERY_S` seconds (rewriting a growing file after each of ~600 processes cost
+over a minute), and always at the end, also when interrupted. Huge pages reserved for
+the run are restored before returning.
 """
 import sys
+import time
 from datetime import datetime, timezone
 
 from . import load, machine, order, precondition, programs, rounds, suites
@@ -29,6 +32,8 @@ from .progress import Progress
 from .results import new_results, write_atomic
 from .schema import SchemaError, validate_record
 from .units import format_duration
+
+SAVE_EVERY_S = 10.0
 
 
 def _now() -> str:
@@ -96,6 +101,7 @@ class Bench:
         self.plan, self.bin_dir, self.out_path = plan, bin_dir, out_path
         self.reserve, self.aslr, self.layout_random = reserve, aslr, layout_random
         self.seed = order_seed if order_seed is not None else order.new_seed()
+        self._saved_at = float("-inf")
         self.log = log or (lambda m: print(m, file=sys.stderr, flush=True))
         opts = {"reps": plan.reps, "warmup": plan.warmup, "min_rep_ms": plan.min_rep_ms,
                 "updates_cap": plan.cap, "official": plan.official,
@@ -110,9 +116,13 @@ class Bench:
         if layout_random:
             self.results["layout_runs"] = []
 
-    def _save(self):
+    def _save(self, force=True):
+        now = time.monotonic()
+        if not force and now - self._saved_at < SAVE_EVERY_S:
+            return
         self.results["records"] = rounds.pooled_records(self.results["round_runs"])
         write_atomic(self.out_path, self.results)
+        self._saved_at = now
 
     def _prepare(self):
         """Finds programs and their --list; returns [(point, path)] to run."""
@@ -193,7 +203,7 @@ class Bench:
                 if rec is not None:
                     self.results["layout_runs"].append(rec)
             prog.step(f"r{slot.round} {p.label()}", est, wall, status)
-            self._save()
+            self._save(force=False)
 
     def run(self) -> dict:
         """Runs everything; returns the result dict (also written to out_path)."""

@@ -45,7 +45,7 @@ TABLE: Tuple[Row, ...] = (
         sizes={"tiny": (32 * K, 1 * M), "default": (32 * K, 1 * G),
                "full": (32 * K, 1 * G, 4 * G, 16 * G)}),
     Row("rbtree", ("malloc-4k", "pool-4k", "pool-thp", "pool-1g"),
-        sizes={"tiny": (1 * M,), "default": (16 * M, 256 * M), "full": (16 * M, 512 * M, 4 * G)},
+        sizes={"tiny": (1 * M,), "default": (16 * M, 128 * M), "full": (16 * M, 512 * M, 4 * G)},
         priority=0),
     Row("blackscholes", ARRAYS + variants("tree-seg"),
         params=({"layout": "soa", **BS_REPEAT}, {"layout": "aos", **BS_REPEAT}),
@@ -68,7 +68,7 @@ TABLE: Tuple[Row, ...] = (
 SUITES = {
     "tiny": {"reps": 2, "rounds": 2, "warmup": 1, "min_rep_ms": 5, "cap": TINY_CAP,
              "budget_s": 60},
-    "default": {"reps": 6, "rounds": 2, "warmup": 1, "min_rep_ms": 50, "cap": UPDATES_CAP,
+    "default": {"reps": 6, "rounds": 2, "warmup": 1, "min_rep_ms": 30, "cap": UPDATES_CAP,
                 "budget_s": 11 * 60},
     "full": {"reps": 6, "rounds": 2, "warmup": 1, "min_rep_ms": 50, "cap": None,
              "budget_s": None},

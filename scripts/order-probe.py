@@ -9,7 +9,9 @@ all CPUs ('others', from /proc/stat less this process's own CPU time) and steal.
   order-probe.py after-free EXP SIZE VARIANTS N  # right after a 4 GiB process freed, vs 8 s later
   order-probe.py fresh-1g N                 # gups array-1g 1G on just-reserved pages (0 or 20 s
                                             # before), then again on the same, touched pages
-fresh-1g (root) sets nr_hugepages of 1 GiB pages and restores the old value at the end.
+  order-probe.py repeat-1g EXP VARIANT N    # VARIANT at 1G N times back to back on freshly
+                                            # reserved pages (does it change over time?)
+fresh-1g and repeat-1g (root) set nr_hugepages of 1 GiB pages and restore the old value.
 """
 import json
 import os
@@ -77,5 +79,20 @@ def fresh_1g(n):
         print(f"nr_hugepages (1 GiB) restored to {NR_1G.read_text().strip()} (was {old})")
 
 
+def repeat_1g(exp, variant, n):
+    old = int(NR_1G.read_text())
+    try:
+        NR_1G.write_text("0")
+        time.sleep(5)
+        NR_1G.write_text("3")
+        t0 = time.monotonic()
+        for i in range(int(n)):
+            run(exp, variant, "1G", f"t+{time.monotonic() - t0:5.0f}s")
+    finally:
+        NR_1G.write_text(str(old))
+        print(f"nr_hugepages (1 GiB) restored to {NR_1G.read_text().strip()} (was {old})")
+
+
 if __name__ == "__main__":
-    {"position": position, "after-free": after_free, "fresh-1g": fresh_1g}[sys.argv[1]](*sys.argv[2:])
+    {"position": position, "after-free": after_free, "fresh-1g": fresh_1g,
+     "repeat-1g": repeat_1g}[sys.argv[1]](*sys.argv[2:])

@@ -91,8 +91,9 @@ def report(doc, results: dict, found: List[Finding]) -> None:
           "flagged only when even the faster side's slowest repetition beat the other's "
           f"fastest (on >= {MIN_REPS} repetitions each). {checked_pairs(results)} pairs "
           "checked. A flagged pair is a measurement "
-          "artefact (drift, interference, the order of the run), not a result: goals that "
-          "use it are not judged (IMPLAUSIBLE).")
+          "artefact, not a result: drift or other work hitting one side, or, on a virtual "
+          "machine, a guest page the host backs with small pages (then array-1g is no "
+          "translation-free limit); goals that use it are not judged (IMPLAUSIBLE).")
     doc.ul([f"IMPOSSIBLE: {f.text()}" for f in found] or ["none found"])
     seen = {f.text().split(" = ")[0] for f in found}
     lines = [f"round {view['round']} alone: {f.text()}" for view in per_round(results)

@@ -3,7 +3,7 @@
 # prefault, stack) at the default scale and write the report (results/report/report.md
 # and report.html), printing the headline table. About 20 minutes on a 2-core VM.
 #
-#   scripts/run.sh [physmem bench arguments...]   e.g. --suite lab (the lab alone, ~9 min),
+#   scripts/run.sh [physmem bench arguments...]   e.g. --suite lab (the lab alone, ~12 min),
 #                                                 --scale tiny, --scale full, --no-reserve
 #
 # As root the run reserves the 1 GiB pages its *-1g variants need, says so before it

@@ -7,6 +7,7 @@ hard-coded except the goal thresholds (:data:`GOALS`). A ratio carries its range
 from dataclasses import dataclass, field
 from typing import List, Optional
 
+from .load import contended
 from .units import format_size
 
 G = 1 << 30
@@ -171,12 +172,29 @@ class Goal:
     items: List[Item] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)      # measured but not judged (e.g. insert)
     missing: List[str] = field(default_factory=list)    # why something was not measured
+    rounds: List["Goal"] = field(default_factory=list)  # the same goal judged on each round
+    implausible: List[str] = field(default_factory=list)  # items resting on impossible data
 
     @property
-    def verdict(self) -> str:
+    def measured(self) -> str:
+        """MET or MISSED on these items alone (NOT MEASURED without items)."""
         if not self.items:
             return "NOT MEASURED"
         return "MET" if all(i.met for i in self.items) else "MISSED"
+
+    @property
+    def verdict(self) -> str:
+        """IMPLAUSIBLE when an item rests on impossible data (:mod:`physmem_lab.sanity`);
+        otherwise, with rounds, MET or MISSED only when every measured round says so,
+        else UNSTABLE (:mod:`physmem_lab.stability`); without rounds, :attr:`measured`."""
+        if not self.items:
+            return "NOT MEASURED"
+        if self.implausible:
+            return "IMPLAUSIBLE"
+        votes = {g.measured for g in self.rounds} - {"NOT MEASURED"}
+        if not votes:
+            return self.measured
+        return votes.pop() if len(votes) == 1 else "UNSTABLE"
 
     def why(self) -> List[str]:
         """For a missed goal: what the data says about each missed item."""
@@ -315,4 +333,9 @@ def warnings(results: dict) -> List[str]:
             out.append(f"{label.strip()}: backing {obtained(r)} (asked {r['backing_requested']})")
         if not r["verified"]:
             out.append(f"{label.strip()}: VERIFICATION FAILED: {r.get('verification')}")
+        busy = [f"round {x.get('round')}: {x['machine_load']['others_cpu']:.0%}"
+                for x in r.get("rounds", []) if contended(x.get("machine_load"))]
+        if busy:
+            out.append(f"{label.strip()}: other processes left no core free while it ran "
+                       f"(their share of the CPUs, {'; '.join(busy)})")
     return out

@@ -30,13 +30,13 @@ def cmd_bench(args) -> int:
     mem = machine.meminfo().get("MemAvailable")
     try:
         pl = suites.plan(suite, only=only, reps=args.reps, official=args.official,
-                         mem_available=mem, scale=args.scale)
+                         mem_available=mem, scale=args.scale, rounds=args.rounds)
     except ValueError as e:
         return _err(f"--suite: {e}")
     command = "physmem " + " ".join(shlex.quote(a) for a in args.argv)
     bench = Bench(pl, Path(args.bin_dir), Path(args.output), command,
                   reserve=not args.no_reserve, aslr=args.aslr,
-                  layout_random=args.layout_random)
+                  layout_random=args.layout_random, order_seed=args.order_seed)
     try:
         results = bench.run()
     except KeyboardInterrupt:
@@ -105,7 +105,13 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--scale", choices=["tiny", "default", "full"],
                    help="sizes and repetitions of the suites named (default: default)")
     b.add_argument("--full", action="store_true", help="same as --suite full")
-    b.add_argument("--reps", type=int, help="timed repetitions per point (suite default)")
+    b.add_argument("--reps", type=int, help="timed repetitions per point, over all its "
+                   "rounds (suite default)")
+    b.add_argument("--rounds", type=int, help="run every point this many times, each in a "
+                   "fresh process with its share of --reps, odd rounds in the reverse order "
+                   "of the round before (suite default; lab: 2)")
+    b.add_argument("--order-seed", type=int, help="seed of the random point order "
+                   "(default: a fresh one, recorded in the result file)")
     b.add_argument("--only", help="experiments to run, comma-separated (e.g. scan,gups)")
     b.add_argument("-o", "--output", default="results.json", help="result file")
     b.add_argument("--report", metavar="DIR", help="also write the report into DIR")
@@ -147,6 +153,8 @@ def main(argv=None) -> int:
     args.argv = argv
     if getattr(args, "reps", None) is not None and args.reps < 1:
         return _err("--reps must be at least 1")
+    if getattr(args, "rounds", None) is not None and args.rounds < 1:
+        return _err("--rounds must be at least 1")
     if getattr(args, "layout_random", 0) < 0:
         return _err("--layout-random must be 0 or more")
     return args.func(args)

@@ -7,15 +7,10 @@ Contract: :func:`summary` and :func:`bias_rows` use only the records' ``aslr``,
 A point is flagged *layout-biased* when the relative spread of its median across
 layouts, (max - min) / median, exceeds the median of its runs' within-process spreads.
 """
-import statistics
-from typing import Dict, List, Tuple
+from typing import Dict, List
 
+from .spread import across_within, group, point_key
 from .units import format_size
-
-
-def _key(r: dict) -> Tuple:
-    return (r["experiment"], r["variant"], r["size_bytes"], tuple(sorted(
-        (k, str(v)) for k, v in r["params"].items())))
 
 
 def summary(results: dict) -> List[str]:
@@ -39,25 +34,18 @@ def summary(results: dict) -> List[str]:
 
 def bias_rows(results: dict) -> List[Dict]:
     """Per point with layout runs: medians across layouts and the verdict."""
-    runs: Dict[Tuple, List[dict]] = {}
-    for r in results.get("layout_runs", []):
-        runs.setdefault(_key(r), []).append(r)
     base = {}
     for r in results.get("records", []):
-        base.setdefault(_key(r), r)      # the first record of a point (a suite may repeat one)
+        base.setdefault(point_key(r), r)      # the first record of a point (a suite may repeat one)
     out = []
-    for key, seeded in runs.items():
+    for key, seeded in group(results.get("layout_runs", [])).items():
         if key not in base:
             continue
-        rs = [base[key]] + seeded
-        meds = [r["median_ns"] for r in rs]
-        mid = statistics.median(meds)
-        across = (max(meds) - min(meds)) / mid if mid else 0.0
-        within = statistics.median(r["rel_spread"] for r in rs)
-        worst = max(rs, key=lambda r: r["median_ns"])
-        out.append({"key": key, "runs": len(rs), "base": rs[0]["median_ns"], "min": min(meds),
-                    "max": max(meds), "across": across, "within": within,
-                    "biased": across > within, "worst_seed": (worst.get("layout") or {}).get("seed")})
+        s = across_within([base[key]] + seeded)
+        out.append({"key": key, "runs": s["runs"], "base": base[key]["median_ns"],
+                    "min": s["min"], "max": s["max"], "across": s["across"],
+                    "within": s["within"], "biased": s["flagged"],
+                    "worst_seed": (s["worst"].get("layout") or {}).get("seed")})
     return out
 
 

@@ -6,7 +6,7 @@ theirs. :func:`headline` is the short terminal version (Table 2 analogue and goa
 """
 from pathlib import Path
 
-from . import analysis, layout, seeds
+from . import analysis, layout, rounds, sanity, seeds, stability
 from .analysis import Records, ratio
 from .document import Doc
 from .machine import summary_lines
@@ -19,6 +19,10 @@ KIND_LABEL = {"tree-index": "naive (tree-index)", "tree-iter": "iterator (tree-i
 CELL_HELP = ("Cells: ratio of medians [best-worst from the repetitions' min/max]; "
              "`!` a backing fell back from the one asked; `~` a spread >= 10%; "
              "- not measured. Below 1.00x the tree (or pool) is faster.")
+GOALS_HELP = ("Numbers: all rounds' repetitions pooled. Verdict: MET or MISSED only when "
+              "every round says so on its own records; UNSTABLE when rounds disagree (their "
+              "numbers below); IMPLAUSIBLE when a number rests on an impossible outcome "
+              "(Sanity).")
 
 
 def _backings(recs, exp):
@@ -129,15 +133,20 @@ def _blackscholes(doc, recs):
     doc.p(seeds.STATED["blackscholes"])
 
 
-def _goals(doc, results):
-    gs = analysis.goals(results)
+def _goals(doc, results, found=None):
+    gs = stability.goals(results, found)
     doc.table(["#", "goal", "verdict", "numbers"],
               [[g.number, g.title, g.verdict,
                 "; ".join(f"{i.what}: {i.ratio.cell()} ({'ok' if i.met else 'over'} "
                           f"{i.target:.2f}x)" for i in g.items) or "; ".join(g.missing) or
                 "no records for it in this result file"] for g in gs])
     for g in gs:
-        lines = [f"why missed: {w}" for w in g.why()] + [f"noted: {n}" for n in g.notes]
+        lines = [f"why missed: {w}" for w in g.why()] if g.verdict == "MISSED" else []
+        lines += [f"not judged: {w}" for w in g.implausible]
+        if g.verdict == "UNSTABLE" or (g.rounds and g.verdict == "IMPLAUSIBLE"):
+            lines += [f"rounds disagree: {w}" if g.verdict == "UNSTABLE" else w
+                      for w in stability.round_numbers(g)]
+        lines += [f"noted: {n}" for n in g.notes]
         if g.verdict == "NOT MEASURED":
             lines += [f"not measured: {m}" for m in g.missing]
         if lines:
@@ -186,8 +195,11 @@ def build(results: dict, source: str, plots=None, out_dir=None) -> Doc:
     doc.ul(summary_lines(results.get("machine") or {}) + layout.summary(results))
     doc.ul([f"system change: {c}" for c in results.get("system_changes", [])] or
            ["system changes: none"])
+    found = sanity.findings(results)
     doc.h(2, "Goals")
-    _goals(doc, results)
+    doc.p(GOALS_HELP)
+    _goals(doc, results, found)
+    sanity.report(doc, results, found)
     if recs.sizes("scan"):
         doc.h(2, "Table 2 analogue: tree / array, scans")
         doc.p(CELL_HELP)
@@ -200,6 +212,7 @@ def build(results: dict, source: str, plots=None, out_dir=None) -> Doc:
     _random_access(doc, recs, "hashtable", "Hash table (deepsjeng-like)")
     _suite_sections(doc, recs, results, out_dir)
     layout.report(doc, results)
+    rounds.report(doc, results)
     doc.h(2, "Every record")
     _all_records(doc, recs)
     if plots:
@@ -240,6 +253,9 @@ def headline(results: dict) -> str:
     doc.h(2, "Goals")
     _goals(doc, results)
     n_warn = len(analysis.warnings(results))
+    bad = sanity.findings(results)
+    doc.p(f"Sanity: {len(bad)} physically impossible outcome(s)" + (
+        ": " + "; ".join(f.text() for f in bad) if bad else "") + ".")
     doc.p(f"{len(recs.all)} records, {len(results.get('skipped', []))} skipped, "
           f"{len(results.get('errors', []))} errors, {n_warn} warnings (see the report). "
           f"Command: {results.get('command')}")

@@ -4,22 +4,36 @@ Contract of :func:`run_bench`: every planned point ends up in exactly one of the
 file's ``records`` (exit 0, verified), ``skipped`` (exit 3 backing unavailable, exit 4
 out of memory, or a variant/param the program's ``--list`` does not offer) or ``errors``
 (program missing, exit 1 verification failed — its record is kept in ``records`` too —,
-exit 2/5/other, a timeout, no or invalid record). With ``layout_random`` N, each point
-that ran is run N more times with ``--layout-seed`` 1..N; those records go into
-``layout_runs`` (never into ``records``, so tables show the unperturbed run) and their
-failures into ``errors`` like any other. The result file is rewritten
-atomically after every point, so an interrupted run leaves what it measured
-(``complete: false``). Huge pages reserved for the run are restored before returning.
+exit 2/5/other, a timeout, no or invalid record), judged on its first round.
+
+Points run in the order of :func:`physmem_lab.order.schedule` (seed ``order_seed``, or
+a fresh one; recorded in ``options.order``), once per round of the point, each round's
+process with ``Point.round_reps`` repetitions. A point that did not succeed in round 0 is
+not run again. Every process's record goes into ``round_runs`` (with ``run``: round,
+position, wall time) and ``machine_load`` (:mod:`physmem_lab.load`); ``records`` holds
+one pooled record per point (:func:`physmem_lab.rounds.pool`).
+With ``layout_random`` N, each point that ran is run N more times in round 0 with
+``--layout-seed`` 1..N; those records go into ``layout_runs`` (never into ``records``) and
+their failures into ``errors`` like any other. Before the first point, the 1 GiB pages
+reserved for the run are touched once (:mod:`physmem_lab.precondition`). The result file
+is rewritten atomically as the run goes, so an interrupted run leaves what it
+measured (``complete: false``): before the first point, then at most every
+:data:`SAVE_EVERY_S` seconds (rewriting a growing file after each of ~600 processes cost
+over a minute), and always at the end, also when interrupted. Huge pages reserved for
+the run are restored before returning.
 """
 import sys
+import time
 from datetime import datetime, timezone
 
-from . import machine, programs, suites
+from . import load, machine, order, precondition, programs, rounds, suites
 from .hugepages import Reservation
 from .progress import Progress
 from .results import new_results, write_atomic
 from .schema import SchemaError, validate_record
 from .units import format_duration
+
+SAVE_EVERY_S = 10.0
 
 
 def _now() -> str:
@@ -83,22 +97,32 @@ class Bench:
     """One ``physmem bench`` run: plan in, result file out."""
 
     def __init__(self, plan, bin_dir, out_path, command, reserve=True, log=None,
-                 aslr="off", layout_random=0):
+                 aslr="off", layout_random=0, order_seed=None):
         self.plan, self.bin_dir, self.out_path = plan, bin_dir, out_path
         self.reserve, self.aslr, self.layout_random = reserve, aslr, layout_random
+        self.seed = order_seed if order_seed is not None else order.new_seed()
+        self._saved_at = float("-inf")
         self.log = log or (lambda m: print(m, file=sys.stderr, flush=True))
         opts = {"reps": plan.reps, "warmup": plan.warmup, "min_rep_ms": plan.min_rep_ms,
                 "updates_cap": plan.cap, "official": plan.official,
                 "reserve_huge_pages": reserve, "bin_dir": str(bin_dir),
                 "planned_points": len(plan.points), "dropped_from_plan": plan.dropped,
                 "scale": plan.scale, "suites": plan.suites,
-                "aslr": aslr, "layout_random": layout_random}
+                "aslr": aslr, "layout_random": layout_random,
+                "order": {"seed": self.seed, "design": order.DESIGN,
+                          "rounds": max((p.rounds for p in plan.points), default=1)}}
         self.results = new_results(plan.suite, command, _now(), {}, opts)
+        self.results["round_runs"] = []
         if layout_random:
             self.results["layout_runs"] = []
 
-    def _save(self):
+    def _save(self, force=True):
+        now = time.monotonic()
+        if not force and now - self._saved_at < SAVE_EVERY_S:
+            return
+        self.results["records"] = rounds.pooled_records(self.results["round_runs"])
         write_atomic(self.out_path, self.results)
+        self._saved_at = now
 
     def _prepare(self):
         """Finds programs and their --list; returns [(point, path)] to run."""
@@ -135,12 +159,16 @@ class Bench:
         return todo
 
     def _run_one(self, p, path, layout_seed=None):
-        """Runs point ``p`` once; returns (status, record, wall seconds)."""
+        """Runs one round's process of point ``p``; returns (status, record, wall seconds)."""
         pl = self.plan
-        argv = programs.point_argv(path, p, p.reps or pl.reps, p.warmup or pl.warmup,
+        argv = programs.point_argv(path, p, p.round_reps(p.reps or pl.reps),
+                                   p.warmup if p.warmup is not None else pl.warmup,
                                    p.min_rep_ms or pl.min_rep_ms, self.aslr, layout_seed)
-        out = programs.run(argv, timeout_s=max(60.0, 5 * p.est_s))
+        with load.Meter() as meter:
+            out = programs.run(argv, timeout_s=max(60.0, 5 * p.est_s))
         status, record, entry = classify(p, out)
+        if record is not None:
+            record["machine_load"] = meter.record()
         if status == "error":
             if layout_seed is not None:
                 entry["reason"] = f"layout seed {layout_seed}: {entry['reason']}"
@@ -151,19 +179,31 @@ class Bench:
         return status, record, out.wall_s
 
     def _run_points(self, todo):
-        runs = 1 + self.layout_random
-        prog = Progress(len(todo), runs * sum(p.est_s for p, _ in todo))
-        for p, path in todo:
-            status, record, wall = self._run_one(p, path)
+        paths = {id(p): path for p, path in todo}
+        slots = order.schedule([p for p, _ in todo], self.seed)
+        prog = Progress(len(slots), sum(p.est_s * (1 + self.layout_random / p.rounds)
+                                        for p, _ in todo))
+        failed = set()
+        for slot in slots:
+            p = slot.point
+            est = p.est_s / p.rounds
+            if id(p) in failed:
+                prog.step(f"r{slot.round} {p.label()}", est, 0.0, "not rerun")
+                continue
+            status, record, wall = self._run_one(p, paths[id(p)])
             if record is not None:
-                self.results["records"].append(record)
-            for seed in range(1, self.layout_random + 1 if status == "ok" else 1):
-                _, rec, w = self._run_one(p, path, seed)
-                wall += w
+                record["run"] = {"round": slot.round, "position": slot.position,
+                                 "wall_s": round(wall, 3)}
+                self.results["round_runs"].append(record)
+            if status != "ok" and slot.round == 0:
+                failed.add(id(p))
+            for seed in range(1, self.layout_random + 1 if status == "ok" and slot.round == 0 else 1):
+                _, rec, w = self._run_one(p, paths[id(p)], seed)
+                wall, est = wall + w, est + p.est_s / p.rounds
                 if rec is not None:
                     self.results["layout_runs"].append(rec)
-            prog.step(p.label(), runs * p.est_s, wall, status)
-            self._save()
+            prog.step(f"r{slot.round} {p.label()}", est, wall, status)
+            self._save(force=False)
 
     def run(self) -> dict:
         """Runs everything; returns the result dict (also written to out_path)."""
@@ -171,7 +211,8 @@ class Bench:
         m = self.results["machine"]
         self.log(f"physmem: suite {self.plan.suite} ({', '.join(self.plan.suites)} at scale "
                  f"{self.plan.scale}): {len(todo)} points, estimated "
-                 f"{format_duration(sum(p.est_s for p, _ in todo))}; reps {self.plan.reps}; "
+                 f"{format_duration(sum(p.est_s for p, _ in todo))}; reps {self.plan.reps} over "
+                 f"{self.results['options']['order']['rounds']} round(s), order seed {self.seed}; "
                  f"updates/probes/steps per pass capped at "
                  f"{self.plan.cap if not self.plan.official else 'official (gups: 4*N)'}")
         for d in self.plan.dropped:
@@ -184,6 +225,8 @@ class Bench:
             with res:
                 self.results["system_changes"] = res.changes
                 self.results["options"]["huge_page_notes"] = res.notes
+                self.results["options"]["precondition"] = precondition.touch_huge_pages(
+                    self.bin_dir, want, self.log)
                 self._save()
                 self._run_points(todo)
         finally:

@@ -11,7 +11,9 @@ Contract of a suite module:
   ``default``, ``full``); every row names an experiment program
   ``build/lab/physmem_lab_<experiment>`` that follows lab/PROTOCOL.md.
 - ``scales``: per scale, ``reps``, ``warmup``, ``min_rep_ms``, ``cap`` (the value given
-  to a row's ``cap`` parameter, None for none) and ``budget_s`` (None: unbounded).
+  to a row's ``cap`` parameter, None for none), ``budget_s`` (None: unbounded) and
+  optionally ``rounds`` (default 1): the point runs once per round, each time in a fresh
+  process with ``ceil(reps / rounds)`` repetitions (lab/PROTOCOL.md, "Order").
 - ``pass_s(point, cap)``: rough seconds of one timed pass (drives ETA and budget only).
 - ``report(doc, recs, results, out_dir)``: optional; writes the suite's section (tables,
   plots into ``out_dir``) into the :class:`~physmem_lab.document.Doc`.
@@ -53,8 +55,9 @@ class Row:
 
 @dataclass
 class Point:
-    """One measurement point: one fresh process of one program. ``reps``, ``warmup`` and
-    ``min_rep_ms`` come from the point's suite and scale (None: the plan's)."""
+    """One measurement point: one fresh process of one program per round. ``reps`` (the
+    total over the rounds), ``warmup``, ``min_rep_ms`` and ``rounds`` come from the
+    point's suite and scale (None: the plan's)."""
     experiment: str
     variant: str
     size_bytes: int
@@ -66,6 +69,11 @@ class Point:
     reps: Optional[int] = None
     warmup: Optional[int] = None
     min_rep_ms: Optional[float] = None
+    rounds: int = 1
+
+    def round_reps(self, reps: int) -> int:
+        """Repetitions of one round's process when ``reps`` are wanted in total."""
+        return max(1, -(-reps // max(1, self.rounds)))
 
     @property
     def backing(self) -> str:

@@ -29,6 +29,9 @@ ARRAYS = variants("array")
 TREE_INDEX = variants("tree-index")
 SCAN_VARIANTS = ARRAYS + TREE_INDEX + variants("tree-iter") + variants("tree-seg")
 PAPER_FULL = (4 * G, 8 * G, 16 * G, 32 * G, 64 * G)
+# blackscholes prices each option `repeat` times a pass (program default 10): 4 keeps a
+# 64 MiB pass near half a second, so two rounds fit the default budget
+BS_REPEAT = {"repeat": "4"}
 
 
 TABLE: Tuple[Row, ...] = (
@@ -42,15 +45,15 @@ TABLE: Tuple[Row, ...] = (
         sizes={"tiny": (32 * K, 1 * M), "default": (32 * K, 1 * G),
                "full": (32 * K, 1 * G, 4 * G, 16 * G)}),
     Row("rbtree", ("malloc-4k", "pool-4k", "pool-thp", "pool-1g"),
-        sizes={"tiny": (1 * M,), "default": (16 * M, 512 * M), "full": (16 * M, 512 * M, 4 * G)},
+        sizes={"tiny": (1 * M,), "default": (16 * M, 128 * M), "full": (16 * M, 512 * M, 4 * G)},
         priority=0),
     Row("blackscholes", ARRAYS + variants("tree-seg"),
-        params=({"layout": "soa"}, {"layout": "aos"}),
+        params=({"layout": "soa", **BS_REPEAT}, {"layout": "aos", **BS_REPEAT}),
         sizes={"tiny": (256 * K,), "default": (64 * M,), "full": (16 * M, 256 * M, 1 * G)},
         priority=0),
-    Row("blackscholes", ("tree-iter-thp", "tree-index-thp"), params=({"layout": "soa"},),
+    Row("blackscholes", ("tree-iter-thp", "tree-index-thp"), params=({"layout": "soa", **BS_REPEAT},),
         sizes={"tiny": (256 * K,), "default": (64 * M,), "full": (16 * M, 256 * M, 1 * G)}),
-    Row("blackscholes", ("tree-seg-thp",), params=({"layout": "soa"},),
+    Row("blackscholes", ("tree-seg-thp",), params=({"layout": "soa", **BS_REPEAT},),
         block_sizes=(4 * K, 16 * K, 64 * K, 256 * K, 1 * M, 2 * M),
         sizes={"tiny": (), "default": (64 * M,), "full": (256 * M, 1 * G)}, priority=2),
     Row("hashtable", ARRAYS + TREE_INDEX, cap="probes",
@@ -58,13 +61,17 @@ TABLE: Tuple[Row, ...] = (
                "full": (64 * M, 256 * M, 1 * G, 4 * G, 16 * G)}),
 )
 
-# Per suite: repetitions, warm-ups, --min-rep-ms, the cap, and the time budget (seconds;
-# None = unbounded). The default's budget leaves a minute of its 10 for setup.
+# Per suite: repetitions (in total), rounds (each a fresh process per point with its
+# share of the repetitions; lab/PROTOCOL.md "Order"), warm-ups, --min-rep-ms, the cap, and
+# the time budget (seconds; None = unbounded). The default's budget leaves a minute of its
+# 12 for setup.
 SUITES = {
-    "tiny": {"reps": 2, "warmup": 1, "min_rep_ms": 5, "cap": TINY_CAP, "budget_s": 45},
-    "default": {"reps": 5, "warmup": 1, "min_rep_ms": 50, "cap": UPDATES_CAP,
-                "budget_s": 9 * 60},
-    "full": {"reps": 5, "warmup": 1, "min_rep_ms": 50, "cap": None, "budget_s": None},
+    "tiny": {"reps": 2, "rounds": 2, "warmup": 1, "min_rep_ms": 5, "cap": TINY_CAP,
+             "budget_s": 60},
+    "default": {"reps": 6, "rounds": 2, "warmup": 1, "min_rep_ms": 30, "cap": UPDATES_CAP,
+                "budget_s": 11 * 60},
+    "full": {"reps": 6, "rounds": 2, "warmup": 1, "min_rep_ms": 50, "cap": None,
+             "budget_s": None},
 }
 
 
@@ -90,9 +97,10 @@ def _pass_s(p: Point, cap: Optional[int]) -> float:
         return ops * ns * 1e-9
     if e == "rbtree":
         return p.size_bytes / 48 * 250e-9 * min(1.0, 0.1 + p.size_bytes / (256 * M))
-    if e == "blackscholes":      # measured: soa per leaf ~2.6 ns/option-pricing, scalar ~10x
+    if e == "blackscholes":      # measured (AMD EPYC VM, busy): ~40 ns/pricing soa, ~60 aos
         scalar = kind in ("tree-iter", "tree-index") or p.params.get("layout") == "aos"
-        return p.size_bytes / 28 * 10 * (30e-9 if scalar else 3e-9)
+        repeat = int(p.params.get("repeat", 10))
+        return p.size_bytes / 28 * repeat * (35e-9 if scalar else 25e-9)
     return 0.5 * gib
 
 
@@ -103,7 +111,8 @@ def registry() -> Dict[str, SuiteDef]:
 
 def estimate_s(p: Point, reps: int, warmup: int, min_rep_ms: float,
                cap: Optional[int]) -> float:
-    """Rough wall time of one point: start-up + setup + (warm-up + reps) passes."""
+    """Rough wall time of one process of a point: start-up + setup + (warm-up + reps)
+    passes (``reps`` of that process)."""
     setup = _SETUP_S_PER_GIB.get(p.backing, 1.6) * p.size_bytes / G
     if p.backing == "1g":
         setup += 0.15 * p.pages_1g()
@@ -148,7 +157,8 @@ def expand(suite: str, only=None, official: bool = False, scale: Optional[str] =
                         points.append(Point(row.experiment, v, size, ps, bs, row.priority,
                                             suite=suite, reps=cfg["reps"],
                                             warmup=cfg["warmup"],
-                                            min_rep_ms=cfg["min_rep_ms"]))
+                                            min_rep_ms=cfg["min_rep_ms"],
+                                            rounds=cfg.get("rounds", 1)))
     return points
 
 
@@ -206,9 +216,10 @@ def parse_spec(spec: str, scale: Optional[str] = None) -> List[Tuple[str, str]]:
 
 def plan(suite: str, only=None, reps: Optional[int] = None, official: bool = False,
          mem_available: Optional[int] = None, budget_s: Optional[float] = None,
-         scale: Optional[str] = None) -> Plan:
+         scale: Optional[str] = None, rounds: Optional[int] = None) -> Plan:
     """The points of the suites in ``suite`` (a spec, :func:`parse_spec`) this machine
-    can run, each suite within its own time budget.
+    can run, each suite within its own time budget. ``reps`` and ``rounds`` override the
+    suites' own (``est_s`` of a point covers all its rounds).
 
     Points larger than memory allows are dropped (and said so in ``Plan.dropped``). If the
     estimate exceeds the budget, points are dropped largest-first from the highest
@@ -222,11 +233,11 @@ def plan(suite: str, only=None, reps: Optional[int] = None, official: bool = Fal
         cap = None if official and sc != "tiny" else cfg["cap"]
         mine = []
         for p in expand(name, only, official, sc):
-            p.reps = reps or p.reps
+            p.reps, p.rounds = reps or p.reps, rounds or p.rounds
             if not fits_memory(p, mem_available):
                 pl.dropped.append(f"{p.label()}: needs more than MemAvailable allows")
                 continue
-            p.est_s = estimate_s(p, p.reps, p.warmup, p.min_rep_ms, cap)
+            p.est_s = p.rounds * estimate_s(p, p.round_reps(p.reps), p.warmup, p.min_rep_ms, cap)
             mine.append(p)
         budget = budget_s if budget_s is not None else cfg["budget_s"]
         if budget is not None:

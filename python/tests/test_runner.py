@@ -65,3 +65,29 @@ def test_report_and_compare_on_fake_results(tmp_path, fake_bin):
     p = subprocess.run(physmem_cmd() + ["compare", str(r), str(r)], capture_output=True,
                        text=True, timeout=300)
     assert p.returncode == 0 and "RESULTS UNRELIABLE" in p.stdout   # tiny: 2 reps
+
+
+def test_rounds_run_every_point_in_abba_order_and_pool_them(tmp_path, fake_bin):
+    out = tmp_path / "r.json"
+    p = subprocess.run(physmem_cmd() + ["bench", "--suite", "tiny", "--only", "gups",
+                                        "--no-reserve", "--bin-dir", str(fake_bin), "-o", str(out),
+                                        "--rounds", "2", "--reps", "4", "--order-seed", "42"],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    res = json.loads(out.read_text())
+    validate_results(res)
+    assert res["options"]["order"]["seed"] == 42 and res["options"]["order"]["rounds"] == 2
+    runs = res["round_runs"]
+    seq = {n: [r["variant"] for r in sorted((r for r in runs if r["run"]["round"] == n),
+                                            key=lambda r: r["run"]["position"])] for n in (0, 1)}
+    assert seq[1] == seq[0][::-1] and len(seq[0]) == len(res["records"])
+    assert all(r["reps"] == 2 for r in runs)                 # 4 reps over 2 rounds
+    assert all(r["reps"] == 4 and len(r["rounds"]) == 2 for r in res["records"])
+    assert all("others_cpu" in r["machine_load"] for r in runs)
+
+
+def test_a_point_skipped_in_round_0_is_not_run_again(tmp_path, fake_bin):
+    p, res = _bench(tmp_path, fake_bin, "array-1g=3", only="gups")
+    assert p.returncode == 0
+    assert [s["variant"] for s in res["skipped"]] == ["array-1g"]       # reported once
+    assert not any(r["variant"] == "array-1g" for r in res["round_runs"])

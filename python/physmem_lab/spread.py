@@ -1,0 +1,37 @@
+"""Spread across runs of one point against its spread within a process.
+
+Shared by the report's "Layout bias" (runs under layout seeds) and "Order effect" (runs
+in different rounds and positions) sections. Contract of :func:`across_within`: given
+the records of one point from separate processes, ``across`` is (max - min) / median of
+their medians and ``within`` the median of their own ``rel_spread`` (max - min of the
+repetitions over their median); the point is *flagged* when across > within: the
+process it ran in moved its result more than its repetitions vary.
+"""
+import statistics
+from typing import Dict, List, Tuple
+
+
+def point_key(r: dict) -> Tuple:
+    """experiment, variant, size and params (as sorted string pairs) of a record."""
+    return (r["experiment"], r["variant"], r["size_bytes"], tuple(sorted(
+        (k, str(v)) for k, v in r["params"].items())))
+
+
+def group(records) -> Dict[Tuple, List[dict]]:
+    """Records by :func:`point_key`, each list in the order given."""
+    out: Dict[Tuple, List[dict]] = {}
+    for r in records:
+        out.setdefault(point_key(r), []).append(r)
+    return out
+
+
+def across_within(runs: List[dict]) -> dict:
+    """``runs``: >= 1 records of one point. Returns min, max, median of the medians,
+    across, within, flagged and the slowest run's record (``worst``)."""
+    meds = [r["median_ns"] for r in runs]
+    mid = statistics.median(meds)
+    across = (max(meds) - min(meds)) / mid if mid else 0.0
+    within = statistics.median(r["rel_spread"] for r in runs)
+    return {"runs": len(runs), "min": min(meds), "max": max(meds), "median": mid,
+            "across": across, "within": within, "flagged": across > within,
+            "worst": max(runs, key=lambda r: r["median_ns"])}

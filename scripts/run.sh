@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/run.sh — the main job: set up, build, run every suite (lab, alloc, alias,
 # prefault, stack) at the default scale and write the report (results/report/report.md
-# and report.html), printing the headline table. About 20 minutes on a 2-core VM.
+# and report.html), printing the headline table. About 25 minutes on a 2-core VM (lab ~13.5, alloc ~5.6).
 #
 #   scripts/run.sh [physmem bench arguments...]   e.g. --suite lab (the lab alone, ~12 min),
 #                                                 --scale tiny, --scale full, --no-reserve

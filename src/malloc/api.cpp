@@ -117,8 +117,7 @@ void* pm_calloc(size_t count, size_t size) {
     if (!p) return p;
     // Pages never handed out since mapped or discarded read as zero: writing zeros would
     // only make them resident (a fresh large or direct object).
-    Span* s = total > kSmallMax ? span_of(p) : nullptr;
-    if (!s || s->kind == Span::small || !s->zeroed) std::memset(p, 0, total);
+    if (total <= kSmallMax || !span_of(p)->zeroed) std::memset(p, 0, total);
     return p;
 }
 

@@ -123,22 +123,6 @@ int find_run(const std::uint64_t* u, unsigned n) noexcept {
     return -1;
 }
 
-unsigned longest_run(const std::uint64_t* u) noexcept {
-    unsigned run = 0, best = 0;
-    for (unsigned i = 0; i < kPagesPerHuge;) {
-        std::uint64_t w = u[i / 64];
-        if (i % 64 == 0 && (w == 0 || w == ~std::uint64_t{0})) {
-            run = w == 0 ? run + 64 : 0;
-            i += 64;
-        } else {
-            run = bit(u, i) ? 0 : run + 1;
-            ++i;
-        }
-        if (run > best) best = run;
-    }
-    return best;
-}
-
 bool any_bit(const std::uint64_t* u, unsigned first, unsigned n) noexcept {
     for (unsigned i = first; i < first + n; ++i)
         if (bit(u, i)) return true;
@@ -455,7 +439,7 @@ HugePage* fullest_fitting(unsigned n) noexcept {
 void filler_mark(HugePage* h, unsigned first, unsigned n, bool used) noexcept {
     set_bits(h->used, first, n, used);
     h->nused = static_cast<std::uint16_t>(used ? h->nused + n : h->nused - n);
-    h->lfr = static_cast<std::uint16_t>(longest_run(h->used));
+    h->lfr = static_cast<std::uint16_t>(longest_free(h->used));
 }
 
 // n (1..512) contiguous pages from the filler.
@@ -558,6 +542,8 @@ bool mark_large_pages(Arena* a, std::size_t p0, std::size_t np, bool used) noexc
 
 // A direct mapping of size bytes with the object at off; nullptr on ENOMEM.
 Span* direct_map(std::size_t size, std::size_t off, std::size_t align) noexcept {
+    // At least one page even for size 0: a mapping of 0 bytes would hand out an address
+    // nobody mapped (or another mapping's start).
     std::size_t bytes = ((size ? size : 1) + off + kPage - 1) & ~(kPage - 1);
     // Accounted (not MAP_NORESERVE): the kernel's overcommit policy refuses what it would
     // never back (malloc(64 GiB) on a smaller machine is NULL, as under glibc).

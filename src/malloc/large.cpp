@@ -139,9 +139,7 @@ void* finish(Span* s, std::size_t size, std::uint32_t off, unsigned lkey) noexce
 void* alloc_overaligned(std::size_t size, std::size_t align) noexcept {
     std::size_t bytes = size ? size : 1;  // the object needs a page of its own even at size 0
     std::size_t need = ((bytes + kPage - 1) & ~(kPage - 1)) + align - kPage;
-    // The direct map gets `bytes` (>= 1), not `size`: a mapping of 0 bytes would hand out
-    // an address nobody mapped (or another mapping's start).
-    Span* s = need >= kDirectMin ? heap_map_direct(bytes, 0, align) : heap_place_large(need / kPage, align);
+    Span* s = need >= kDirectMin ? heap_map_direct(size, 0, align) : heap_place_large(need / kPage, align);
     return s ? finish(s, size, 0, 0) : nullptr;
 }
 

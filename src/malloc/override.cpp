@@ -64,7 +64,7 @@ PM_EXPORT struct mallinfo2 mallinfo2() noexcept {
     m.arena = s.bytes_in_use;
     m.uordblks = s.bytes_small_outstanding + s.bytes_requested_large;
     m.fordblks = m.arena > m.uordblks ? m.arena - m.uordblks : 0;
-    m.keepcost = s.huge_pages_empty * (size_t{2} << 20);
+    m.keepcost = s.huge_pages_empty * physmem::malloc::kHuge;
     return m;
 }
 

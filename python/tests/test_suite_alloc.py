@@ -41,7 +41,7 @@ def _results(physmem_ns=(90.0, 90.0), physmem_rss=(10, 10), physmem_huge=0.95):
 def test_suite_is_discovered_with_every_workload_and_allocator():
     sd = discover()["alloc"]
     assert sd is SUITE
-    pts = {(r.params[0]["workload"], r.params[0]["alloc"], r.variants[0]) for r in SUITE.rows}
+    pts = {(r.params[0]["workload"], r.params[0]["alloc"], r.variants[0].name) for r in SUITE.rows}
     assert len(pts) == len(WORKLOADS) * len(ALLOCATORS) - sum(map(len, NOT_RUN.values())) == 64
     assert ("realloc-grow", "mimalloc", "malloc-4k") not in pts
     assert ("richards", "physmem", "malloc-thp") in pts and ("larson", "glibc", "malloc-4k") in pts

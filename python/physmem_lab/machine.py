@@ -98,7 +98,8 @@ def git_commit() -> str:
 
 
 def collect(probe=None, programs=None) -> dict:
-    """The machine record. ``probe``: one program's ``--probe`` output (counters);
+    """The machine record. ``probe``: one program's ``--probe`` output (counters, huge
+    pages: what it reports is taken as is; /sys is read only without one);
     ``programs``: the ``program`` objects of records (compiler and flags)."""
     c, mem = cpu(), meminfo()
     record = {
@@ -108,7 +109,7 @@ def collect(probe=None, programs=None) -> dict:
         "kernel": platform.release(), "os": platform.platform(),
         "thp_enabled": _bracketed(read(_THP_ROOT / "enabled")),
         "thp_defrag": _bracketed(read(_THP_ROOT / "defrag")),
-        "hugepages": hugepages(), "pdpe1gb": c["pdpe1gb"],
+        "hugepages": hugepages_from_probe(probe) or hugepages(), "pdpe1gb": c["pdpe1gb"],
         "aslr": read("/proc/sys/kernel/randomize_va_space"),
         "governor": governor(c["hypervisor"]),
         "root": hasattr(os, "geteuid") and os.geteuid() == 0,
@@ -117,6 +118,20 @@ def collect(probe=None, programs=None) -> dict:
     record["counters"] = counters_from_probe(probe)
     record["programs"] = _programs(programs or [])
     return record
+
+
+def hugepages_from_probe(probe) -> dict:
+    """Per size, the huge pages a program's ``--probe`` reported (``nr``, ``free``,
+    ``resv``, ``available``), in :func:`hugepages`' shape; {} without a probe."""
+    out = {}
+    for size, h in ((probe or {}).get("hugepages") or {}).items():
+        if not isinstance(h, dict) or not h.get("supported"):
+            out[size] = {"supported": False}
+            continue
+        out[size] = {"supported": True, "nr": h.get("total"), "free": h.get("free"),
+                     "resv": h.get("reserved"), "available": h.get("available"),
+                     "source": "--probe"}
+    return out
 
 
 def counters_from_probe(probe) -> dict:

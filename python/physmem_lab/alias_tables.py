@@ -8,6 +8,8 @@ Programs (lab/experiments/dgemv.cpp, low12.cpp; lab/PROTOCOL.md):
 - ``low12``: one record per allocator (``params.alloc``, ``allocator`` = the malloc that
   actually served); ``sizes`` a list of ``{size, low12, pair_shares, distinct}``.
 
+Payload contracts: lab/schema/payloads/{dgemv,low12}.schema.json, checked with every record.
+
 Interface for suite_alias.py: :data:`ROWS`, :func:`pass_s` (None for programs not
 here), :func:`report` (doc, recs, results, out_dir) and :func:`goals` (recs).
 Contract: every number shown comes from the records; the seed's figures are labelled

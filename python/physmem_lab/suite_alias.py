@@ -19,6 +19,9 @@ Programs (lab/alias/*.cpp built by lab/cmake/alias.cmake; lab/PROTOCOL.md):
   ``params.alloc``: in and out from plain malloc under that allocator (LD_PRELOAD);
   ``conv.offset_floats`` where out landed and every build's time on those buffers.
 
+The payloads' contracts (``env_sweep``, ``conv``) are lab/schema/payloads/alias_*.schema.json,
+checked with every record.
+
 The dgemv and low-12 tables come from :mod:`physmem_lab.alias_tables` when it is there
 (its rows, report and goals are appended to this suite's).
 

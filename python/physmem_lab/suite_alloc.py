@@ -11,7 +11,8 @@ Multi-threaded workloads run one thread per core available to the run (the machi
 record's ``cores_available``, :func:`params_from_machine`). Tables name a point
 ``<allocator>-<backing>`` (``physmem-thp``, ``glibc-4k``, ...).
 
-Every record carries ``alloc``: the allocator asked for and the one ``active()`` saw, the
+Every record carries ``alloc`` (contract: lab/schema/payloads/alloc.schema.json, checked
+with every record): the allocator asked for and the one ``active()`` saw, the
 peak RSS (VmHWM of the whole process, after every pass) and ``heap_at_peak`` (the
 largest /proc/self/smaps_rollup sample taken at the workload's peak: anonymous bytes,
 THP and hugetlb bytes, their share). Time per pass = median ns per op x ops per pass;

@@ -11,6 +11,9 @@ Programs (lab/experiments/prefault_*.cpp, lab/PROTOCOL.md):
   memory (array: munmap; pool: never unmaps; lock=on: mlocked pool), with the churner's
   releases and the TLB shootdown interrupts of /proc/interrupts (``churn``).
 
+Payloads (``latency_ns``, ``reader_batch_ns``, ``churn``, ``clock``): their contracts are
+lab/schema/payloads/prefault_*.schema.json, checked with every record.
+
 Contract: every number shown comes from the records; the seed's figures are printed beside
 ours and labelled as theirs. Warm-up is 0 in every scale: the first repetition is the
 first use, which is what prefaulting is about (tables show it beside the median).

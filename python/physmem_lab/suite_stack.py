@@ -14,7 +14,8 @@ kind says where the measured thread's stack lives (the program's ``--list`` says
 Result files from before these names call them ``array-4k``, ``malloc-4k`` and
 ``pool-B``: the same program and measurement, so their records compare one for one.
 
-The record's ``stack`` field holds what the measured thread saw: segments mapped or served
+The record's ``stack`` field (its contract: lab/schema/payloads/stack.schema.json, checked
+with every record) holds what the measured thread saw: segments mapped or served
 (counted exactly by wrapping libgcc's syscall() at link time), the list libgcc keeps, the
 normal build's bytes per frame, and for contiguous-4k deepsum the deepest recursion a 32 KiB
 normal stack held in child processes. deepsum also has phase ``first_use`` (every pass on

@@ -22,7 +22,8 @@ def _rec(alloc, workload, ns, rss_mib, heap_mib=10, huge=0.0, size=M):
     r = synth.record("alloc", variant, size, synth.tight(ns), params={"alloc": alloc, "workload": workload})
     r["unit"], r["backing"], r["ops_per_pass"] = "allocation", [], OPS
     r["alloc"] = {"allocator": alloc, "active": alloc, "workload": workload, "threads": 2,
-                  "peak_rss_bytes": rss_mib * M,
+                  "thp_mode": "madvise", "physmem_backing": "thp" if alloc == "physmem" else "",
+                  "ms_per_pass": [ns * OPS / 1e6] * 5, "peak_rss_bytes": rss_mib * M,
                   "heap_at_peak": {"anon_bytes": heap_mib * M, "thp_bytes": int(huge * heap_mib * M),
                                    "hugetlb_bytes": 0, "huge_share": huge}}
     return r

@@ -6,10 +6,10 @@
 // non-split callees). If the thread's next segment exists and is big enough it is
 // reused; otherwise allocate_segment maps a new one:
 //   size = max(page, round_up(MINSIGSTKSZ + 56, page), round_up(request + 56, page))
-// (56 = the segment header; MINSIGSTKSZ is sysconf(_SC_SIGSTKSZ) with glibc >= 2.34, which
-// follows the running CPU's signal frame (the kernel's AT_MINSIGSTKSZ, the xsave area): a
-// few KiB without AVX-512, about 13 KiB with it, hence 16 KiB segments there; the record's
-// stack.signal_stack says what this CPU gives), with mmap issued through
+// (56 = the segment header; MINSIGSTKSZ is sysconf(_SC_SIGSTKSZ) with glibc >= 2.34: four
+// times the kernel's AT_MINSIGSTKSZ, the running CPU's signal frame, which grows with its
+// xsave area, e.g. AVX-512 state; the record's stack.signal_stack says what this CPU gives
+// and the segment it makes), with mmap issued through
 // syscall(SYS_mmap, ...). Segments are kept when a function returns and unmapped
 // (syscall(SYS_munmap, ...)) only when the thread exits. `page` is getpagesize(), read
 // once at start-up (__morestack_load_mmap, a constructor). Signals are blocked and

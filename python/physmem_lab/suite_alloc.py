@@ -307,7 +307,7 @@ def _measured_note(recs, results) -> str:
     """What the machine record says was not countable, and the threads the records ran."""
     m = results.get("machine") or {}
     missing = unavailable_counters(m, ("dtlb_load_misses", "page_walk_cycles"))
-    threads = sorted({r["params"]["threads"] for r in alloc_recs(recs) if "threads" in r["params"]},
+    threads = sorted({str(r["params"]["threads"]) for r in alloc_recs(recs) if "threads" in r["params"]},
                      key=int)
     out = []
     if missing:

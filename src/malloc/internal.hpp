@@ -1,9 +1,11 @@
 // src/malloc/internal.hpp — the drop-in allocator's shared structures.
 //
 // Layers, bottom up. A file calls only into the files listed before it ("-> ..." names
-// them; every file also takes locks, SpinLock in heap.cpp, and calls src/port). No file
-// calls up: the one signal upwards is the "purge is due" flag, an atomic defined in
-// heap.cpp, which hugepage.cpp and large.cpp raise and purge.cpp reads and clears.
+// them; any file may also take a SpinLock, heap.cpp, report through say/fatal,
+// options.cpp, and call src/port). No heap file calls up: the one signal upwards is the
+// "purge is due" flag, an atomic defined in heap.cpp, which hugepage.cpp and large.cpp
+// raise and purge.cpp reads and clears. (Outside the heap, lazy initialisation is the
+// one call up: cache.cpp's slow paths call ensure_init, which runs api.cpp's init_slow.)
 //   options.cpp    the PHYSMEM_MALLOC_* options (options.hpp), say, fatal
 //   bits.hpp       bitmaps of the 512 4 KiB pages of a 2 MiB page (inline, no state)
 //   heap.hpp       what the heap files below share: the Heap state, huge-page lists, the
@@ -95,7 +97,7 @@ struct HugePage {
     std::uint64_t empty_since_ns;
     Arena* arena;
     std::uint32_t index;                     // within the arena
-    inline std::uintptr_t base() const noexcept;  // below Arena
+    std::uintptr_t base() const noexcept;  // inline, below Arena
 };
 
 // A run of 4 KiB pages: either the slab of one small size class, or one large object.
@@ -134,10 +136,10 @@ struct Span {
     std::uint64_t freebits[kMaxObjects / 64];
 };
 
-// Free runs of one 2 MiB page as the large-object placement sees it (placement.cpp; kept
-// up to date by arena.cpp's summarize): an empty
-// or clean page is free whole (512, 512, 512); a page holding large objects has the free
-// pages at its start, at its end and the longest run; a filler page is blocked (0, 0, 0).
+// Free runs of one 2 MiB page as the large-object placement (placement.cpp) sees it,
+// kept by summarize (arena.cpp): an empty or clean page is free whole (512, 512, 512); a
+// page holding large objects has the free pages at its start, at its end and the longest
+// run; a filler page is blocked (0, 0, 0).
 // Kept apart from HugePage, 8 bytes a page, so a scan over thousands of pages stays in L1.
 struct PageRuns {
     std::uint16_t head, tail, longest, unused;
@@ -207,12 +209,12 @@ void* heap_meta_alloc(std::size_t bytes) noexcept;
 // arena.cpp: the hugetlb reservation (PHYSMEM_MALLOC_RESERVE).
 void heap_reserve_at_start() noexcept;
 void heap_restore_at_exit() noexcept;
-// filler.cpp (take the heap lock). A span of npages pages for size class cls, set up by init before the page map (every
-// page) points to it. nullptr on ENOMEM.
+// filler.cpp (take the heap lock). A span of npages pages for size class cls, set up by
+// init before the page map (every page) points to it. nullptr on ENOMEM.
 Span* heap_small_span(std::uint32_t npages, unsigned cls, void (*init)(Span*, unsigned)) noexcept;
 void heap_release_small_span(Span* s) noexcept;
-// placement.cpp. A span of npages pages in some arena's large region (kind large, offset set for
-// align > kPage, not yet in the page map); nullptr on ENOMEM. Takes the heap lock.
+// placement.cpp. A span of npages pages in some arena's large region (kind large, offset
+// set for align > kPage, not yet in the page map); nullptr on ENOMEM. Takes the heap lock.
 Span* heap_place_large(std::size_t npages, std::size_t align) noexcept;
 // Gives back a large span's pages (or a direct span's mapping). Takes the heap lock.
 void heap_release_large(Span* s) noexcept;
@@ -228,7 +230,8 @@ void heap_publish_large(Span* s, bool on) noexcept;
 // A large object of `size` bytes aligned to `align` (power of two); nullptr on ENOMEM.
 void* heap_large_alloc(std::size_t size, std::size_t align) noexcept;
 // pre: s = span_of(p), s->kind is large or direct. Aborts on an invalid or double free.
-// The caller then pokes the purger (heap_poke_purger), from above. keep_cached false: the span's pages go straight back to the heap (realloc's old buffer:
+// The caller then pokes the purger (heap_poke_purger; purge.cpp is above this file).
+// keep_cached false: the span's pages go straight back to the heap (realloc's old buffer:
 // a growing buffer would otherwise leave one cached span per class it passed through).
 void heap_large_free(Span* s, void* p, bool keep_cached = true) noexcept;
 // pre: s = span_of(p), a live large or direct object. realloc without copying: the object

@@ -71,6 +71,11 @@ struct Settings {
     unsigned reps = 5;
     unsigned warmup = 1;
     double min_rep_ms = 50;
+    // Adaptive repetitions: with target_spread > 0, measuring stops after min_reps (>= 2)
+    // repetitions once (max - min) / median of those so far is <= target_spread; `reps`
+    // stays the most that run. 0: every one of `reps` runs (the default).
+    unsigned min_reps = 0;
+    double target_spread = 0;
     std::uint64_t seed = 42;
     bool aslr = false;                          // --aslr on: keep the kernel's randomisation
     std::optional<std::uint64_t> layout_seed;   // --layout-seed S (>= 1): layout.hpp

@@ -93,7 +93,8 @@ ROWS = _rows()
 # pass must repeat) already warms the allocator and the code.
 SCALES = {
     "tiny": {"reps": 2, "warmup": 0, "min_rep_ms": 5, "cap": None, "budget_s": 40},
-    "default": {"reps": 11, "warmup": 0, "min_rep_ms": 200, "cap": None, "budget_s": 420},
+    "default": {"reps": 7, "warmup": 0, "min_rep_ms": 100, "cap": None, "budget_s": 150,
+                "min_reps": 4, "target_spread": 0.05},
     "full": {"reps": 7, "warmup": 0, "min_rep_ms": 200, "cap": None, "budget_s": None},
 }
 

@@ -23,7 +23,8 @@ unsigned calibrate(const std::function<std::uint64_t()>& pass, double min_ms, st
     return static_cast<unsigned>(std::clamp(std::ceil(want), 1.0, 1e7));
 }
 
-// Whether the repetitions so far are within o's target spread (adaptive mode only).
+}  // namespace
+
 bool spread_reached(const std::vector<double>& v, const MeasureOptions& o) {
     if (o.target_spread <= 0 || v.size() < std::max(2u, o.min_reps)) return false;
     std::vector<double> s = v;
@@ -31,8 +32,6 @@ bool spread_reached(const std::vector<double>& v, const MeasureOptions& o) {
     double median = s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
     return median > 0 && (s.back() - s.front()) / median <= o.target_spread;
 }
-
-}  // namespace
 
 Timing measure(const std::function<std::uint64_t()>& pass, std::uint64_t ops_per_pass, const MeasureOptions& o,
                const physmem::EventCounters& counters) {

@@ -45,6 +45,10 @@ struct MeasureOptions {
 // Runs `pass` (returns a value to keep live) warmup times untimed, then `reps` timed
 // repetitions (fewer when adaptive, see MeasureOptions), counting with `counters`.
 // pre: ops_per_pass > 0.
+// Adaptive mode's stopping rule: at least max(2, min_reps) repetitions in `ns_per_op` and
+// (max - min) / median <= target_spread. false when target_spread is 0 (fixed reps).
+bool spread_reached(const std::vector<double>& ns_per_op, const MeasureOptions& o);
+
 Timing measure(const std::function<std::uint64_t()>& pass, std::uint64_t ops_per_pass, const MeasureOptions& o,
                const physmem::EventCounters& counters);
 

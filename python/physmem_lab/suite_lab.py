@@ -66,11 +66,11 @@ TABLE: Tuple[Row, ...] = (
         sizes={"tiny": (1 * M,), "default": (64 * M, 1 * G),
                "full": (64 * M, 256 * M, 1 * G, 4 * G, 16 * G, 64 * G)}, priority=0),
     Row("chase", ARRAYS + TREE_INDEX, cap="steps", cap_shift=2,   # ~250 ns a step at 1 GiB
-        sizes={"tiny": (32 * K, 1 * M), "default": _both(machine_sizes(("l1d", 1)), PAST_LLC),
+        sizes={"tiny": (32 * K, 1 * M), "default": machine_sizes(("l1d", 1), ("llc", 2)),
                "full": (32 * K, 1 * G, 4 * G, 16 * G)}),
     Row("rbtree", variants("malloc", ("4k",)) + variants("pool", ("4k", "thp", "1g")),
         params=(RB_INSERT,),
-        sizes={"tiny": (1 * M,), "default": (16 * M, 64 * M), "full": (16 * M, 512 * M, 4 * G)},
+        sizes={"tiny": (1 * M,), "default": (8 * M, 32 * M), "full": (16 * M, 512 * M, 4 * G)},
         priority=0),
     Row("blackscholes", ARRAYS + variants("tree-seg"),
         params=({"layout": "soa", **BS_REPEAT}, {"layout": "aos", **BS_REPEAT}),
@@ -83,7 +83,7 @@ TABLE: Tuple[Row, ...] = (
         block_sizes=(4 * K, 16 * K, 64 * K, 256 * K, 1 * M, 2 * M),
         sizes={"tiny": (), "default": (), "full": (256 * M, 1 * G)}, priority=2),
     Row("hashtable", ARRAYS + TREE_INDEX, cap="probes",
-        sizes={"tiny": (1 * M,), "default": (16 * M, 256 * M),
+        sizes={"tiny": (1 * M,), "default": _both(machine_sizes(("l2", 8)), PAST_LLC),
                "full": (64 * M, 256 * M, 1 * G, 4 * G, 16 * G)}),
 )
 

@@ -24,6 +24,8 @@ constexpr KindInfo kKinds[] = {
     {"contiguous", "the measured thread runs the normal build on one contiguous stack", 0},
     {"split", "the -fsplit-stack build on a small thread stack; more stack in segments libgcc maps", 0},
     {"split-pool", "the -fsplit-stack build; each segment one --block-size block of a physmem BlockPool", 1},
+    {"tree-fixed", "the data in a tree of blocks; each access walks a view whose depth is fixed at compile "
+                   "time (with_fixed_depth)", 1},
 };
 
 constexpr physmem::Backing kBackings[] = {physmem::Backing::page_4k, physmem::Backing::thp,

@@ -62,6 +62,14 @@ TABLE: Tuple[Row, ...] = (
                "full": geometric(4 * K, 1 * G, 4) + PAPER_FULL}, priority=0),
     Row("scan", GOAL2, params=({"access": "strided"},),
         sizes={"tiny": (), "default": (1 * G,), "full": ()}, priority=0),
+    # what the old scan benchmark also showed: the fixed-depth view, and random reads
+    Row("scan", variants("tree-fixed"), params=({"access": "linear"}, {"access": "strided"}),
+        sizes={"tiny": (1 * M,), "default": PAST_LLC, "full": geometric(4 * K, 1 * G, 4) + PAPER_FULL}),
+    Row("scan", variants("array", ("4k", "1g")) + variants("tree-index", ("4k", "1g"))
+        + variants("tree-fixed", ("4k", "1g")), params=({"access": "random"},),
+        sizes={"tiny": (1 * M,), "default": PAST_LLC, "full": (64 * M, 1 * G, 16 * G)}),
+    Row("scan", variants("array", ("thp",)) + variants("tree-index", ("thp",)) + variants("tree-fixed", ("thp",)),
+        params=({"access": "random"},), sizes={"tiny": (), "default": (), "full": (64 * M, 1 * G, 16 * G)}),
     Row("gups", ARRAYS + TREE_INDEX, cap="updates",
         sizes={"tiny": (1 * M,), "default": (64 * M, 1 * G),
                "full": (64 * M, 256 * M, 1 * G, 4 * G, 16 * G, 64 * G)}, priority=0),
@@ -110,6 +118,8 @@ def pass_s(p: Point, cap: Optional[int]) -> float:
     if e == "scan":
         if p.params.get("access") == "strided":
             return 0.4 * gib
+        if p.params.get("access") == "random":
+            return p.size_bytes / 32 * 60e-9 * min(1.0, 0.05 + gib)
         return {"array": 0.04, "tree-seg": 0.04, "tree-iter": 0.12}.get(kind, 0.45) * gib
     if e in ("gups", "hashtable", "chase"):
         own = next((p.params[k] for k in ("updates", "steps", "probes") if k in p.params), "")
@@ -133,8 +143,8 @@ def setup_s(p: Point) -> float:
 
 # ---------------------------------------------------------------- report
 
-KIND_LABEL = {"tree-index": "naive (tree-index)", "tree-iter": "iterator (tree-iter)",
-              "tree-seg": "per leaf (tree-seg)"}
+KIND_LABEL = {"tree-index": "naive (tree-index)", "tree-fixed": "fixed depth (tree-fixed)",
+              "tree-iter": "iterator (tree-iter)", "tree-seg": "per leaf (tree-seg)"}
 BACKINGS = ("4k", "thp", "2m", "1g")
 CELL_HELP = ("Cells: ratio of medians [best-worst from the repetitions' min/max]; "
              "`!` a backing fell back from the one asked; `~` a spread >= 10%; "
@@ -156,7 +166,7 @@ def _table2(doc, recs, access, compact=False):
     if not sizes:
         return
     rows = []
-    for kind in ("tree-index", "tree-iter", "tree-seg"):
+    for kind in KIND_LABEL:
         for b in _backings(recs, "scan"):
             dens = [f"array-{b}"] + ([] if b == "4k" else ["array-4k"])
             for den in dens:
@@ -166,7 +176,7 @@ def _table2(doc, recs, access, compact=False):
                 if any(c != "-" for c in cells):
                     same = "same backing" if den == f"array-{b}" else "vs 4 KiB array"
                     rows.append([f"{KIND_LABEL[kind]} {kind}-{b} / {den} ({same})"] + cells)
-    for flavour in ("naive", "iterator"):
+    for flavour in ("naive", "iterator") if access in ("linear", "strided") else ():
         theirs = seeds.table2_row(access, flavour)
         if compact and not set(theirs) & set(sizes):
             continue
@@ -174,7 +184,7 @@ def _table2(doc, recs, access, compact=False):
                     [f"{theirs[s]:.2f}x" if s in theirs else "" for s in sizes])
     doc.table([f"{access} scan"] + [format_size(s) for s in sizes], rows)
     missing = [s for s in seeds.TABLE2_SIZES if s not in sizes]
-    if missing and not compact:
+    if missing and not compact and access in ("linear", "strided"):
         doc.p("Seed paper sizes not measured here (theirs): " + "; ".join(
             f"{format_size(s)}: naive {seeds.table2_row(access, 'naive')[s]:.2f}x, "
             f"iterator {seeds.table2_row(access, 'iterator')[s]:.2f}x" for s in missing))

@@ -31,8 +31,9 @@
 #include <vector>
 
 #include "physmem/backing.hpp"
-#include "physmem/counters.hpp"
+#include "common/counters.hpp"
 #include "physmem/fixed_depth.hpp"
+#include "core/parse.hpp"
 #include "physmem/options.hpp"
 #include "physmem/pool.hpp"
 #include "physmem/region.hpp"

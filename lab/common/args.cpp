@@ -13,7 +13,22 @@ namespace lab {
 
 namespace {
 
-constexpr std::string_view kKindNames[] = {"array", "tree-index", "tree-iter", "tree-seg", "malloc", "pool"};
+// Every kind, in the order of enum Kind: its name, what it means, and the 1 GiB pages it maps
+// beside the data (a tree's inner blocks and a pool's block table are mappings of their own).
+constexpr KindInfo kKinds[] = {
+    {"array", "the data in one flat mapping (an SoA layout's columns share it)", 0},
+    {"tree-index", "the data in a tree of --block-size blocks; each access walks the index from the root", 1},
+    {"tree-iter", "the data in a tree of blocks, visited by an iterator that keeps its path", 1},
+    {"tree-seg", "the data in a tree of blocks, processed one leaf (a contiguous segment) at a time", 1},
+    {"malloc", "objects from the C heap (malloc/new) of the allocator in use", 1},
+    {"pool", "objects in the blocks of a physmem BlockPool", 1},
+    {"contiguous", "the measured thread runs the normal build on one contiguous stack", 0},
+    {"split", "the -fsplit-stack build on a small thread stack; more stack in segments libgcc maps", 0},
+    {"split-pool", "the -fsplit-stack build; each segment one --block-size block of a physmem BlockPool", 1},
+};
+
+constexpr physmem::Backing kBackings[] = {physmem::Backing::page_4k, physmem::Backing::thp,
+                                          physmem::Backing::page_2m, physmem::Backing::page_1g};
 
 std::string usage(const ProgramSpec& spec) {
     std::string u = "usage: ";
@@ -21,9 +36,10 @@ std::string usage(const ProgramSpec& spec) {
     u += " --variant KIND-BACKING --size BYTES [--block-size B] [--reps R] [--warmup W]\n"
          "       [--min-rep-ms MS] [--seed S] [--aslr on|off] [--layout-seed S] [--param KEY=VALUE]...\n       ";
     u += spec.name;
-    u += " --probe | --list | --help\n  kinds:";
-    for (Kind k : spec.kinds) u.append(" ").append(to_string(k));
-    u += "; backings: 4k thp 2m 1g\n";
+    u += " --probe | --list | --help\n  variants:";
+    for (Kind k : spec.kinds)
+        for (physmem::Backing b : spec.backings(k)) u.append(" ").append(to_string(k)).append("-").append(physmem::to_string(b));
+    u += "\n";
     for (const ParamSpec& p : spec.params)
         u.append("  --param ").append(p.name).append("=... ").append(p.help).append(" (default ").append(p.default_value).append(")\n");
     return u;
@@ -54,13 +70,16 @@ void parse_variant(const ProgramSpec& spec, std::string_view v, Settings& s) {
     auto dash = v.rfind('-');
     if (dash == std::string_view::npos) usage_error(spec, "--variant: '" + std::string(v) + "' is not KIND-BACKING");
     std::string_view kind = v.substr(0, dash), backing = v.substr(dash + 1);
-    auto it = std::find(std::begin(kKindNames), std::end(kKindNames), kind);
+    auto it = std::find_if(std::begin(kKinds), std::end(kKinds), [&](const KindInfo& k) { return k.name == kind; });
     auto b = physmem::parse_backing(backing);
-    if (it == std::end(kKindNames) || !b || *b == physmem::Backing::best)
+    if (it == std::end(kKinds) || !b || *b == physmem::Backing::best)
         usage_error(spec, "--variant: '" + std::string(v) + "' is not KIND-BACKING with BACKING one of 4k thp 2m 1g");
-    s.kind = static_cast<Kind>(it - std::begin(kKindNames));
+    s.kind = static_cast<Kind>(it - std::begin(kKinds));
     if (std::find(spec.kinds.begin(), spec.kinds.end(), s.kind) == spec.kinds.end())
         usage_error(spec, "--variant: kind '" + std::string(kind) + "' is not measured by " + spec.experiment);
+    auto on = spec.backings(s.kind);
+    if (std::find(on.begin(), on.end(), *b) == on.end())
+        usage_error(spec, "--variant: kind '" + std::string(kind) + "' is not measured on " + std::string(backing) + " by " + spec.experiment);
     s.backing = *b;
     s.variant = v;
 }
@@ -79,7 +98,25 @@ void parse_param(const ProgramSpec& spec, std::string_view kv, Settings& s) {
 
 }  // namespace
 
-std::string_view to_string(Kind k) noexcept { return kKindNames[static_cast<int>(k)]; }
+std::string_view to_string(Kind k) noexcept { return kKinds[static_cast<int>(k)].name; }
+
+const KindInfo& info(Kind k) noexcept { return kKinds[static_cast<int>(k)]; }
+
+std::string_view backing_meaning(physmem::Backing b) noexcept {
+    switch (b) {
+        case physmem::Backing::page_4k: return "4 KiB pages; transparent huge pages refused (MADV_NOHUGEPAGE)";
+        case physmem::Backing::thp: return "transparent huge pages asked for (MADV_HUGEPAGE, 2 MiB aligned); the kernel decides";
+        case physmem::Backing::page_2m: return "2 MiB hugetlb pages from the reserved pool (MAP_HUGETLB)";
+        case physmem::Backing::page_1g: return "1 GiB hugetlb pages from the reserved pool (MAP_HUGETLB)";
+        default: return "";
+    }
+}
+
+std::vector<physmem::Backing> ProgramSpec::backings(Kind k) const {
+    for (const auto& [kind, on] : only_backings)
+        if (kind == k) return on;
+    return {std::begin(kBackings), std::end(kBackings)};
+}
 
 void usage_error(const ProgramSpec& spec, const std::string& why) {
     std::fprintf(stderr, "%s: %s\n%s", spec.name.c_str(), why.c_str(), usage(spec).c_str());

@@ -1,4 +1,5 @@
 // lab/common/run.cpp — an experiment program's life: parse, probe/list or run, print.
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <new>
@@ -30,20 +31,34 @@ Json probe(const ProgramSpec& spec) {
     for (auto [name, size] : {std::pair{"2m", std::size_t{2} << 20}, std::pair{"1g", std::size_t{1} << 30}}) {
         auto h = physmem::huge_page_counts(size);
         huge[name] = Json{{"supported", h.supported}, {"total", h.total}, {"free", h.free},
-                          {"available", physmem::available_huge_pages(size)}};
+                          {"reserved", h.reserved}, {"available", physmem::available_huge_pages(size)}};
     }
     return Json{{"schema", "physmem.lab.probe/1"}, {"program", spec.name}, {"counters", counters},
                 {"hugepages", huge}, {"flags", PHYSMEM_LAB_FLAGS}};
 }
 
-// --list: what the program accepts.
+// --list: what the program accepts, axis by axis: the variants (each a kind on a backing),
+// what each kind and backing means, and the params with their defaults and meaning.
 Json list(const ProgramSpec& spec) {
-    Json kinds = Json::array(), params = Json::array();
-    for (Kind k : spec.kinds) kinds.push_back(to_string(k));
+    Json kinds = Json::array(), kind_axis = Json::array(), backing_axis = Json::array(), variants = Json::array();
+    Json backings = Json::array(), params = Json::array();
+    for (Kind k : spec.kinds) {
+        const KindInfo& ki = info(k);
+        kinds.push_back(ki.name);
+        kind_axis.push_back(Json{{"name", ki.name}, {"meaning", ki.meaning}, {"extra_1g_pages", ki.extra_1g_pages}});
+        for (physmem::Backing b : spec.backings(k)) {
+            std::string bn(physmem::to_string(b));
+            variants.push_back(Json{{"name", std::string(ki.name) + "-" + bn}, {"kind", ki.name}, {"backing", bn}});
+            if (std::find(backings.begin(), backings.end(), bn) == backings.end()) backings.push_back(bn);
+        }
+    }
+    for (const Json& b : backings)
+        backing_axis.push_back(Json{{"name", b}, {"meaning", backing_meaning(*physmem::parse_backing(b.get<std::string>()))}});
     for (const ParamSpec& p : spec.params)
         params.push_back(Json{{"name", p.name}, {"default", p.default_value}, {"choices", p.choices}, {"help", p.help}});
-    return Json{{"schema", "physmem.lab.list/1"}, {"program", spec.name},     {"experiment", spec.experiment},
-                {"unit", spec.unit},              {"kinds", kinds},           {"backings", {"4k", "thp", "2m", "1g"}},
+    return Json{{"schema", "physmem.lab.list/1"}, {"program", spec.name},   {"experiment", spec.experiment},
+                {"unit", spec.unit},              {"kinds", kinds},         {"backings", backings},
+                {"variants", variants},           {"axes", Json{{"kind", kind_axis}, {"backing", backing_axis}}},
                 {"default_block_size", spec.default_block_size}, {"params", params}};
 }
 

@@ -11,17 +11,32 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "physmem/backing.hpp"
 
 namespace lab {
 
-// How the measured data is laid out: see PROTOCOL.md, "--variant".
-enum class Kind { array, tree_index, tree_iter, tree_seg, malloc, pool };
+// How the measured data is laid out: see PROTOCOL.md, "--variant". The stack program's
+// kinds say where the measured thread's stack lives (contiguous, split into libgcc's
+// segments, split into BlockPool blocks).
+enum class Kind { array, tree_index, tree_iter, tree_seg, malloc, pool, contiguous, split, split_pool };
 
-// "array", "tree-index", "tree-iter", "tree-seg", "malloc", "pool".
+// "array", "tree-index", "tree-iter", "tree-seg", "malloc", "pool", "contiguous", "split",
+// "split-pool".
 std::string_view to_string(Kind k) noexcept;
+
+// What a kind means and what it maps, as --list declares it (args.cpp's one table).
+struct KindInfo {
+    std::string_view name;
+    std::string_view meaning;
+    int extra_1g_pages;  // 1 GiB pages mapped beside the data on backing 1g (tree inner blocks, ...)
+};
+const KindInfo& info(Kind k) noexcept;
+
+// What a backing asks the kernel for, as --list declares it.
+std::string_view backing_meaning(physmem::Backing b) noexcept;
 
 // One program-specific parameter: --param name=value, with its default and the values
 // it accepts ("" in `choices` accepts any value the program parses itself).
@@ -40,6 +55,11 @@ struct ProgramSpec {
     std::vector<Kind> kinds;
     std::size_t default_block_size = 64 << 10;
     std::vector<ParamSpec> params;
+    // Kinds measured on some backings only (kinds not named here: 4k thp 2m 1g).
+    std::vector<std::pair<Kind, std::vector<physmem::Backing>>> only_backings = {};
+
+    // The backings `k` is measured on.
+    std::vector<physmem::Backing> backings(Kind k) const;
 };
 
 struct Settings {
@@ -62,6 +82,8 @@ struct Settings {
     bool is_tree() const noexcept {
         return kind == Kind::tree_index || kind == Kind::tree_iter || kind == Kind::tree_seg;
     }
+    // Whether the data (or stack) comes in blocks of --block-size (pool kinds).
+    bool is_pool() const noexcept { return kind == Kind::pool || kind == Kind::split_pool; }
 };
 
 // What the command line asked for.

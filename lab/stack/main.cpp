@@ -1,16 +1,19 @@
 // lab/stack/main.cpp — seeds 000/001: what split stacks cost, and that a deep recursion
 // runs on a 32 KiB stack when its frames may live in segments.
 //
-//   physmem_lab_stack --variant malloc-4k --size 100000 --param kernel=deepsum
+//   physmem_lab_stack --variant split-4k --size 100000 --param kernel=deepsum
 //
-// Variants (where the measured thread's stack lives; one variable at a time):
-//   array-4k   normal build on one contiguous thread stack (8 MiB, or 1 KiB per frame
-//              + 1 MiB for deepsum) — the status quo
-//   malloc-4k  split build (-fsplit-stack) on a thread of --param thread_stack bytes
-//              (32 KiB); more stack comes in segments libgcc maps with mmap. --param
-//              segment=S (a power of two) makes S libgcc's minimum segment size
-//   pool-B     the same, segments taken from a physmem BlockPool of --block-size blocks
-//              (default 64 KiB) on backing B; the minimum segment is the block size
+// Variants (where the measured thread's stack lives; one variable at a time; --list says
+// the same). Older result files name the three kinds array, malloc and pool; records of
+// contiguous-4k, split-4k and split-pool-B compare with those of array-4k, malloc-4k and
+// pool-B of older result files (same program, same measurement):
+//   contiguous-4k  normal build on one contiguous thread stack (8 MiB, or 1 KiB per frame
+//                  + 1 MiB for deepsum) — the status quo
+//   split-4k       split build (-fsplit-stack) on a thread of --param thread_stack bytes
+//                  (32 KiB); more stack comes in segments libgcc maps with mmap. --param
+//                  segment=S (a power of two) makes S libgcc's minimum segment size
+//   split-pool-B   the same, segments taken from a physmem BlockPool of --block-size
+//                  blocks (default 64 KiB) on backing B; the minimum segment is the block
 //   --param signals=noblock: libgcc does not block signals around switches (split only)
 // --size is the problem size: fib's n, deepsum's depth in frames, the bytes of scan's
 // 32-bit ints, the bytes of blackscholes' options (28 bytes each, SoA arrays).
@@ -22,11 +25,13 @@
 // which a shared machine's drift between two processes does not bias.
 // Recorded under "stack": segments mapped or served (exact, from the wrappers of
 // segments.hpp) and the segment list walked on the thread, the normal build's bytes per
-// deepsum frame, and for array-4k deepsum the deepest recursion a 32 KiB normal stack
+// deepsum frame, and for contiguous-4k deepsum the deepest recursion a 32 KiB normal stack
 // holds, found in child processes (a crash there does not stop this one).
 // Verified: fib and deepsum against closed forms, scan against the sum of the values
 // written, blackscholes against scalar prices from the normal build.
+#include <sys/auxv.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -53,12 +58,13 @@ const lab::ProgramSpec kSpec{
     .name = "physmem_lab_stack",
     .experiment = "stack",
     .unit = "call",
-    .kinds = {lab::Kind::array, lab::Kind::malloc, lab::Kind::pool},
+    .kinds = {lab::Kind::contiguous, lab::Kind::split, lab::Kind::split_pool},
     .default_block_size = 64 << 10,
     .params = {{"kernel", "fib", {"fib", "deepsum", "scan", "blackscholes"}, "what runs on the measured thread"},
-               {"segment", "libgcc", {}, "malloc: libgcc's minimum segment size, 'libgcc' or a power of two >= 4K"},
+               {"segment", "libgcc", {}, "split: libgcc's minimum segment size, 'libgcc' or a power of two >= 4K"},
                {"signals", "block", {"block", "noblock"}, "split: libgcc blocks signals around a switch, or not"},
                {"thread_stack", "32K", {}, "split: the measured thread's initial stack"}},
+    .only_backings = {{lab::Kind::contiguous, {physmem::Backing::page_4k}}, {lab::Kind::split, {physmem::Backing::page_4k}}},
 };
 
 constexpr std::size_t kSmallStack = 32 << 10;
@@ -94,8 +100,8 @@ std::size_t problem_size(const lab::Settings& s, Kernel k) {
 }
 
 std::size_t segment_param(const lab::Settings& s) {
-    if (s.kind == lab::Kind::pool) return s.block_size;
-    if (s.kind != lab::Kind::malloc || s.param("segment") == "libgcc") return 0;
+    if (s.kind == lab::Kind::split_pool) return s.block_size;
+    if (s.kind != lab::Kind::split || s.param("segment") == "libgcc") return 0;
     auto n = physmem::parse_size(s.param("segment"));
     if (!n || *n < 4096 || *n > (std::size_t{1} << 30) || (*n & (*n - 1)))
         lab::usage_error(kSpec, "--param segment: 'libgcc' or a power of two in [4K, 1G]");
@@ -103,11 +109,9 @@ std::size_t segment_param(const lab::Settings& s) {
 }
 
 Plan make_plan(const lab::Settings& s) {
-    if (s.kind != lab::Kind::pool && s.backing != physmem::Backing::page_4k)
-        lab::usage_error(kSpec, "--variant: array and malloc stacks are on 4k pages here (array-4k, malloc-4k)");
     Plan p;
     p.kernel = parse_kernel(s.param("kernel"));
-    p.split = s.kind != lab::Kind::array;
+    p.split = s.kind != lab::Kind::contiguous;
     p.n = problem_size(s, p.kernel);
     p.min_segment = segment_param(s);
     p.block_signals = s.param("signals") == "block";
@@ -309,12 +313,21 @@ void measure_first_use(lab::Context& ctx, const Plan& p, const Inputs& in, lab::
 void record_params(lab::Context& ctx, const Plan& p) {
     ctx.set_param("thread_stack", std::to_string(p.thread_stack));
     if (!p.split) ctx.set_param("segment", "none"), ctx.set_param("signals", "none");
-    if (ctx.settings().kind == lab::Kind::pool) ctx.set_param("segment", "block");
+    if (ctx.settings().kind == lab::Kind::split_pool) ctx.set_param("segment", "block");
+}
+
+// What the running CPU makes libgcc's minimum segment (segments.hpp): the kernel's minimum
+// signal frame (AT_MINSIGSTKSZ, from the xsave size; 0 when the kernel does not say), the
+// sysconf(_SC_SIGSTKSZ) glibc gives as MINSIGSTKSZ, and the segment that makes.
+lab::Json signal_stack() {
+    long sig = sysconf(_SC_SIGSTKSZ), page = sysconf(_SC_PAGESIZE);  // getpagesize is wrapped here
+    long seg = sig > 0 ? (sig + 56 + page - 1) / page * page : 0;
+    return {{"at_minsigstksz", getauxval(AT_MINSIGSTKSZ)}, {"sc_sigstksz", sig}, {"libgcc_min_segment_bytes", seg}};
 }
 
 const char* source_of(const lab::Settings& s) {
-    if (s.kind == lab::Kind::array) return "contiguous thread stack";
-    return s.kind == lab::Kind::malloc ? "libgcc mmap" : "physmem BlockPool";
+    if (s.kind == lab::Kind::contiguous) return "contiguous thread stack";
+    return s.kind == lab::Kind::split ? "libgcc mmap" : "physmem BlockPool";
 }
 
 void body(lab::Context& ctx) {
@@ -324,11 +337,12 @@ void body(lab::Context& ctx) {
     lab::Json st{{"build", p.split ? "split" : "normal"}, {"kernel", s.param("kernel")},
                  {"thread_stack_bytes", p.thread_stack}, {"segment_source", source_of(s)},
                  {"min_segment_bytes", p.split ? lab::Json(p.min_segment) : lab::Json()},
-                 {"signals_blocked", p.split ? lab::Json(p.block_signals) : lab::Json()}};
+                 {"signals_blocked", p.split ? lab::Json(p.block_signals) : lab::Json()},
+                 {"signal_stack", signal_stack()}};
     if (!p.split && p.kernel == Kernel::deepsum) st["normal_32k"] = probe_small_normal_stack(p.n);
     Inputs in = make_inputs(ctx, p);
     std::vector<void*> blocks;
-    if (s.kind == lab::Kind::pool) blocks = pool_blocks(ctx, p), segments::serve_from(blocks, s.block_size);
+    if (s.kind == lab::Kind::split_pool) blocks = pool_blocks(ctx, p), segments::serve_from(blocks, s.block_size);
     ctx.set_elements(p.n);
     record_params(ctx, p);
     if (p.kernel == Kernel::scan) ctx.set_field("unit", "element");

@@ -6,8 +6,10 @@
 // non-split callees). If the thread's next segment exists and is big enough it is
 // reused; otherwise allocate_segment maps a new one:
 //   size = max(page, round_up(MINSIGSTKSZ + 56, page), round_up(request + 56, page))
-// (56 = the segment header; MINSIGSTKSZ is sysconf(_SC_SIGSTKSZ) with glibc >= 2.34,
-// 13504 on this AVX-512 machine, hence 16 KiB segments), with mmap issued through
+// (56 = the segment header; MINSIGSTKSZ is sysconf(_SC_SIGSTKSZ) with glibc >= 2.34: four
+// times the kernel's AT_MINSIGSTKSZ, the running CPU's signal frame, which grows with its
+// xsave area, e.g. AVX-512 state; the record's stack.signal_stack says what this CPU gives
+// and the segment it makes), with mmap issued through
 // syscall(SYS_mmap, ...). Segments are kept when a function returns and unmapped
 // (syscall(SYS_munmap, ...)) only when the thread exits. `page` is getpagesize(), read
 // once at start-up (__morestack_load_mmap, a constructor). Signals are blocked and

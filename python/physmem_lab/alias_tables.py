@@ -8,6 +8,8 @@ Programs (lab/experiments/dgemv.cpp, low12.cpp; lab/PROTOCOL.md):
 - ``low12``: one record per allocator (``params.alloc``, ``allocator`` = the malloc that
   actually served); ``sizes`` a list of ``{size, low12, pair_shares, distinct}``.
 
+Payload contracts: lab/schema/payloads/{dgemv,low12}.schema.json, checked with every record.
+
 Interface for suite_alias.py: :data:`ROWS`, :func:`pass_s` (None for programs not
 here), :func:`report` (doc, recs, results, out_dir) and :func:`goals` (recs).
 Contract: every number shown comes from the records; the seed's figures are labelled
@@ -18,7 +20,8 @@ from pathlib import Path
 from typing import List, Optional
 
 from .analysis import Goal, Item, Scalar
-from .suitedef import K, M, Point, Row
+from .suitedef import K, M, Point, Row, Variant
+from .plots import plt, save
 from .units import format_size
 
 DGEMV, LOW12 = "dgemv", "low12"
@@ -28,9 +31,9 @@ LARGE = 64 * K          # physmem's large objects start above 60 KiB (physmem.h)
 SPIKE = 1.2             # an offset is a spike when its time is >= 1.2x the sweep's median
 
 ROWS = (
-    Row(LOW12, ("malloc-4k",), params=tuple({"alloc": a} for a in ALLOCATORS),
+    Row(LOW12, (Variant("malloc", "4k"),), params=tuple({"alloc": a} for a in ALLOCATORS),
         sizes={"tiny": (1 * M,), "default": (8 * M,), "full": (8 * M,)}, priority=0),
-    Row(DGEMV, ("array-4k",), params=tuple({"blas": b} for b in BLASES),
+    Row(DGEMV, (Variant("array", "4k"),), params=tuple({"blas": b} for b in BLASES),
         sizes={"tiny": (512 * K,), "default": (8 * M,), "full": (8 * M,)}),
 )
 
@@ -115,7 +118,6 @@ def _dgemv_section(doc, recs, out_dir, plots):
 
 
 def _dgemv_plot(recs, out_dir) -> Path:
-    from .plots import plt, save
     fig, ax = plt.subplots(figsize=(9, 4), dpi=100)
     for r in _recs(recs, DGEMV):
         sw = r["sweep"]
@@ -180,7 +182,6 @@ def report(doc, recs, results, out_dir):
 
 class Count(Scalar):
     """A goal item that is a count of failures (met at 0): value = the count."""
-
     def __init__(self, count: int, total: int, what: str):
         super().__init__({}, {})
         self.count, self.total, self.what = count, total, what

@@ -1,19 +1,19 @@
 """From records to the numbers a report shows: lookups, ratios with spread, goals.
 
-Contract: every number here is computed from records of a result file; nothing is
-hard-coded except the goal thresholds (:data:`GOALS`). A ratio carries its range
-(best and worst case from the repetitions' min and max) and the reasons to distrust it.
+Generic: nothing here knows a suite. :class:`Records` looks records up (the params that
+split an experiment's tables, its *dimensions*, come from the suites); :class:`Ratio`
+carries its range (best and worst case from the repetitions' min and max) and the reasons
+to distrust it; :class:`Goal` judges items against thresholds the suites set
+(``suite_<name>.goals``). Every number is computed from records of a result file.
 """
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 from .load import contended
 from .units import format_size
 
-G = 1 << 30
 SPREAD_WARN = 0.10       # pyperf-style: warn at a relative spread of 10% or more
 MIN_REPS = 5
-DIMENSION = {"scan": "access", "blackscholes": "layout"}   # params that split a table
 
 
 def timing(rec: dict, phase: Optional[str] = None) -> dict:
@@ -38,15 +38,17 @@ def timed_faults(rec: dict) -> float:
 
 
 class Records:
-    """Records of one result file, looked up by experiment, variant, size and dimension."""
+    """Records of one result file, looked up by experiment, variant, size and dimension
+    (``dimensions``: experiment -> the param that splits its tables)."""
 
-    def __init__(self, results: dict):
+    def __init__(self, results: dict, dimensions: Optional[Dict[str, str]] = None):
         self.results = results
         self.all = results.get("records", [])
+        self.dimensions = dict(dimensions or {})
 
     def find(self, exp, variant, size=None, dim=None, block_size=None):
         """Records matching; the first one when ``size`` is given (None if absent)."""
-        key = DIMENSION.get(exp)
+        key = self.dimensions.get(exp)
         out = []
         for r in self.all:
             if r["experiment"] != exp or r["variant"] != variant:
@@ -62,10 +64,10 @@ class Records:
 
     def sizes(self, exp, dim=None) -> List[int]:
         return sorted({r["size_bytes"] for r in self.all if r["experiment"] == exp and
-                       (dim is None or str(r["params"].get(DIMENSION.get(exp, ""))) == dim)})
+                       (dim is None or str(r["params"].get(self.dimensions.get(exp, ""))) == dim)})
 
     def dims(self, exp) -> List[str]:
-        key = DIMENSION.get(exp)
+        key = self.dimensions.get(exp)
         if not key:
             return [None]
         return sorted({str(r["params"].get(key)) for r in self.all if r["experiment"] == exp})
@@ -167,7 +169,7 @@ class Item:
 
 @dataclass
 class Goal:
-    number: object          # 1..5 for the lab's goals; "<suite>-N" for other suites
+    number: object          # the suite's numbering: 1..5 for the lab's, "<suite>-N" for others
     title: str
     items: List[Item] = field(default_factory=list)
     notes: List[str] = field(default_factory=list)      # measured but not judged (e.g. insert)
@@ -212,119 +214,14 @@ class Goal:
         return out
 
 
-GOALS = {
-    1: "tree-seg and tree-iter linear scan <= 1.00x the array on the same backing (largest size)",
-    2: "strided tree-iter and tree-seg on 1g <= 0.80x array-4k at >= 1 GiB",
-    3: "GUPS tree-index-1g <= 0.60x array-4k and <= 1.15x array-1g at >= 1 GiB",
-    4: "red-black tree pool-1g <= 0.50x malloc-4k (traversal; insert noted)",
-    5: "blackscholes tree (per leaf) <= 1.00x the array on the same backing (largest size)",
-}
-
-
-def _largest_common(recs, exp, a, b, dim=None):
-    both = [s for s in recs.sizes(exp, dim) if recs.find(exp, a, s, dim) and recs.find(exp, b, s, dim)]
-    return max(both) if both else None
-
-
-def _missing(goal, recs, exp, variants, size=None):
-    for v in variants:
-        why = recs.skipped_reason(exp, v, size)
-        if why:
-            goal.missing.append(why)
-
-
-def goal1(recs):
-    g = Goal(1, GOALS[1])
-    for b in ("4k", "thp", "2m", "1g"):
-        for k in ("tree-seg", "tree-iter"):
-            s = _largest_common(recs, "scan", f"{k}-{b}", f"array-{b}", "linear")
-            if s:
-                g.items.append(Item(f"linear {k}-{b} / array-{b} at {format_size(s)}",
-                                    ratio(recs, "scan", f"{k}-{b}", f"array-{b}", s, "linear"), 1.0))
-    if not g.items:
-        _missing(g, recs, "scan", ["tree-seg-4k", "array-4k"])
-    return g
-
-
-def goal2(recs):
-    g = Goal(2, GOALS[2])
-    for k in ("tree-iter", "tree-seg"):
-        for s in recs.sizes("scan", "strided"):
-            r = ratio(recs, "scan", f"{k}-1g", "array-4k", s, "strided") if s >= G else None
-            if r:
-                g.items.append(Item(f"strided {k}-1g / array-4k at {format_size(s)}", r, 0.8))
-    if not g.items:
-        if not [s for s in recs.sizes("scan", "strided") if s >= G]:
-            g.missing.append("no strided scan at >= 1 GiB in these results")
-        _missing(g, recs, "scan", ["tree-iter-1g", "tree-seg-1g"], None)
-    return g
-
-
-def goal3(recs):
-    g = Goal(3, GOALS[3])
-    for s in [s for s in recs.sizes("gups") if s >= G]:
-        for den, target in (("array-4k", 0.6), ("array-1g", 1.15)):
-            r = ratio(recs, "gups", "tree-index-1g", den, s)
-            if r:
-                g.items.append(Item(f"gups tree-index-1g / {den} at {format_size(s)}", r, target))
-    if not g.items:
-        if not [s for s in recs.sizes("gups") if s >= G]:
-            g.missing.append("no gups point at >= 1 GiB in these results")
-        _missing(g, recs, "gups", ["tree-index-1g", "array-1g"])
-    caps = {r["params"].get("updates") for r in recs.find("gups", "tree-index-1g")}
-    if caps:
-        g.notes.append("updates per pass: " + ", ".join(sorted(str(c) for c in caps)))
-    return g
-
-
-def goal4(recs):
-    g = Goal(4, GOALS[4])
-    s = _largest_common(recs, "rbtree", "pool-1g", "malloc-4k")
-    if s:
-        g.items.append(Item(f"rbtree traversal pool-1g / malloc-4k at {format_size(s)}",
-                            ratio(recs, "rbtree", "pool-1g", "malloc-4k", s), 0.5))
-        ins = ratio(recs, "rbtree", "pool-1g", "malloc-4k", s, phase="insert")
-        if ins:
-            g.notes.append(f"insert phase pool-1g / malloc-4k at {format_size(s)}: {ins.cell()}")
-    else:
-        _missing(g, recs, "rbtree", ["pool-1g", "malloc-4k"])
-    return g
-
-
-def goal5(recs):
-    g = Goal(5, GOALS[5])
-    for layout in recs.dims("blackscholes"):
-        for b in ("4k", "thp", "2m", "1g"):
-            s = _largest_common(recs, "blackscholes", f"tree-seg-{b}", f"array-{b}", layout)
-            if s:
-                g.items.append(Item(f"blackscholes {layout} tree-seg-{b} / array-{b} at {format_size(s)}",
-                                    ratio(recs, "blackscholes", f"tree-seg-{b}", f"array-{b}", s, layout), 1.0))
-    if not g.items:
-        _missing(g, recs, "blackscholes", ["tree-seg-4k", "array-4k"])
-    return g
-
-
-def goals(results: dict) -> List[Goal]:
-    """The lab's goals, then each other suite's (when it has records in ``results``)."""
-    from .suites import registry
-    recs = Records(results)
+def warnings(results: dict, dimensions: Optional[Dict[str, str]] = None) -> List[str]:
+    """pyperf-style warnings: high spread, too few repetitions, fallbacks, failures
+    (``dimensions`` as in :class:`Records`: the params named in a point's label)."""
     out = []
-    have = {r["experiment"] for r in recs.all}
-    for name, sd in registry().items():
-        if name == "lab":
-            if have & set(sd.experiments) or not have:
-                out += [goal1(recs), goal2(recs), goal3(recs), goal4(recs), goal5(recs)]
-        elif sd.goals and have & set(sd.experiments):
-            out += sd.goals(recs)
-    return out
-
-
-def warnings(results: dict) -> List[str]:
-    """pyperf-style warnings: high spread, too few repetitions, fallbacks, failures."""
-    out = []
+    dims = dimensions or {}
     for r in results.get("records", []):
         label = f"{r['experiment']} {r['variant']} {format_size(r['size_bytes'])} " + " ".join(
-            f"{k}={v}" for k, v in sorted(r["params"].items()) if k in ("access", "layout"))
+            f"{k}={v}" for k, v in sorted(r["params"].items()) if k == dims.get(r["experiment"]))
         if r["rel_spread"] >= SPREAD_WARN:
             out.append(f"{label.strip()}: spread {r['rel_spread']:.0%} >= 10%; the median may be unstable")
         if r["reps"] < MIN_REPS:

@@ -9,8 +9,14 @@ import shlex
 import sys
 from pathlib import Path
 
-from . import __version__
+from . import __version__, machine, programs, suites
+from .compare import compare, format_comparison
+from .doctor import diagnose
 from .paths import default_bin_dir
+from .report import headline, write_report
+from .results import load_results
+from .runner import Bench
+from .schema import SchemaError
 
 
 def _err(msg: str) -> int:
@@ -19,24 +25,25 @@ def _err(msg: str) -> int:
 
 
 def cmd_bench(args) -> int:
-    from . import machine, suites
-    from .runner import Bench
     suite = "full" if args.full else args.suite
     only = [e.strip() for e in args.only.split(",") if e.strip()] if args.only else None
     known = {e for sd in suites.registry().values() for e in sd.experiments}
     if only and set(only) - known:
         return _err(f"--only: unknown experiment(s) {', '.join(sorted(set(only) - known))} "
                     f"(known: {', '.join(sorted(known))})")
-    mem = machine.meminfo().get("MemAvailable")
+    facts = machine.collect()        # what the plan may depend on (memory, cores)
+    catalog = programs.Catalog(args.bin_dir)
     try:
         pl = suites.plan(suite, only=only, reps=args.reps, official=args.official,
-                         mem_available=mem, scale=args.scale, rounds=args.rounds)
+                         mem_available=facts.get("mem_available_bytes"), scale=args.scale,
+                         rounds=args.rounds, catalog=catalog, machine=facts)
     except ValueError as e:
         return _err(f"--suite: {e}")
     command = "physmem " + " ".join(shlex.quote(a) for a in args.argv)
     bench = Bench(pl, Path(args.bin_dir), Path(args.output), command,
                   reserve=not args.no_reserve, aslr=args.aslr,
-                  layout_random=args.layout_random, order_seed=args.order_seed)
+                  layout_random=args.layout_random, order_seed=args.order_seed,
+                  catalog=catalog)
     try:
         results = bench.run()
     except KeyboardInterrupt:
@@ -45,7 +52,6 @@ def cmd_bench(args) -> int:
     print(f"physmem: results in {args.output}: {len(results['records'])} records, "
           f"{len(results['skipped'])} skipped, {len(results['errors'])} errors", file=sys.stderr)
     if args.report:
-        from .report import write_report, headline
         paths = write_report(results, Path(args.report), source=args.output)
         print(headline(results))
         print(f"physmem: report in {paths['md']} and {paths['html']}", file=sys.stderr)
@@ -59,9 +65,6 @@ def cmd_bench(args) -> int:
 
 
 def cmd_report(args) -> int:
-    from .report import headline, write_report
-    from .results import load_results
-    from .schema import SchemaError
     try:
         results = load_results(args.results)
     except (OSError, ValueError, SchemaError) as e:
@@ -74,9 +77,6 @@ def cmd_report(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from .compare import compare, format_comparison
-    from .results import load_results
-    from .schema import SchemaError
     try:
         a, b = load_results(args.a), load_results(args.b)
     except (OSError, ValueError, SchemaError) as e:
@@ -86,7 +86,6 @@ def cmd_compare(args) -> int:
 
 
 def cmd_doctor(args) -> int:
-    from .doctor import diagnose
     print(diagnose(Path(args.bin_dir)))
     return 0
 

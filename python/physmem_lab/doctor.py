@@ -13,7 +13,7 @@ G = 1 << 30
 def _probe(bin_dir):
     """(probe dict or None, built experiments, missing experiments)."""
     built, missing, probe = [], [], None
-    for exp in dict.fromkeys(r.experiment for r in suites.TABLE):
+    for exp in dict.fromkeys(e for sd in suites.registry().values() for e in sd.experiments):
         try:
             path = programs.find(bin_dir, exp)
         except programs.ProgramMissing:
@@ -33,7 +33,8 @@ def diagnose(bin_dir) -> str:
     m = machine.collect(probe)
     mem = machine.meminfo()
     need = suites.reservation_pages(
-        suites.plan("default", mem_available=mem.get("MemAvailable")).pages_1g_needed(),
+        suites.plan("default", mem_available=mem.get("MemAvailable"),
+                    catalog=programs.Catalog(bin_dir)).pages_1g_needed(),
         mem.get("MemAvailable"))
     out, todo = ["physmem doctor: what this machine offers the lab"], []
     out += [f"  {line}" for line in machine.summary_lines(m)]

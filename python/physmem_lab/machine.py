@@ -57,7 +57,8 @@ def hugepages() -> dict:
 
 
 def cpu() -> dict:
-    """CPU model, logical cores and whether it has 1 GiB pages (pdpe1gb)."""
+    """CPU model, logical cores (all, and those available to the run) and whether it has
+    1 GiB pages (pdpe1gb)."""
     model, flags = "unknown", ""
     for line in read("/proc/cpuinfo", "").splitlines():
         key, _, val = line.partition(":")
@@ -65,8 +66,16 @@ def cpu() -> dict:
             model = val.strip()
         elif key.strip() == "flags" and not flags:
             flags = val
-    return {"model": model, "cores": os.cpu_count(), "pdpe1gb": "pdpe1gb" in flags.split(),
-            "hypervisor": "hypervisor" in flags.split()}
+    return {"model": model, "cores": os.cpu_count(), "cores_available": cores_available(),
+            "pdpe1gb": "pdpe1gb" in flags.split(), "hypervisor": "hypervisor" in flags.split()}
+
+
+def cores_available() -> int:
+    """CPUs this process (and the programs it starts) may run on: its affinity mask."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
 
 
 def governor(is_vm: bool) -> str:
@@ -89,16 +98,18 @@ def git_commit() -> str:
 
 
 def collect(probe=None, programs=None) -> dict:
-    """The machine record. ``probe``: one program's ``--probe`` output (counters);
+    """The machine record. ``probe``: one program's ``--probe`` output (counters, huge
+    pages: what it reports is taken as is; /sys is read only without one);
     ``programs``: the ``program`` objects of records (compiler and flags)."""
     c, mem = cpu(), meminfo()
     record = {
-        "cpu_model": c["model"], "cores": c["cores"], "virtual_machine": c["hypervisor"],
+        "cpu_model": c["model"], "cores": c["cores"], "cores_available": c["cores_available"],
+        "virtual_machine": c["hypervisor"],
         "memory_bytes": mem.get("MemTotal"), "mem_available_bytes": mem.get("MemAvailable"),
         "kernel": platform.release(), "os": platform.platform(),
         "thp_enabled": _bracketed(read(_THP_ROOT / "enabled")),
         "thp_defrag": _bracketed(read(_THP_ROOT / "defrag")),
-        "hugepages": hugepages(), "pdpe1gb": c["pdpe1gb"],
+        "hugepages": hugepages_from_probe(probe) or hugepages(), "pdpe1gb": c["pdpe1gb"],
         "aslr": read("/proc/sys/kernel/randomize_va_space"),
         "governor": governor(c["hypervisor"]),
         "root": hasattr(os, "geteuid") and os.geteuid() == 0,
@@ -107,6 +118,20 @@ def collect(probe=None, programs=None) -> dict:
     record["counters"] = counters_from_probe(probe)
     record["programs"] = _programs(programs or [])
     return record
+
+
+def hugepages_from_probe(probe) -> dict:
+    """Per size, the huge pages a program's ``--probe`` reported (``nr``, ``free``,
+    ``resv``, ``available``), in :func:`hugepages`' shape; {} without a probe."""
+    out = {}
+    for size, h in ((probe or {}).get("hugepages") or {}).items():
+        if not isinstance(h, dict) or not h.get("supported"):
+            out[size] = {"supported": False}
+            continue
+        out[size] = {"supported": True, "nr": h.get("total"), "free": h.get("free"),
+                     "resv": h.get("reserved"), "available": h.get("available"),
+                     "source": "--probe"}
+    return out
 
 
 def counters_from_probe(probe) -> dict:
@@ -130,6 +155,21 @@ def _programs(programs) -> dict:
     return dict(sorted(seen.items()))
 
 
+def described(m: dict) -> str:
+    """``a virtual machine with 2 cores available`` from a machine record."""
+    what = "a virtual machine" if m.get("virtual_machine") else "a machine"
+    n = m.get("cores_available") or m.get("cores")
+    return f"{what} with {n} cores available" if n else what
+
+
+def unavailable_counters(m: dict, names) -> dict:
+    """{counter: reason} for each of ``names`` the machine record's counters (from a
+    program's ``--probe``) say could not be read."""
+    c = m.get("counters") or {}
+    return {n: str(c[n]).split(": ", 1)[-1] for n in names
+            if str(c.get(n, "")).startswith("unavailable")}
+
+
 def summary_lines(m: dict) -> list:
     """The machine record as short ``key: value`` lines for reports and the terminal."""
     hp = m.get("hugepages", {})
@@ -143,6 +183,7 @@ def summary_lines(m: dict) -> list:
     counters = m.get("counters") or {}
     return [
         f"CPU: {m.get('cpu_model')} ({m.get('cores')} cores"
+        f"{', %s available to the run' % m['cores_available'] if m.get('cores_available') else ''}"
         f"{', virtual machine' if m.get('virtual_machine') else ''})",
         f"Memory: {gib:.1f} GiB; kernel {m.get('kernel')}",
         f"THP: enabled={m.get('thp_enabled')} defrag={m.get('thp_defrag')}",

@@ -1,7 +1,8 @@
 """Plots (matplotlib, Agg backend): ns per op against size, one line per variant.
 
-Contract: :func:`size_plots` writes one PNG per experiment (and dimension) into ``out``
-and returns [(title, path)]; error bars span each point's min..max repetition.
+Generic helpers for the suites' plots (``suite_<name>.plots`` and report sections):
+:func:`plot_series` draws one figure of series against size (error bars span each
+point's min..max repetition), :func:`save` writes and frees any figure.
 """
 from pathlib import Path
 
@@ -10,7 +11,6 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .analysis import Records  # noqa: E402
 from .units import format_size  # noqa: E402
 
 
@@ -22,7 +22,9 @@ def save(fig, path) -> Path:
     return Path(path)
 
 
-def _plot(series, title, xlabel, ylabel, path, log_x=True):
+def plot_series(series, title, xlabel, ylabel, path, log_x=True) -> Path:
+    """``series``: name -> [(x, median, min, max)]; one line per name (solid for array and
+    malloc baselines), log-log; written to ``path``."""
     fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=100)
     for name, pts in sorted(series.items()):
         pts.sort()
@@ -42,48 +44,4 @@ def _plot(series, title, xlabel, ylabel, path, log_x=True):
     ax.set_title(title, fontsize=10)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=7, ncol=2)
-    save(fig, path)
-
-
-def size_plots(results: dict, out: Path):
-    recs = Records(results)
-    out.mkdir(parents=True, exist_ok=True)
-    made = []
-    from .suites import LAB
-    for exp in dict.fromkeys(r["experiment"] for r in recs.all
-                             if r["experiment"] in LAB.experiments):
-        for dim in recs.dims(exp):
-            series = {}
-            for r in recs.all:
-                if r["experiment"] != exp or (dim and str(r["params"].get(
-                        {"scan": "access", "blackscholes": "layout"}[exp])) != dim):
-                    continue
-                if exp == "blackscholes" and recs.find(exp, r["variant"], r["size_bytes"], dim) is not r:
-                    continue   # block-size sweep points are plotted separately
-                series.setdefault(r["variant"], []).append(
-                    (r["size_bytes"], r["median_ns"], r["min_ns"], r["max_ns"]))
-            if not series:
-                continue
-            name = f"{exp}-{dim}" if dim else exp
-            unit = next(r["unit"] for r in recs.all if r["experiment"] == exp)
-            path = out / f"plot-{name}.png"
-            _plot(series, f"{name}: ns per {unit} (median, bars: min-max)", "size",
-                  f"ns per {unit}", path)
-            made.append((name, path))
-    made += _block_plot(recs, out)
-    return made
-
-
-def _block_plot(recs, out):
-    series = {}
-    for r in recs.all:
-        if r["experiment"] == "blackscholes" and r.get("tree"):
-            key = f"{r['variant']} {r['params'].get('layout')} {format_size(r['size_bytes'])}"
-            series.setdefault(key, []).append(
-                (r["tree"]["block_size"], r["median_ns"], r["min_ns"], r["max_ns"]))
-    series = {k: v for k, v in series.items() if len({p[0] for p in v}) > 1}
-    if not series:
-        return []
-    path = out / "plot-blackscholes-block-size.png"
-    _plot(series, "blackscholes: ns per option by block size", "block size", "ns per option", path)
-    return [("blackscholes by block size", path)]
+    return save(fig, path)

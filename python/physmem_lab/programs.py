@@ -6,9 +6,10 @@ stdout, exit codes 0 ok, 1 verification failed (record still printed), 2 bad arg
 """
 import json
 import subprocess
+import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Dict, Optional
 
 from .paths import program_path
 
@@ -59,7 +60,6 @@ def _last_json(stdout: str) -> Optional[dict]:
 
 def run(argv, timeout_s: float) -> Outcome:
     """Runs ``argv`` once, capturing stdout/stderr; kills it after ``timeout_s``."""
-    import time
     t0 = time.monotonic()
     try:
         p = subprocess.run([str(a) for a in argv], capture_output=True, text=True,
@@ -80,11 +80,57 @@ def query(path: Path, flag: str, timeout_s: float = 30) -> dict:
     return out.record
 
 
+class Catalog:
+    """What the programs declare (``--list``, lab/PROTOCOL.md), asked once per experiment.
+
+    Contract: :meth:`listing` never raises: it is None when the program is missing or its
+    ``--list`` fails, and :meth:`error` then says why. A listing declares the program's
+    axes: ``variants`` (each with its ``kind`` and ``backing``), ``axes.kind`` and
+    ``axes.backing`` (each value with its ``meaning``; a kind with the 1 GiB pages it maps
+    beside the data, ``extra_1g_pages``) and ``params`` (name, default, choices, help)."""
+
+    def __init__(self, bin_dir):
+        self.bin_dir = Path(bin_dir)
+        self._listings: Dict[str, Optional[dict]] = {}
+        self._errors: Dict[str, str] = {}
+        self._paths: Dict[str, Path] = {}
+
+    def _ask(self, experiment: str) -> None:
+        if experiment in self._listings:
+            return
+        try:
+            self._paths[experiment] = find(self.bin_dir, experiment)
+            self._listings[experiment] = query(self._paths[experiment], "--list")
+        except (ProgramMissing, RuntimeError) as e:
+            self._listings[experiment], self._errors[experiment] = None, str(e)
+
+    def listing(self, experiment: str) -> Optional[dict]:
+        self._ask(experiment)
+        return self._listings[experiment]
+
+    def error(self, experiment: str) -> Optional[str]:
+        self._ask(experiment)
+        return self._errors.get(experiment)
+
+    def path(self, experiment: str) -> Optional[Path]:
+        self._ask(experiment)
+        return self._paths.get(experiment) if self._listings[experiment] else None
+
+    def kind(self, experiment: str, kind: str) -> dict:
+        """The program's declaration of ``kind`` ({} when it declares none)."""
+        axes = (self.listing(experiment) or {}).get("axes") or {}
+        return next((k for k in axes.get("kind") or [] if k.get("name") == kind), {})
+
+    def extra_1g_pages(self, experiment: str, kind: str) -> int:
+        """1 GiB pages the program maps beside the data for ``kind`` (0 undeclared)."""
+        return int(self.kind(experiment, kind).get("extra_1g_pages", 0))
+
+
 def point_argv(path: Path, point, reps: int, warmup: int, min_rep_ms: float,
                aslr: str = "off", layout_seed=None) -> list:
     """The command line of one measurement point (a suites.Point); ``aslr`` and
     ``layout_seed`` are the layout controls of lab/PROTOCOL.md."""
-    argv = [path, "--variant", point.variant, "--size", str(point.size_bytes),
+    argv = [path, "--variant", point.name, "--size", str(point.size_bytes),
             "--reps", str(reps), "--warmup", str(warmup), "--min-rep-ms", f"{min_rep_ms:g}",
             "--aslr", aslr]
     if layout_seed is not None:

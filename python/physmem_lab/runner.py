@@ -41,7 +41,7 @@ def _now() -> str:
 
 
 def _entry(point, reason: str, exit_code=None) -> dict:
-    e = {"experiment": point.experiment, "variant": point.variant,
+    e = {"experiment": point.experiment, "variant": point.name,
          "size_bytes": point.size_bytes, "params": dict(point.params), "reason": reason,
          "exit_code": exit_code}
     if point.block_size:
@@ -69,7 +69,7 @@ def classify(point, out: programs.Outcome):
         return "error", None, _entry(point, f"invalid record: {e}", code)
     r = out.record
     if (r["experiment"], r["variant"], r["size_bytes"]) != (
-            point.experiment, point.variant, point.size_bytes):
+            point.experiment, point.name, point.size_bytes):
         return "error", None, _entry(
             point, f"record is for {r['experiment']} {r['variant']} {r['size_bytes']}", code)
     if code == 1 or not r["verified"]:
@@ -79,13 +79,17 @@ def classify(point, out: programs.Outcome):
 
 
 def _offered(point, listing: dict):
-    """None when the program offers the point's variant; otherwise the reason. Drops
-    params the program does not declare (returns the names dropped too)."""
-    kinds, backings = listing.get("kinds") or [], listing.get("backings") or []
-    if kinds and point.kind not in kinds:
-        return f"{listing.get('program')} --list does not offer kind {point.kind}", []
-    if backings and point.backing not in backings:
-        return f"{listing.get('program')} --list does not offer backing {point.backing}", []
+    """None when the program declares the point's variant (with the same kind and
+    backing); otherwise the reason. Drops params the program does not declare (returns
+    the names dropped too)."""
+    prog = listing.get("program")
+    declared_v = {v["name"]: v for v in listing.get("variants") or []}
+    v = declared_v.get(point.name)
+    if v is None:
+        return f"{prog} --list does not offer variant {point.name}", []
+    if (v.get("kind"), v.get("backing")) != (point.kind, point.backing):
+        return (f"{prog} --list declares {point.name} as kind {v.get('kind')} on "
+                f"{v.get('backing')}, not {point.kind} on {point.backing}"), []
     declared = {p["name"] for p in listing.get("params") or []}
     dropped = [k for k in point.params if declared and k not in declared]
     for k in dropped:
@@ -97,8 +101,9 @@ class Bench:
     """One ``physmem bench`` run: plan in, result file out."""
 
     def __init__(self, plan, bin_dir, out_path, command, reserve=True, log=None,
-                 aslr="off", layout_random=0, order_seed=None):
+                 aslr="off", layout_random=0, order_seed=None, catalog=None):
         self.plan, self.bin_dir, self.out_path = plan, bin_dir, out_path
+        self.catalog = catalog or programs.Catalog(bin_dir)
         self.reserve, self.aslr, self.layout_random = reserve, aslr, layout_random
         self.seed = order_seed if order_seed is not None else order.new_seed()
         self._saved_at = float("-inf")
@@ -126,24 +131,22 @@ class Bench:
 
     def _prepare(self):
         """Finds programs and their --list; returns [(point, path)] to run."""
-        paths, listings, todo = {}, {}, []
-        probe = None
+        cat, todo, probe = self.catalog, [], None
         for exp in dict.fromkeys(p.experiment for p in self.plan.points):
-            try:
-                paths[exp] = programs.find(self.bin_dir, exp)
-                listings[exp] = programs.query(paths[exp], "--list")
-                if probe is None:
-                    probe = programs.query(paths[exp], "--probe")
-            except (programs.ProgramMissing, RuntimeError) as e:
-                self.log(f"physmem: ERROR: experiment {exp}: {e}")
-                paths[exp] = None
-                listings[exp] = str(e)
+            if cat.listing(exp) is None:
+                self.log(f"physmem: ERROR: experiment {exp}: {cat.error(exp)}")
+            elif probe is None:
+                try:
+                    probe = programs.query(cat.path(exp), "--probe")
+                except RuntimeError as e:
+                    self.log(f"physmem: warning: {e}")
         warned = set()
         for p in self.plan.points:
-            if paths[p.experiment] is None:
-                self.results["errors"].append(_entry(p, f"program missing: {listings[p.experiment]}"))
+            if cat.listing(p.experiment) is None:
+                self.results["errors"].append(_entry(p, f"program missing: {cat.error(p.experiment)}"))
                 continue
-            why, dropped = _offered(p, listings[p.experiment])
+            p.extra_1g_pages = cat.extra_1g_pages(p.experiment, p.kind)
+            why, dropped = _offered(p, cat.listing(p.experiment))
             for name in dropped:
                 if (p.experiment, name) not in warned:
                     warned.add((p.experiment, name))
@@ -154,7 +157,7 @@ class Bench:
             if why:
                 self.results["skipped"].append(_entry(p, why))
             else:
-                todo.append((p, paths[p.experiment]))
+                todo.append((p, cat.path(p.experiment)))
         self.results["machine"] = machine.collect(probe)
         return todo
 

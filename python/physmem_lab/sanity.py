@@ -1,13 +1,9 @@
 """Physically impossible outcomes, flagged instead of reported as results (issue 16).
 
-In the random-access experiments (:data:`CHECKED`) the time per operation is memory
-latency plus address translation, and a tree does strictly more work per operation
-than a flat array on the same backing (its index walk adds loads; it never saves one).
-``array-1g`` maps the data with the fewest translations the machine offers, so it is
-the no-translation limit. Hence, per experiment, size and params:
-
-- a ``tree-*-B`` variant cannot be faster than ``array-B`` (same backing B);
-- no variant can be faster than ``array-1g``.
+Which pairs of records are impossible is the suites' knowledge: a suite's ``sanity(recs)``
+gives (rule, record, the record it may not beat) pairs, and its ``sanity_note`` says why
+(e.g. the lab: in random-access experiments a tree cannot beat the array on its own
+backing, nor any variant ``array-1g``; :mod:`physmem_lab.suite_lab`).
 
 Contract of :func:`findings`: a pair is flagged only *beyond the noise*: when even the
 faster side's slowest repetition beat the other side's fastest (the ratio's range from
@@ -21,13 +17,12 @@ goals built on them are not judged.
 from dataclasses import dataclass
 from typing import List, Set, Tuple
 
-from .analysis import DIMENSION, Ratio, Records
+from .analysis import Ratio
 from .rounds import per_round
 from .spread import point_key
+from .suites import records, registry
 from .units import format_size
 
-CHECKED = ("gups", "chase", "hashtable")
-LIMIT = "array-1g"
 MIN_REPS = 3         # fewer repetitions than this give no range to judge noise by
 
 
@@ -47,30 +42,19 @@ def _beyond_noise(r: Ratio) -> bool:
     return r.hi < 1.0 and min(r.num["reps"], r.den["reps"]) >= MIN_REPS
 
 
-def _pairs(recs: Records, exp: str) -> List[Tuple[str, dict, dict]]:
-    """(rule, record, the record it may not beat) for every checked pair of ``exp``."""
-    out, key = [], DIMENSION.get(exp)
-    for r in (r for r in recs.all if r["experiment"] == exp):
-        kind, backing = r["variant"].rsplit("-", 1)
-        dim = str(r["params"].get(key)) if key else None
-        arr = recs.find(exp, f"array-{backing}", r["size_bytes"], dim)
-        lim = recs.find(exp, LIMIT, r["size_bytes"], dim)
-        if kind.startswith("tree") and arr is not None:
-            out.append(("a tree faster than the array on its own backing", r, arr))
-        if lim is not None and r is not lim and not (kind.startswith("tree") and lim is arr):
-            out.append((f"faster than the no-translation limit {LIMIT}", r, lim))
-    return out
+def _pairs(results: dict) -> List[Tuple[str, dict, dict]]:
+    """(rule, record, the record it may not beat) over every suite with sanity rules."""
+    recs = records(results)
+    return [x for sd in registry().values() if sd.sanity for x in sd.sanity(recs)]
 
 
 def findings(results: dict) -> List[Finding]:
     """Every impossible outcome among the records of ``results`` (module contract)."""
-    recs = Records(results)
     out = []
-    for exp in CHECKED:
-        for rule, fast, slow in _pairs(recs, exp):
-            r = Ratio(fast, slow)
-            if _beyond_noise(r):
-                out.append(Finding(rule, r))
+    for rule, fast, slow in _pairs(results):
+        r = Ratio(fast, slow)
+        if _beyond_noise(r):
+            out.append(Finding(rule, r))
     return out
 
 
@@ -79,17 +63,17 @@ def implausible_keys(found: List[Finding]) -> Set[Tuple]:
 
 
 def checked_pairs(results: dict) -> int:
-    recs = Records(results)
-    return sum(len(_pairs(recs, exp)) for exp in CHECKED)
+    return len(_pairs(results))
 
 
 def report(doc, results: dict, found: List[Finding]) -> None:
     """The 'Sanity' section: what was checked and every impossible outcome found."""
     doc.h(2, "Sanity: physically impossible outcomes")
-    doc.p(f"Checked in {', '.join(CHECKED)}: a tree faster than the array on the same "
-          f"backing, and any variant faster than {LIMIT} (the no-translation limit), each "
-          "flagged only when even the faster side's slowest repetition beat the other's "
-          f"fastest (on >= {MIN_REPS} repetitions each). {checked_pairs(results)} pairs "
+    for sd in registry().values():
+        if sd.sanity and sd.sanity_note:
+            doc.p(f"{sd.name}: {sd.sanity_note}")
+    doc.p("Each pair is flagged only when even the faster side's slowest repetition beat the "
+          f"other's fastest (on >= {MIN_REPS} repetitions each). {checked_pairs(results)} pairs "
           "checked. A flagged pair is a measurement "
           "artefact, not a result: drift or other work hitting one side, or, on a virtual "
           "machine, a guest page the host backs with small pages (then array-1g is no "

@@ -4,6 +4,11 @@ Contract: :func:`validate_record` and :func:`validate_results` return None on su
 raise :class:`SchemaError` with a one-line, human-readable message otherwise. A document
 whose ``schema`` field names a different major version than this harness knows is
 refused before any field is checked, with a message saying which version it has.
+
+A record is checked twice: its envelope (record.schema.json, what every program prints)
+and its experiment's payload (``payloads/<experiment>.schema.json``, the fields only that
+program prints, e.g. ``stack`` or ``alloc``); an experiment without a fragment has no
+payload. A result file's records, round runs and layout runs are each checked so.
 """
 import functools
 import json
@@ -29,6 +34,9 @@ def _load(name: str) -> dict:
         return json.load(f)
 
 
+PAYLOADS = "payloads"
+
+
 @functools.lru_cache(maxsize=None)
 def _validator(name: str):
     registry = Registry()
@@ -37,6 +45,30 @@ def _validator(name: str):
         registry = registry.with_resource(doc["$id"], Resource.from_contents(doc))
     cls = jsonschema.Draft202012Validator
     return cls(_load(name), registry=registry, format_checker=cls.FORMAT_CHECKER)
+
+
+def payload_schemas() -> dict:
+    """experiment -> the file name of its payload fragment (under the schema directory)."""
+    d = schema_dir() / PAYLOADS
+    return {p.name[:-len(".schema.json")]: f"{PAYLOADS}/{p.name}"
+            for p in sorted(d.glob("*.schema.json"))} if d.is_dir() else {}
+
+
+def _check(doc, schema_file: str, label: str, prefix: str = "") -> None:
+    errors = sorted(_validator(schema_file).iter_errors(doc), key=lambda e: list(e.path))
+    if errors:
+        e = errors[0]
+        where = "/".join([prefix] * bool(prefix) + [str(p) for p in e.absolute_path]) or "(top)"
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise SchemaError(f"{label} invalid at {where}: {e.message}{more}")
+
+
+def _check_payload(record, prefix: str = "") -> None:
+    if not isinstance(record, dict):
+        return
+    frag = payload_schemas().get(str(record.get("experiment")))
+    if frag:
+        _check(record, frag, f"{record['experiment']} payload ({frag})", prefix)
 
 
 def check_version(doc, expected: str) -> None:
@@ -55,19 +87,19 @@ def check_version(doc, expected: str) -> None:
 
 def _validate(doc, expected: str, schema_file: str) -> None:
     check_version(doc, expected)
-    errors = sorted(_validator(schema_file).iter_errors(doc), key=lambda e: list(e.path))
-    if errors:
-        e = errors[0]
-        where = "/".join(str(p) for p in e.absolute_path) or "(top)"
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise SchemaError(f"{expected} invalid at {where}: {e.message}{more}")
+    _check(doc, schema_file, expected)
 
 
 def validate_record(record) -> None:
-    """Checks one program record (physmem.lab.record/1)."""
+    """Checks one program record (physmem.lab.record/1): envelope, then payload."""
     _validate(record, RECORD_SCHEMA, "record.schema.json")
+    _check_payload(record)
 
 
 def validate_results(results) -> None:
-    """Checks a whole result file (physmem.lab.results/1), records included."""
+    """Checks a whole result file (physmem.lab.results/1), records included (envelope
+    and payload of each record, round run and layout run)."""
     _validate(results, RESULTS_SCHEMA, "results.schema.json")
+    for key in ("records", "round_runs", "layout_runs"):
+        for i, r in enumerate(results.get(key) or []):
+            _check_payload(r, f"{key}/{i}")

@@ -1,6 +1,6 @@
 """Goal verdicts that hold across rounds (issue 16).
 
-Contract of :func:`goals`: the goals of :func:`physmem_lab.analysis.goals` on the pooled
+Contract of :func:`goals`: the goals of :func:`physmem_lab.suites.goals` on the pooled
 records (their numbers are the tables'), each carrying ``rounds``: the same goal judged on
 each round's records alone (:func:`physmem_lab.rounds.per_round`), and ``implausible``:
 its items whose records :mod:`physmem_lab.sanity` flags. ``Goal.verdict`` then is MET or
@@ -10,7 +10,7 @@ data. A result file without rounds keeps the plain verdicts.
 """
 from typing import List, Optional
 
-from . import analysis, rounds, sanity
+from . import analysis, rounds, sanity, suites
 from .spread import point_key
 
 
@@ -26,9 +26,9 @@ def _keys(r) -> set:
 def goals(results: dict, found: Optional[List[sanity.Finding]] = None) -> List[analysis.Goal]:
     """The goals with their rounds and implausible items (module contract); ``found``:
     sanity findings already computed (None: computed here)."""
-    pooled = analysis.goals(results)
+    pooled = suites.goals(results)
     views = rounds.per_round(results)
-    per = [analysis.goals(v) for v in views] if len(views) > 1 else []
+    per = [suites.goals(v) for v in views] if len(views) > 1 else []
     bad = sanity.implausible_keys(sanity.findings(results) if found is None else found)
     for g in pooled:
         g.rounds = [x for x in (_same(gs, g.number) for gs in per) if x is not None]

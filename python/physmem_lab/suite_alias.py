@@ -19,6 +19,9 @@ Programs (lab/alias/*.cpp built by lab/cmake/alias.cmake; lab/PROTOCOL.md):
   ``params.alloc``: in and out from plain malloc under that allocator (LD_PRELOAD);
   ``conv.offset_floats`` where out landed and every build's time on those buffers.
 
+The payloads' contracts (``env_sweep``, ``conv``) are lab/schema/payloads/alias_*.schema.json,
+checked with every record.
+
 The dgemv and low-12 tables come from :mod:`physmem_lab.alias_tables` when it is there
 (its rows, report and goals are appended to this suite's).
 
@@ -31,7 +34,8 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 from .analysis import Goal, Item, Ratio
-from .suitedef import K, M, Point, Row, SuiteDef
+from .suitedef import K, M, Point, Row, SuiteDef, Variant
+from .plots import plt, save
 from .units import format_size
 
 try:
@@ -51,12 +55,12 @@ _DEFAULT_OFFSETS = "0:32:1,32:992:8,992:1024:1"      # every offset near the ali
 _FULL_OFFSETS = "0:1024:1"
 
 ROWS = (
-    Row(ENV, ("array-4k",), params=({"counters": "linked"}, {"counters": "12"}),
+    Row(ENV, (Variant("array", "4k"),), params=({"counters": "linked"}, {"counters": "12"}),
         sizes={"tiny": (256,), "default": (8 * K,), "full": (8 * K,)}),
-    Row(CONV, ("array-4k",), params=({"offsets": _TINY_OFFSETS},), sizes={"tiny": (256 * K,)}, priority=0),
-    Row(CONV, ("array-4k",), params=({"offsets": _DEFAULT_OFFSETS},), sizes={"default": (4 * M,)}, priority=0),
-    Row(CONV, ("array-4k",), params=({"offsets": _FULL_OFFSETS},), sizes={"full": (4 * M,)}, priority=0),
-    Row(CONV, ("malloc-4k",), params=tuple({"alloc": a} for a in ALLOCATORS),
+    Row(CONV, (Variant("array", "4k"),), params=({"offsets": _TINY_OFFSETS},), sizes={"tiny": (256 * K,)}, priority=0),
+    Row(CONV, (Variant("array", "4k"),), params=({"offsets": _DEFAULT_OFFSETS},), sizes={"default": (4 * M,)}, priority=0),
+    Row(CONV, (Variant("array", "4k"),), params=({"offsets": _FULL_OFFSETS},), sizes={"full": (4 * M,)}, priority=0),
+    Row(CONV, (Variant("malloc", "4k"),), params=tuple({"alloc": a} for a in ALLOCATORS),
         sizes={"tiny": (256 * K,), "default": (4 * M,), "full": (4 * M,)}, priority=0),
 ) + (alias_tables.ROWS if alias_tables else ())
 
@@ -264,7 +268,6 @@ def _env_findings(r, mid, spikes, paired) -> List[str]:
 
 
 def _env_plot(recs, out_dir) -> Path:
-    from .plots import plt, save
     rs = _recs(recs, ENV)
     fig, axes = plt.subplots(len(rs), 1, figsize=(9, 2.8 * len(rs)), dpi=100, squeeze=False)
     for ax, r in zip(axes[:, 0], rs):
@@ -362,7 +365,6 @@ def _alloc_table(doc, allocs, per):
 
 
 def _conv_plot(sw, allocs, out_dir) -> Path:
-    from .plots import plt, save
     per = conv_sweep(sw)
     fig, ax = plt.subplots(figsize=(9, 4.8), dpi=100)
     markers = dict(zip(ALLOCATORS, ("o", "s", "^", "D", "*")))

@@ -5,11 +5,14 @@ Program: ``physmem_lab_alloc`` (lab/experiments/alloc.cpp). A point is one workl
 (``--param workload=``) under one allocator (``--param alloc=``); its variant says what the
 heap asks for: ``malloc-thp`` for physmem (PHYSMEM_MALLOC_BACKING=thp, set by the program),
 ``malloc-4k`` for the peers, which run on their own defaults with no environment set (none
-of them asks for huge pages by default and THP is madvise-only on the development VM; the
-measured huge-page share says what each actually got). Tables name a point
+of them asks for huge pages by default, so what THP gives them depends on the machine
+record's ``thp_enabled``; the measured huge-page share says what each actually got).
+Multi-threaded workloads run one thread per core available to the run (the machine
+record's ``cores_available``, :func:`params_from_machine`). Tables name a point
 ``<allocator>-<backing>`` (``physmem-thp``, ``glibc-4k``, ...).
 
-Every record carries ``alloc``: the allocator asked for and the one ``active()`` saw, the
+Every record carries ``alloc`` (contract: lab/schema/payloads/alloc.schema.json, checked
+with every record): the allocator asked for and the one ``active()`` saw, the
 peak RSS (VmHWM of the whole process, after every pass) and ``heap_at_peak`` (the
 largest /proc/self/smaps_rollup sample taken at the workload's peak: anonymous bytes,
 THP and hugetlb bytes, their share). Time per pass = median ns per op x ops per pass;
@@ -24,16 +27,17 @@ from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
 from .analysis import SPREAD_WARN, Goal, Item, Ratio, Scalar
-from .suitedef import K, M, Point, Row, SuiteDef
+from .machine import described, unavailable_counters
+from .suitedef import K, M, Point, Row, SuiteDef, Variant
+from .plots import plt, save
 from .units import format_size
 
 ALLOC = "alloc"
 PEERS = ("glibc", "jemalloc", "tcmalloc", "mimalloc")
 PHYSMEM = "physmem"
 ALLOCATORS = PEERS + (PHYSMEM,)
-VARIANT = {PHYSMEM: "malloc-thp", **{p: "malloc-4k" for p in PEERS}}
+VARIANT = {PHYSMEM: Variant("malloc", "thp"), **{p: Variant("malloc", "4k") for p in PEERS}}
 BIG_HEAP = 64 * M          # alloc-3 judges heaps at least this large
-THREADS = "2"              # the development VM has 2 cores
 
 # workload -> (tiny, default, full) sizes, and rough ms per MiB of size for one pass
 # (glibc on the development VM; ETA and budget only).
@@ -79,8 +83,6 @@ def _rows():
             if a in NOT_RUN.get(w, {}):
                 continue
             params = {"alloc": a, "workload": w}
-            if w in MULTI_THREADED:
-                params["threads"] = THREADS
             rows.append(Row(ALLOC, (VARIANT[a],), sizes=by_scale, params=(params,), priority=0))
     return tuple(rows)
 
@@ -94,6 +96,13 @@ SCALES = {
     "default": {"reps": 11, "warmup": 0, "min_rep_ms": 200, "cap": None, "budget_s": 420},
     "full": {"reps": 7, "warmup": 0, "min_rep_ms": 200, "cap": None, "budget_s": None},
 }
+
+
+def params_from_machine(p: Point, machine: dict) -> Dict[str, str]:
+    """A multi-threaded workload runs one thread per core available to the run (the
+    machine record's ``cores_available``; the program's default when unknown)."""
+    cores = machine.get("cores_available")
+    return {"threads": str(cores)} if p.params.get("workload") in MULTI_THREADED and cores else {}
 
 
 def pass_s(p: Point, cap: Optional[int]) -> float:
@@ -215,7 +224,6 @@ class GeoRatio(Ratio):
 
 class FourKShare(Scalar):
     """The share of a physmem heap NOT on huge pages (1 - huge share): judged <= 0.10."""
-
     def __init__(self, rec):
         super().__init__(rec, rec)
 
@@ -287,7 +295,7 @@ def _geomean_table(doc, recs):
                 rr.append(rss(g[a]) / rss(g[rb]))
         if tr:
             shares = [huge_share(g[a]) for g in groups.values() if a in g and heap_bytes(g[a]) >= BIG_HEAP]
-            rows.append([a + "-" + VARIANT[a].split("-")[1], len(tr), f"{geomean(tr):.2f}x",
+            rows.append([a + "-" + VARIANT[a].backing, len(tr), f"{geomean(tr):.2f}x",
                          f"{geomean(rr):.2f}x" if rr else "-",
                          f"{min(shares):.0%}..{max(shares):.0%} ({len(shares)})" if shares else "-"])
     doc.table(["allocator", "workloads", "time geomean vs each workload's best peer",
@@ -295,8 +303,24 @@ def _geomean_table(doc, recs):
                f"huge-page share, heaps >= {format_size(BIG_HEAP)} (points)"], rows)
 
 
+def _measured_note(recs, results) -> str:
+    """What the machine record says was not countable, and the threads the records ran."""
+    m = results.get("machine") or {}
+    missing = unavailable_counters(m, ("dtlb_load_misses", "page_walk_cycles"))
+    threads = sorted({str(r["params"]["threads"]) for r in alloc_recs(recs) if "threads" in r["params"]},
+                     key=int)
+    out = []
+    if missing:
+        out.append(f"Not measurable on this machine: {', '.join(missing)} "
+                   f"({next(iter(missing.values()))}), which seed 004 reports; wall time, peak "
+                   "RSS and the huge-page share are measured instead.")
+    if threads:
+        out.append(f"Multi-threaded workloads run one thread per core available to the run "
+                   f"(threads={', '.join(threads)} in the records; {described(m)}).")
+    return " ".join(out)
+
+
 def _time_plot(recs, out_dir: Path) -> Optional[Path]:
-    from .plots import plt, save
     groups = [(k, g) for k, g in grouped(recs).items() if best_peer(g, lambda r: r["median_ns"])]
     if not groups:
         return None
@@ -339,9 +363,7 @@ def report(doc, recs, results, out_dir):
             doc.p(f"Not run: {w} under {a} ({reason}).")
     doc.h(3, "Geometric means over the workloads")
     _geomean_table(doc, recs)
-    doc.p("Not measurable on this machine: TLB-miss and page-walk counters (no PMU in the VM), "
-          "which seed 004 reports; wall time, peak RSS and the huge-page share are measured "
-          "instead. The VM has 2 cores, so multi-threaded workloads run 2 threads.")
+    doc.p(_measured_note(recs, results))
     if out_dir is not None:
         path = _time_plot(recs, out_dir)
         if path:
@@ -434,4 +456,5 @@ def _goal_huge(recs):
 
 
 SUITE = SuiteDef("alloc", "Allocators: libphysmem.so against glibc, jemalloc, tcmalloc, mimalloc",
-                 ROWS, SCALES, pass_s=pass_s, report=report, goals=goals)
+                 ROWS, SCALES, pass_s=pass_s, report=report, goals=goals,
+                 params_from_machine=params_from_machine)

@@ -11,6 +11,9 @@ Programs (lab/experiments/prefault_*.cpp, lab/PROTOCOL.md):
   memory (array: munmap; pool: never unmaps; lock=on: mlocked pool), with the churner's
   releases and the TLB shootdown interrupts of /proc/interrupts (``churn``).
 
+Payloads (``latency_ns``, ``reader_batch_ns``, ``churn``, ``clock``): their contracts are
+lab/schema/payloads/prefault_*.schema.json, checked with every record.
+
 Contract: every number shown comes from the records; the seed's figures are printed beside
 ours and labelled as theirs. Warm-up is 0 in every scale: the first repetition is the
 first use, which is what prefaulting is about (tables show it beside the median).
@@ -19,7 +22,9 @@ from pathlib import Path
 from typing import List, Optional
 
 from .analysis import Goal, Item, Ratio, Scalar, obtained, timing
-from .suitedef import G, K, M, Point, Row, SuiteDef
+from .machine import described, unavailable_counters
+from .suitedef import G, K, M, Point, Row, SuiteDef, Variant
+from .plots import plt, save
 from .units import format_size
 
 FILL, LAT, SHOOT = "prefault_fill", "prefault_latency", "prefault_shootdown"
@@ -34,16 +39,16 @@ SEED_FILL = {"size": 2 * G, "without_s": 15.060, "without_sd": 0.022,
 _FILL_SIZES = {"tiny": (8 * M,), "default": (256 * M,), "full": (256 * M, 2 * G)}
 
 ROWS = (
-    Row(FILL, ("malloc-4k",), sizes=_FILL_SIZES, priority=0),
-    Row(FILL, ("malloc-thp",), params=({"alloc": "physmem"},), sizes=_FILL_SIZES),
-    Row(FILL, ("array-4k", "array-thp"), params=({"populate": "off"}, {"populate": "on"}),
+    Row(FILL, (Variant("malloc", "4k"),), sizes=_FILL_SIZES, priority=0),
+    Row(FILL, (Variant("malloc", "thp"),), params=({"alloc": "physmem"},), sizes=_FILL_SIZES),
+    Row(FILL, (Variant("array", "4k"), Variant("array", "thp")), params=({"populate": "off"}, {"populate": "on"}),
         sizes=_FILL_SIZES, priority=0),
-    Row(FILL, ("pool-thp", "pool-2m", "pool-1g"), params=({"populate": "on"},), sizes=_FILL_SIZES),
-    Row(LAT, ("malloc-4k", "pool-thp"), params=tuple({"container": c} for c in CONTAINERS),
+    Row(FILL, (Variant("pool", "thp"), Variant("pool", "2m"), Variant("pool", "1g")), params=({"populate": "on"},), sizes=_FILL_SIZES),
+    Row(LAT, (Variant("malloc", "4k"), Variant("pool", "thp")), params=tuple({"container": c} for c in CONTAINERS),
         sizes={"tiny": (1 * M,), "default": (32 * M,), "full": (128 * M,)}, priority=0),
-    Row(SHOOT, ("array-4k",), params=({"churn": "none"}, {"churn": "release"}), cap="reads",
+    Row(SHOOT, (Variant("array", "4k"),), params=({"churn": "none"}, {"churn": "release"}), cap="reads",
         sizes={"tiny": (4 * M,), "default": (64 * M,), "full": (1 * G,)}, priority=0),
-    Row(SHOOT, ("pool-4k",), params=({"churn": "release", "lock": "off"},
+    Row(SHOOT, (Variant("pool", "4k"),), params=({"churn": "release", "lock": "off"},
                                      {"churn": "release", "lock": "on"}), cap="reads",
         sizes={"tiny": (4 * M,), "default": (64 * M,), "full": (1 * G,)}, priority=0),
 )
@@ -182,7 +187,6 @@ def _fill_findings(doc, recs):
 
 
 def _fill_plot(recs, out_dir) -> Path:
-    from .plots import plt, save
     s = max(sizes(recs, FILL))
     rs = [r for r in recs.all if r["experiment"] == FILL and r["size_bytes"] == s]
     labels = [_fill_label(r).split(" (")[0] + f"\n{r['variant']}" for r in rs]
@@ -237,7 +241,6 @@ def _latency_section(doc, recs, out_dir, plots):
 
 
 def _latency_plot(recs, out_dir) -> Path:
-    from .plots import plt, save
     fig, ax = plt.subplots(figsize=(7.5, 4.5), dpi=100)
     s = max(sizes(recs, LAT))
     for c, color in zip(CONTAINERS, ("C0", "C1", "C2")):
@@ -283,7 +286,7 @@ def _shoot_rows(recs, s):
     return rows, per_release
 
 
-def _shoot_section(doc, recs):
+def _shoot_section(doc, recs, machine):
     doc.h(3, "TLB shootdowns: a reader beside a thread that releases memory")
     any_rows, per_release = False, []
     for s in sizes(recs, SHOOT):
@@ -297,10 +300,10 @@ def _shoot_section(doc, recs):
           "interrupt the other cores (TLB shootdowns) and that allocating and prefaulting up "
           "front avoids them.")
     if any_rows:
-        _shoot_caveat(doc, recs, per_release)
+        _shoot_caveat(doc, recs, per_release, machine)
 
 
-def _shoot_caveat(doc, recs, per_release):
+def _shoot_caveat(doc, recs, per_release, machine):
     has_line = any((r.get("churn") or {}).get("tlb_shootdowns") is not None
                    for r in recs.all if r["experiment"] == SHOOT)
     if not has_line:
@@ -311,8 +314,8 @@ def _shoot_caveat(doc, recs, per_release):
     doc.p(f"The TLB line of /proc/interrupts is exposed here and counted (system-wide: the "
           f"'reader alone' row is the background of other processes). At most {worst:.3f} "
           "shootdown interrupts per munmap of the churner were seen"
-          + (": far fewer than one per munmap, so this VM (KVM guest, 2 vCPUs shared with "
-             "other work) mostly avoids the IPIs — the other vCPU is not running the process "
+          + (f": far fewer than one per munmap, so this machine ({described(machine)}) mostly "
+             "avoids the IPIs — on a virtual machine the other vCPU is not running the process "
              "at the time, or the paravirtual flush defers it. The reader's ns/read beside "
              "each churner is the measurement that answers the question here: if the "
              "munmapping churner costs the reader no more than the pool churner, shootdowns "
@@ -332,10 +335,13 @@ def report(doc, recs, results, out_dir):
     if sizes(recs, LAT):
         _latency_section(doc, recs, out_dir, plots)
     if sizes(recs, SHOOT):
-        _shoot_section(doc, recs)
-    doc.p("Not measurable on this machine: hardware TLB-miss and page-walk counters (no PMU "
-          "in the VM); page faults and wall time are measured instead, which is what the "
-          "seed's claims are about. 1 GiB and 2 MiB hugetlb rows need reserved pages and are "
+        _shoot_section(doc, recs, results.get("machine") or {})
+    missing = unavailable_counters(results.get("machine") or {},
+                                   ("dtlb_load_misses", "page_walk_cycles"))
+    doc.p((f"Not measurable on this machine: {', '.join(missing)} "
+           f"({next(iter(missing.values()))}); page faults and wall time are measured instead, "
+           "which is what the seed's claims are about. " if missing else "") +
+          "1 GiB and 2 MiB hugetlb rows need reserved pages and are "
           "skipped (listed below) when the kernel has none free.")
     for title, path in plots:
         doc.img(title, path)
@@ -343,7 +349,6 @@ def report(doc, recs, results, out_dir):
 
 class PercentileRatio(Scalar):
     """num / den of one latency percentile (no repetition range: pooled samples)."""
-
     def __init__(self, num, den, pct):
         super().__init__(num, den)
         self.pct = pct

@@ -2,17 +2,22 @@
 recursion runs without a large contiguous stack.
 
 Program: ``physmem_lab_stack`` (lab/stack/main.cpp, lab/PROTOCOL.md). One record per
-kernel x variant x size; ``--param kernel=fib|deepsum|scan|blackscholes``:
+kernel x variant x size; ``--param kernel=fib|deepsum|scan|blackscholes``. The variant's
+kind says where the measured thread's stack lives (the program's ``--list`` says the same):
 
-- ``array-4k``: the normal build on a contiguous thread stack (the status quo);
-- ``malloc-4k``: the -fsplit-stack build on a 32 KiB thread, segments mapped by libgcc
+- ``contiguous-4k``: the normal build on a contiguous thread stack (the status quo);
+- ``split-4k``: the -fsplit-stack build on a 32 KiB thread, segments mapped by libgcc
   (``segment=64K``: libgcc's minimum segment raised to 64 KiB; ``signals=noblock``: no
   signal-mask calls around a segment switch);
-- ``pool-4k``: the same with every segment one block of a physmem BlockPool.
+- ``split-pool-B``: the same with every segment one block of a physmem BlockPool on B.
 
-The record's ``stack`` field holds what the measured thread saw: segments mapped or served
+Result files from before these names call them ``array-4k``, ``malloc-4k`` and
+``pool-B``: the same program and measurement, so their records compare one for one.
+
+The record's ``stack`` field (its contract: lab/schema/payloads/stack.schema.json, checked
+with every record) holds what the measured thread saw: segments mapped or served
 (counted exactly by wrapping libgcc's syscall() at link time), the list libgcc keeps, the
-normal build's bytes per frame, and for array-4k deepsum the deepest recursion a 32 KiB
+normal build's bytes per frame, and for contiguous-4k deepsum the deepest recursion a 32 KiB
 normal stack held in child processes. deepsum also has phase ``first_use`` (every pass on
 a fresh thread: segment mapping and release inside the time).
 
@@ -24,19 +29,22 @@ from pathlib import Path
 from typing import List, Optional
 
 from .analysis import Goal, Item, Ratio
-from .suitedef import G, K, M, Point, Row, SuiteDef
+from .machine import unavailable_counters
+from .suitedef import G, K, M, Point, Row, SuiteDef, Variant
+from .plots import plt, save
 from .units import format_size
 
 EXP = "stack"
 KERNELS = ("fib", "deepsum", "scan", "blackscholes")
-NORMAL = "array-4k"
+NORMAL, SPLIT = Variant("contiguous", "4k"), Variant("split", "4k")
+POOL, POOL_THP = Variant("split-pool", "4k"), Variant("split-pool", "thp")
 SMALL_STACK = 32 * K
 
 # Seeds 000 (course blog) and 001 (paper), theirs: run-time increase of -fsplit-stack
 # builds over default gcc builds; i7-7700 (001).
 SEED = {"real_avg": 1.02, "fib": 1.15, "sum_n": 1_000_000_000, "sum_allocs": 6_410_250,
         "sum_alloc_bytes": 1544, "ferret_alloc_kb": 618}
-STACK1_TARGET = 1.05     # seed 001's 2% average plus this shared VM's run-to-run noise
+STACK1_TARGET = 1.05     # seed 001's 2% average plus a shared machine's run-to-run noise
 
 SIZES = {   # fib: n; deepsum: depth in frames; scan, blackscholes: bytes. The small sizes
             # stay in cache (call-bound), the large ones do not (memory-bound)
@@ -49,14 +57,14 @@ DEEP = {"kernel": "deepsum"}
 LIBGCC = {"segment": "libgcc", "signals": "block"}   # libgcc's defaults: the status quo
 TUNED = ({**DEEP, "signals": "noblock"}, {**DEEP, "segment": "64K", "signals": "noblock"})
 
-ROWS = tuple(Row(EXP, (NORMAL, "malloc-4k"), params=({"kernel": k},), sizes=SIZES[k], priority=0)
+ROWS = tuple(Row(EXP, (NORMAL, SPLIT), params=({"kernel": k},), sizes=SIZES[k], priority=0)
              for k in KERNELS) + (
-    Row(EXP, ("malloc-4k",), params=TUNED, sizes=SIZES["deepsum"]),
-    Row(EXP, ("pool-4k",), params=({**DEEP, "signals": "noblock"},), block_sizes=(64 * K,),
+    Row(EXP, (SPLIT,), params=TUNED, sizes=SIZES["deepsum"]),
+    Row(EXP, (POOL,), params=({**DEEP, "signals": "noblock"},), block_sizes=(64 * K,),
         sizes=SIZES["deepsum"]),
-    Row(EXP, ("pool-4k",), params=({**DEEP, "signals": "noblock"},), block_sizes=(256 * K, 1 * M),
+    Row(EXP, (POOL,), params=({**DEEP, "signals": "noblock"},), block_sizes=(256 * K, 1 * M),
         sizes={"tiny": (), "default": (), "full": SIZES["deepsum"]["full"]}, priority=2),
-    Row(EXP, ("pool-thp",), params=({**DEEP, "signals": "noblock"},), block_sizes=(64 * K,),
+    Row(EXP, (POOL_THP,), params=({**DEEP, "signals": "noblock"},), block_sizes=(64 * K,),
         sizes={"tiny": (), "default": (), "full": SIZES["deepsum"]["full"]}, priority=2),
 )
 
@@ -87,7 +95,7 @@ def recs_of(recs, kernel=None, variant=None, size=None, **params) -> List[dict]:
     default = {"segment": "libgcc", "signals": "block"}
     out = []
     for r in recs.all:
-        if r["experiment"] != EXP or (variant and r["variant"] != variant):
+        if r["experiment"] != EXP or (variant and r["variant"] != variant.name):
             continue
         p = {**default, **r["params"]}
         if (kernel and p.get("kernel") != kernel) or (size is not None and r["size_bytes"] != size):
@@ -118,9 +126,9 @@ def problem(kernel: str, size: int) -> str:
 def label(r: dict) -> str:
     """What one record's stack is, in words."""
     p, st = r["params"], r.get("stack") or {}
-    if r["kind"] == "array":
+    if r["kind"] == NORMAL.kind:
         return "normal build, contiguous stack"
-    seg = (f"{format_size(p['block_size'])} pool blocks on {r['backing_requested']}" if r["kind"] == "pool" else
+    seg = (f"{format_size(p['block_size'])} pool blocks on {r['backing_requested']}" if r["kind"] == POOL.kind else
            f"min segment {p.get('segment', 'libgcc')}" if p.get("segment", "libgcc") != "libgcc"
            else "libgcc segments")
     sig = "" if p.get("signals", "block") == "block" else ", signals not blocked"
@@ -179,13 +187,22 @@ def paired(r: Optional[dict]) -> Optional[PairedRatio]:
 
 # ---------------------------------------------------------------- report
 
+def _counters_text(results) -> str:
+    """Whether the limit check's instructions could be counted (the machine record)."""
+    why = unavailable_counters(results.get("machine") or {}, ("instructions",))
+    if why:
+        return (f"No instruction counter here ({why['instructions']}): the limit check's "
+                "instructions are not counted, only its time.")
+    return "Counters are per thread and count the main thread, not the measured one."
+
+
 def _overhead_rows(recs):
     rows = []
     for k in KERNELS:
         for s in sizes(recs, k):
             base = one(recs, k, NORMAL, s)
             for r in recs_of(recs, k, size=s):
-                if r["kind"] == "array":
+                if r["kind"] == NORMAL.kind:
                     continue
                 theirs = {"fib": f"{SEED['fib']:.2f}x (fib)", "scan": f"{SEED['real_avg']:.2f}x avg",
                           "blackscholes": f"{SEED['real_avg']:.2f}x avg", "deepsum": "not stated"}[k]
@@ -205,12 +222,12 @@ def _segment_rows(recs):
             segs, lst = st.get("segments") or {}, st.get("list") or {}
             fu = (st.get("first_use") or {}).get("segments_per_run")
             fr = phase_ratio(r, base, "first_use") if base and r is not base else None
-            rows.append([problem("deepsum", s), label(r), seg_count(r) if r["kind"] != "array" else "-",
-                         segs.get("served", 0) if r["kind"] == "pool" else "-",
+            rows.append([problem("deepsum", s), label(r), seg_count(r) if r["kind"] != NORMAL.kind else "-",
+                         segs.get("served", 0) if r["kind"] == POOL.kind else "-",
                          format_size(seg_bytes(r)) if seg_count(r) else "-",
                          format_size(segs["largest_bytes"]) if segs.get("largest_bytes") else "-",
-                         ("yes" if lst.get("segments") == seg_count(r) else "NO") if r["kind"] != "array" else "-",
-                         f"{fu:.0f}" if fu is not None and r["kind"] != "array" else "-",
+                         ("yes" if lst.get("segments") == seg_count(r) else "NO") if r["kind"] != NORMAL.kind else "-",
+                         f"{fu:.0f}" if fu is not None and r["kind"] != NORMAL.kind else "-",
                          f"{r['median_ns']:.1f}",
                          f"{r['phases']['first_use']['median_ns']:.1f}" if "first_use" in (r.get("phases") or {}) else "-",
                          fr.cell() if fr else "-"])
@@ -241,8 +258,7 @@ def report(doc, recs, results, out_dir):
           "frames), per element (scan) or per option (blackscholes); median of the repetitions, "
           "the range over repetitions in brackets. fib's count is the naive definition's; GCC "
           "turns one of its two recursive calls into a loop, in both builds alike, so fewer "
-          "calls are real. No hardware counters here (no PMU in the VM): the limit check's "
-          "instructions are not counted, only its time.")
+          "calls are real. " + _counters_text(results))
     doc.h(3, "Overhead of split stacks: split / normal")
     doc.table(["kernel", "size", "split variant", "normal ns/op", "split ns/op", "split / normal",
                "paired in one process", "THEIRS", "verified"], _overhead_rows(recs))
@@ -287,13 +303,24 @@ def _segment_section(doc, recs):
           "switch.")
     doc.p("Tuning libgcc (gcc 12's generic-morestack.c): a segment is max(page, "
           "MINSIGSTKSZ + header, frame + 0xe00 + header) rounded up to a page, where page is "
-          "getpagesize() read once at start-up and MINSIGSTKSZ is sysconf(_SC_SIGSTKSZ) "
-          "(13504 on this AVX-512 CPU, hence 16 KiB segments); no environment variable or API "
+          "getpagesize() read once at start-up and MINSIGSTKSZ is sysconf(_SC_SIGSTKSZ), "
+          "which glibc makes four times the kernel's AT_MINSIGSTKSZ (the CPU's signal "
+          f"frame, growing with its xsave area; {_signal_stack_text(recs)}); no environment variable or API "
           "sets it. The lab raises the minimum by wrapping getpagesize (--wrap=getpagesize, "
           "PHYSMEM_LAB_STACK_SEGMENT, segment=64K) and serves segments from a BlockPool by "
-          "answering libgcc's mmap with a block (pool-4k; the block size is the minimum "
+          "answering libgcc's mmap with a block (split-pool-4k; the block size is the minimum "
           "segment). __splitstack_block_signals is libgcc's one public knob: signals=noblock "
           "drops the two rt_sigprocmask calls around every switch.")
+
+
+def _signal_stack_text(recs) -> str:
+    """What the records' ``stack.signal_stack`` says the running CPU gave."""
+    seen = {(st.get("sc_sigstksz"), st.get("at_minsigstksz"), st.get("libgcc_min_segment_bytes"))
+            for r in recs_of(recs) for st in [(r.get("stack") or {}).get("signal_stack") or {}] if st}
+    if not seen:
+        return "not recorded by these records"
+    return "; ".join(f"here {sig} bytes (AT_MINSIGSTKSZ {at}), hence {format_size(seg)} segments"
+                     for sig, at, seg in sorted(seen, key=str))
 
 
 def _per_switch_us(slow: dict, fast: dict) -> float:
@@ -305,10 +332,10 @@ def _per_switch_us(slow: dict, fast: dict) -> float:
 def _segment_findings(recs) -> List[str]:
     out = []
     for s in sizes(recs, "deepsum"):
-        dflt = one(recs, "deepsum", "malloc-4k", s, **LIBGCC)
-        nob = one(recs, "deepsum", "malloc-4k", s, segment="libgcc", signals="noblock")
-        big = one(recs, "deepsum", "malloc-4k", s, segment="64K", signals="noblock")
-        pool = one(recs, "deepsum", "pool-4k", s, signals="noblock", block_size=64 * K)
+        dflt = one(recs, "deepsum", SPLIT, s, **LIBGCC)
+        nob = one(recs, "deepsum", SPLIT, s, segment="libgcc", signals="noblock")
+        big = one(recs, "deepsum", SPLIT, s, segment="64K", signals="noblock")
+        pool = one(recs, "deepsum", POOL, s, signals="noblock", block_size=64 * K)
         if dflt and nob and seg_count(dflt):
             out.append(f"depth {s:,}: blocking signals (libgcc's default) costs {Ratio(dflt, nob).cell()} "
                        f"the time without, {_per_switch_us(dflt, nob):.1f} us per segment entered and left "
@@ -329,12 +356,11 @@ def _cell(r: Optional[Ratio]) -> str:
 
 
 def _overhead_plot(recs, out_dir) -> Path:
-    from .plots import plt, save
     bars = []
     for k in KERNELS:
         for s in sizes(recs, k)[-1:]:
             base = one(recs, k, NORMAL, s)
-            r = one(recs, k, "malloc-4k", s, **LIBGCC)
+            r = one(recs, k, SPLIT, s, **LIBGCC)
             if base and r:
                 q, pr = Ratio(r, base), paired(r)
                 bars.append((f"{k}\n{problem(k, s)}", q.value, q.lo, q.hi, pr.value if pr else None))
@@ -424,20 +450,20 @@ def goals(recs) -> List[Goal]:
 def _goal_overhead(recs):
     g = Goal("stack-1", GOAL_TITLES[1])
     for k in ("scan", "blackscholes"):
-        ss = [s for s in sizes(recs, k) if one(recs, k, "malloc-4k", s, **LIBGCC) and (
-            one(recs, k, NORMAL, s) or paired(one(recs, k, "malloc-4k", s, **LIBGCC)))]
+        ss = [s for s in sizes(recs, k) if one(recs, k, SPLIT, s, **LIBGCC) and (
+            one(recs, k, NORMAL, s) or paired(one(recs, k, SPLIT, s, **LIBGCC)))]
         if ss:
             s = max(ss)
-            split, normal = one(recs, k, "malloc-4k", s, **LIBGCC), one(recs, k, NORMAL, s)
+            split, normal = one(recs, k, SPLIT, s, **LIBGCC), one(recs, k, NORMAL, s)
             pr = paired(split)
             g.items.append(Item(f"{k} {problem(k, s)} split / normal" + (" (paired)" if pr else ""),
                                 pr or Ratio(split, normal), STACK1_TARGET))
             if pr and normal:
                 g.notes.append(f"{k} {problem(k, s)}: the two records' medians give {Ratio(split, normal).cell()}")
         else:
-            g.missing.append(f"no {k} pair (array-4k and malloc-4k) of stack records")
+            g.missing.append(f"no {k} pair (contiguous-4k and split-4k) of stack records")
     for s in sizes(recs, "fib"):
-        n, d = one(recs, "fib", "malloc-4k", s, **LIBGCC), one(recs, "fib", NORMAL, s)
+        n, d = one(recs, "fib", SPLIT, s, **LIBGCC), one(recs, "fib", NORMAL, s)
         if n and (d or paired(n)):
             g.notes.append(f"fib n={s}: split / normal {(paired(n) or Ratio(n, d)).cell()} "
                            f"(THEIRS {SEED['fib']:.2f}x)")
@@ -446,14 +472,14 @@ def _goal_overhead(recs):
 
 def _goal_deep(recs):
     g = Goal("stack-2", GOAL_TITLES[2])
-    ss = [s for s in sizes(recs, "deepsum") if one(recs, "deepsum", "malloc-4k", s, **LIBGCC)]
+    ss = [s for s in sizes(recs, "deepsum") if one(recs, "deepsum", SPLIT, s, **LIBGCC)]
     if not ss:
-        g.missing.append("no deepsum malloc-4k record")
+        g.missing.append("no deepsum split-4k record")
         return g
     s = max(ss)
     normal = one(recs, "deepsum", NORMAL, s)
     g.items.append(Item(f"deepsum depth {s:,}, libgcc defaults",
-                        Completion(one(recs, "deepsum", "malloc-4k", s, **LIBGCC), normal), 1.0))
+                        Completion(one(recs, "deepsum", SPLIT, s, **LIBGCC), normal), 1.0))
     g.notes += _probe_lines(recs)
     return g
 

@@ -1,29 +1,45 @@
 """What a suite is: rows of measurement points, scales, and its part of the report.
 
-A suite is a :class:`SuiteDef`. The lab's own suite (``lab``: scan, gups, chase, rbtree,
-blackscholes, hashtable) lives in :mod:`physmem_lab.suites`; every other suite is a
-module ``physmem_lab/suite_<name>.py`` that defines ``SUITE = SuiteDef(...)`` and is
-found by :func:`discover` (so adding a suite touches no shared file).
+A suite is a :class:`SuiteDef`: every module ``physmem_lab/suite_<name>.py`` defines
+``SUITE = SuiteDef(...)`` and is found by :func:`discover` (so adding a suite touches no
+shared file). The lab's own suite is :mod:`physmem_lab.suite_lab`.
 
-Contract of a suite module:
+Contract of a suite module (this module is the bottom layer: it imports no other part of
+the harness but :mod:`physmem_lab.units`; suite modules import it and
+:mod:`physmem_lab.analysis`, never the registry, the runner or the report):
 
 - ``rows``: :class:`Row` objects whose ``sizes`` are keyed by scale (``tiny``,
   ``default``, ``full``); every row names an experiment program
-  ``build/lab/physmem_lab_<experiment>`` that follows lab/PROTOCOL.md.
+  ``build/lab/physmem_lab_<experiment>`` that follows lab/PROTOCOL.md and variants
+  (:class:`Variant`: a kind and a backing, both axes the program declares in ``--list``).
 - ``scales``: per scale, ``reps``, ``warmup``, ``min_rep_ms``, ``cap`` (the value given
   to a row's ``cap`` parameter, None for none), ``budget_s`` (None: unbounded) and
   optionally ``rounds`` (default 1): the point runs once per round, each time in a fresh
   process with ``ceil(reps / rounds)`` repetitions (lab/PROTOCOL.md, "Order").
-- ``pass_s(point, cap)``: rough seconds of one timed pass (drives ETA and budget only).
+- ``pass_s(point, cap)``: rough seconds of one timed pass; ``setup_s(point)``: rough
+  seconds of setup beyond mapping the data (both drive ETA and budget only).
 - ``report(doc, recs, results, out_dir)``: optional; writes the suite's section (tables,
-  plots into ``out_dir``) into the :class:`~physmem_lab.document.Doc`.
-- ``goals(recs)``: optional; a list of :class:`~physmem_lab.analysis.Goal` shown with the
-  lab's goals (numbered with a prefix of the suite's name, e.g. ``alloc-1``).
+  plots into ``out_dir``) into the :class:`~physmem_lab.document.Doc`;
+  ``headline(doc, recs)``: optional, its lines in the terminal summary;
+  ``plots(recs, out_dir)``: optional, [(title, path)] shown under "Plots".
+- ``goals(recs)``: optional; a list of :class:`~physmem_lab.analysis.Goal` (numbered with
+  a prefix of the suite's name, e.g. ``alloc-1``; the lab's are 1-5).
+- ``sanity(recs)``: optional; (rule, record, record it may not beat) pairs that
+  :mod:`physmem_lab.sanity` checks, described by ``sanity_note``.
+- ``dimensions``: experiment -> the param that splits its tables (e.g. scan: access).
+- ``legacy_scales``: the suite ``--suite tiny|default|full`` means (one suite: the lab).
+- ``rank``: order in the registry (then the name): the first suite of a spec sets the
+  plan's headline options.
+- ``params_from_machine(point, machine)``: optional; params a point takes from the
+  machine record (e.g. threads = the cores available to the run).
 """
+
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
+
+from .units import format_size
 
 K, M, G = 1 << 10, 1 << 20, 1 << 30
 SCALES = ("tiny", "default", "full")
@@ -39,12 +55,33 @@ def geometric(lo: int, hi: int, factor: int) -> Tuple[int, ...]:
 
 
 @dataclass(frozen=True)
+class Variant:
+    """One value of a program's variant axis: a layout ``kind`` on a ``backing``, each a
+    value the program declares in ``--list``. ``name`` is the ``--variant`` argument
+    (KIND-BACKING, lab/PROTOCOL.md); it is composed here, never parsed back."""
+    kind: str
+    backing: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.kind}-{self.backing}"
+
+
+BACKINGS = ("4k", "thp", "2m", "1g")
+
+
+def variants(kind: str, backings=("4k", "thp", "1g")) -> Tuple[Variant, ...]:
+    """``kind`` on each of ``backings``."""
+    return tuple(Variant(kind, b) for b in backings)
+
+
+@dataclass(frozen=True)
 class Row:
     """One line of a suite's table. ``sizes`` maps scale -> sizes; ``cap`` names the
     parameter that bounds the work per pass (its value is the scale's cap, or 'official'
     with --official for gups). Priority 0: needed by a goal; 1: tables; 2: sweeps."""
     experiment: str
-    variants: Tuple[str, ...]
+    variants: Tuple[Variant, ...]
     sizes: Dict[str, Tuple[int, ...]]
     params: Tuple[Dict[str, str], ...] = ({},)
     block_sizes: Tuple[Optional[int], ...] = (None,)
@@ -57,19 +94,21 @@ class Row:
 class Point:
     """One measurement point: one fresh process of one program per round. ``reps`` (the
     total over the rounds), ``warmup``, ``min_rep_ms`` and ``rounds`` come from the
-    point's suite and scale (None: the plan's)."""
+    point's suite and scale (None: the plan's). ``extra_1g_pages``: 1 GiB pages the
+    program maps beside its data for this kind (its ``--list`` says; 0 when unknown)."""
     experiment: str
-    variant: str
+    variant: Variant
     size_bytes: int
     params: Dict[str, str] = field(default_factory=dict)
     block_size: Optional[int] = None
     priority: int = 1
     est_s: float = 0.0
-    suite: str = "lab"
+    suite: str = ""
     reps: Optional[int] = None
     warmup: Optional[int] = None
     min_rep_ms: Optional[float] = None
     rounds: int = 1
+    extra_1g_pages: int = 0
 
     def round_reps(self, reps: int) -> int:
         """Repetitions of one round's process when ``reps`` are wanted in total."""
@@ -77,29 +116,37 @@ class Point:
 
     @property
     def backing(self) -> str:
-        return self.variant.rsplit("-", 1)[1]
+        return self.variant.backing
 
     @property
     def kind(self) -> str:
-        return self.variant.rsplit("-", 1)[0]
+        return self.variant.kind
+
+    @property
+    def name(self) -> str:
+        """The ``--variant`` argument (KIND-BACKING)."""
+        return self.variant.name
 
     def label(self) -> str:
-        from .units import format_size
         extra = [f"{k}={v}" for k, v in sorted(self.params.items())]
         if self.block_size:
             extra.append(f"block={format_size(self.block_size)}")
-        return " ".join([self.experiment, self.variant, format_size(self.size_bytes)] + extra)
+        return " ".join([self.experiment, self.name, format_size(self.size_bytes)] + extra)
 
     def pages_1g(self) -> int:
         """1 GiB pages this point needs (0 unless its backing is 1g): the data rounded up,
-        plus one for tree inner blocks (an SoA array's seven columns share one mapping)."""
+        plus the pages the program declares for this kind beside the data."""
         if self.backing != "1g":
             return 0
-        return -(-self.size_bytes // G) + (0 if self.kind == "array" else 1)
+        return -(-self.size_bytes // G) + self.extra_1g_pages
 
 
 def _default_pass_s(p: Point, cap: Optional[int]) -> float:
     return 0.5 * p.size_bytes / G
+
+
+def _no_setup_s(p: Point) -> float:
+    return 0.0
 
 
 @dataclass
@@ -110,8 +157,17 @@ class SuiteDef:
     rows: Tuple[Row, ...]
     scales: Dict[str, dict]
     pass_s: Callable[[Point, Optional[int]], float] = _default_pass_s
+    setup_s: Callable[[Point], float] = _no_setup_s
     report: Optional[Callable] = None
     goals: Optional[Callable] = None
+    headline: Optional[Callable] = None
+    plots: Optional[Callable] = None
+    sanity: Optional[Callable] = None
+    sanity_note: str = ""
+    dimensions: Dict[str, str] = field(default_factory=dict)
+    legacy_scales: bool = False
+    rank: int = 100
+    params_from_machine: Optional[Callable] = None
 
     @property
     def experiments(self) -> List[str]:
@@ -119,11 +175,12 @@ class SuiteDef:
 
 
 def discover() -> Dict[str, SuiteDef]:
-    """Every ``physmem_lab/suite_<name>.py`` module's ``SUITE``, by name, sorted."""
-    from . import __path__ as pkg_path
-    found = {}
-    for mod in sorted(m.name for m in pkgutil.iter_modules(pkg_path)):
+    """Every ``physmem_lab/suite_<name>.py`` module's ``SUITE``, by name, in order of
+    ``rank`` then name. Suite modules are imported here, at run time: this module sits
+    below them."""
+    pkg = importlib.import_module(__package__)
+    found = []
+    for mod in sorted(m.name for m in pkgutil.iter_modules(pkg.__path__)):
         if mod.startswith("suite_"):
-            sd = importlib.import_module(f"{__package__}.{mod}").SUITE
-            found[sd.name] = sd
-    return found
+            found.append(importlib.import_module(f"{__package__}.{mod}").SUITE)
+    return {sd.name: sd for sd in sorted(found, key=lambda sd: (sd.rank, sd.name))}

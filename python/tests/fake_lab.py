@@ -18,10 +18,15 @@ import synth  # noqa: E402
 def main(argv):
     exp, args = argv[0], argv[1:]
     if "--list" in args:
+        kinds = ["array", "tree-index", "tree-iter", "tree-seg", "malloc", "pool"]
+        backings = ["4k", "thp", "2m", "1g"]
         print(json.dumps({"schema": "physmem.lab.list/1", "program": f"physmem_lab_{exp}",
-                          "experiment": exp, "kinds": ["array", "tree-index", "tree-iter",
-                                                       "tree-seg", "malloc", "pool"],
-                          "backings": ["4k", "thp", "2m", "1g"],
+                          "experiment": exp, "kinds": kinds, "backings": backings,
+                          "variants": [{"name": f"{k}-{b}", "kind": k, "backing": b}
+                                       for k in kinds for b in backings],
+                          "axes": {"kind": [{"name": k, "meaning": "fake",
+                                             "extra_1g_pages": int(k != "array")} for k in kinds],
+                                   "backing": [{"name": b, "meaning": "fake"} for b in backings]},
                           "params": [{"name": n} for n in ("access", "layout", "updates")]}))
         return 0
     if "--probe" in args:

@@ -1,13 +1,14 @@
 """order.schedule: seeded, every point once per round, blocks kept together, ABBA."""
 from physmem_lab import order
-from physmem_lab.suitedef import Point
+from physmem_lab.suitedef import Point, Variant
 
 M = 1 << 20
 
 
 def _points(rounds=2):
     return [Point(exp, v, size, {}, rounds=rounds) for exp in ("gups", "chase")
-            for size in (M, 4 * M) for v in ("array-4k", "array-1g", "tree-index-4k", "tree-index-1g")]
+            for size in (M, 4 * M) for v in (Variant("array", "4k"), Variant("array", "1g"),
+                                             Variant("tree-index", "4k"), Variant("tree-index", "1g"))]
 
 
 def _round(slots, n):
@@ -15,7 +16,7 @@ def _round(slots, n):
 
 
 def test_every_point_runs_once_in_each_of_its_rounds():
-    pts = _points(rounds=3) + [Point("scan", "array-4k", M, {}, rounds=1)]
+    pts = _points(rounds=3) + [Point("scan", Variant("array", "4k"), M, {}, rounds=1)]
     slots = order.schedule(pts, seed=5)
     for n in range(3):
         got = _round(slots, n)

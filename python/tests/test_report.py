@@ -2,7 +2,7 @@
 import pytest
 
 import synth
-from physmem_lab import analysis
+from physmem_lab import suites
 from physmem_lab.report import headline, write_report
 
 G, M = 1 << 30, 1 << 20
@@ -38,7 +38,7 @@ def _results(good: bool):
 
 
 def _verdicts(results):
-    return {g.number: g.verdict for g in analysis.goals(results)}
+    return {g.number: g.verdict for g in suites.goals(results)}
 
 
 def test_goals_met_on_data_that_meets_them():
@@ -48,7 +48,7 @@ def test_goals_met_on_data_that_meets_them():
 def test_goals_missed_on_data_that_misses_them_with_reasons():
     res = _results(False)
     assert _verdicts(res) == {n: "MISSED" for n in range(1, 6)}
-    g1 = analysis.goals(res)[0]
+    g1 = suites.goals(res)[0]
     why = " ".join(g1.why())
     assert "tree-seg-1g got backing 4k, asked 1g" in why
     assert "1.20x > 1.00x" in why
@@ -58,7 +58,7 @@ def test_goals_not_measured_say_why():
     res = synth.results([synth.record("scan", "array-4k", M, T(1.0))],
                         skipped=[{"experiment": "rbtree", "variant": "pool-1g", "size_bytes": 512 * M,
                                   "reason": "backing unavailable: 0 x 1 GiB pages free"}])
-    gs = analysis.goals(res)
+    gs = suites.goals(res)
     assert [g.verdict for g in gs] == ["NOT MEASURED"] * 5
     assert any("0 x 1 GiB pages free" in m for m in gs[3].missing)
 
@@ -69,7 +69,7 @@ def test_gups_goal_needs_both_bounds():
         if r["experiment"] == "gups" and r["variant"] == "tree-index-1g":
             res["records"][i] = synth.record("gups", "tree-index-1g", G, [60.0] * 5,
                                              params={"updates": "4194304"})
-    g3 = analysis.goals(res)[2]
+    g3 = suites.goals(res)[2]
     assert [i.met for i in g3.items] == [True, False]     # 0.60x array-4k ok, 1.20x array-1g not
     assert g3.verdict == "MISSED"
 

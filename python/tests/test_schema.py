@@ -55,3 +55,45 @@ def test_results_file_validates_its_records():
         validate_results(bad)
     with pytest.raises(SchemaError, match="not a physmem.lab.results"):
         validate_results(synth.record())
+
+
+def _alloc_record():
+    r = synth.record("alloc", "malloc-4k", params={"alloc": "glibc", "workload": "larson"})
+    r["alloc"] = {"allocator": "glibc", "active": "glibc", "workload": "larson", "threads": 2,
+                  "thp_mode": "madvise", "physmem_backing": "n/a", "ms_per_pass": [1.0, 1.1],
+                  "peak_rss_bytes": 1 << 20,
+                  "heap_at_peak": {"anon_bytes": 1 << 20, "thp_bytes": 0, "hugetlb_bytes": 0,
+                                   "huge_share": 0.0}}
+    return r
+
+
+def test_every_payload_fragment_is_a_valid_schema():
+    import jsonschema
+    from physmem_lab.schema import _load, payload_schemas
+    frags = payload_schemas()
+    assert {"stack", "alloc", "alias_env", "alias_conv", "dgemv", "low12", "prefault_latency",
+            "prefault_shootdown"} <= set(frags)
+    for name in frags.values():
+        jsonschema.Draft202012Validator.check_schema(_load(name))
+
+
+@pytest.mark.parametrize("mutate, where", [
+    (lambda r: r.pop("alloc"), ": 'alloc' is a required"),
+    (lambda r: r["alloc"].update(threads=0), "/alloc/threads"),
+    (lambda r: r["alloc"]["heap_at_peak"].update(huge_share=1.5), "/alloc/heap_at_peak/huge_share"),
+    (lambda r: r["alloc"].update(ms_per_pass="fast"), "/alloc/ms_per_pass"),
+])
+def test_a_bad_payload_is_refused_where_the_envelope_is_checked(mutate, where):
+    r = _alloc_record()
+    validate_record(r)
+    mutate(r)
+    with pytest.raises(SchemaError, match=f"alloc payload .*{where.lstrip('/')}"):
+        validate_record(r)
+    with pytest.raises(SchemaError, match=f"records/1{where}"):
+        validate_results(synth.results([_alloc_record(), r]))
+
+
+def test_an_experiment_without_a_fragment_has_no_payload_to_check():
+    r = synth.record("scan", "array-4k")
+    r["anything"] = {"extra": True}
+    validate_record(r)

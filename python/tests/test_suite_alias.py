@@ -159,12 +159,12 @@ def test_goal_follows_the_numbers():
 
 
 def test_pass_s_scales_with_the_sweeps():
-    from physmem_lab.suitedef import Point
-    env = Point("alias_env", "array-4k", 8 * K, suite="alias", reps=5, warmup=1, min_rep_ms=5)
-    tiny = Point("alias_env", "array-4k", 256, suite="alias", reps=5, warmup=1, min_rep_ms=5)
+    from physmem_lab.suitedef import Point, Variant
+    env = Point("alias_env", Variant("array", "4k"), 8 * K, suite="alias", reps=5, warmup=1, min_rep_ms=5)
+    tiny = Point("alias_env", Variant("array", "4k"), 256, suite="alias", reps=5, warmup=1, min_rep_ms=5)
     assert SUITE.pass_s(env, None) > 10 * SUITE.pass_s(tiny, None)
-    conv = Point("alias_conv", "array-4k", 1 << 20, params={"offsets": "0:1024:1"}, suite="alias", min_rep_ms=5)
-    few = Point("alias_conv", "array-4k", 1 << 20, params={"offsets": "0,1,2,3"}, suite="alias", min_rep_ms=5)
+    conv = Point("alias_conv", Variant("array", "4k"), 1 << 20, params={"offsets": "0:1024:1"}, suite="alias", min_rep_ms=5)
+    few = Point("alias_conv", Variant("array", "4k"), 1 << 20, params={"offsets": "0,1,2,3"}, suite="alias", min_rep_ms=5)
     assert SUITE.pass_s(conv, None) == pytest.approx(256 * SUITE.pass_s(few, None))
 
 

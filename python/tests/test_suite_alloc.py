@@ -22,7 +22,8 @@ def _rec(alloc, workload, ns, rss_mib, heap_mib=10, huge=0.0, size=M):
     r = synth.record("alloc", variant, size, synth.tight(ns), params={"alloc": alloc, "workload": workload})
     r["unit"], r["backing"], r["ops_per_pass"] = "allocation", [], OPS
     r["alloc"] = {"allocator": alloc, "active": alloc, "workload": workload, "threads": 2,
-                  "peak_rss_bytes": rss_mib * M,
+                  "thp_mode": "madvise", "physmem_backing": "thp" if alloc == "physmem" else "",
+                  "ms_per_pass": [ns * OPS / 1e6] * 5, "peak_rss_bytes": rss_mib * M,
                   "heap_at_peak": {"anon_bytes": heap_mib * M, "thp_bytes": int(huge * heap_mib * M),
                                    "hugetlb_bytes": 0, "huge_share": huge}}
     return r
@@ -41,7 +42,7 @@ def _results(physmem_ns=(90.0, 90.0), physmem_rss=(10, 10), physmem_huge=0.95):
 def test_suite_is_discovered_with_every_workload_and_allocator():
     sd = discover()["alloc"]
     assert sd is SUITE
-    pts = {(r.params[0]["workload"], r.params[0]["alloc"], r.variants[0]) for r in SUITE.rows}
+    pts = {(r.params[0]["workload"], r.params[0]["alloc"], r.variants[0].name) for r in SUITE.rows}
     assert len(pts) == len(WORKLOADS) * len(ALLOCATORS) - sum(map(len, NOT_RUN.values())) == 64
     assert ("realloc-grow", "mimalloc", "malloc-4k") not in pts
     assert ("richards", "physmem", "malloc-thp") in pts and ("larson", "glibc", "malloc-4k") in pts

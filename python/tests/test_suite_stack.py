@@ -23,8 +23,8 @@ def _segs(mapped=0, served=0, largest=0, seg=16 * K):
 def _rec(kernel, variant, size, ns, first_use_ns=None, params=None, **stack):
     p = {"kernel": kernel, **(params or {})}
     r = synth.record("stack", variant, size, [ns * f for f in (0.99, 1.0, 1.01)], params=p)
-    r["stack"] = {"build": "normal" if variant == "array-4k" else "split", "kernel": kernel,
-                  "thread_stack_bytes": 8 * M if variant == "array-4k" else 32 * K,
+    r["stack"] = {"build": "normal" if variant == "contiguous-4k" else "split", "kernel": kernel,
+                  "thread_stack_bytes": 8 * M if variant == "contiguous-4k" else 32 * K,
                   "segments": _segs(), "list": {"segments": 0, "bytes": 0}, **stack}
     if first_use_ns is not None:
         r["phases"] = {"first_use": synth.phase([first_use_ns] * 3)}
@@ -45,20 +45,20 @@ def _paired(r, median, lo, hi):
 
 
 def _records(scan_split=1.02, deep_segments=512):
-    normal_deep = _rec("deepsum", "array-4k", 20_000, 17.0, 280.0, frame_bytes=320.0,
+    normal_deep = _rec("deepsum", "contiguous-4k", 20_000, 17.0, 280.0, frame_bytes=320.0,
                        normal_32k={"thread_stack_bytes": 32 * K, "depth": 20_000, "completed": False,
                                    "signal": "SIGSEGV", "max_depth": 87})
     return [
-        _rec("fib", "array-4k", 30, 1.0), _paired(_rec("fib", "malloc-4k", 30, 1.10), 1.12, 1.10, 1.15),
-        _rec("scan", "array-4k", M, 0.066),
-        _paired(_rec("scan", "malloc-4k", M, 0.066 * 1.3), scan_split, scan_split - 0.01, scan_split + 0.01),
-        _rec("blackscholes", "array-4k", 256 * K, 2.5),
-        _paired(_rec("blackscholes", "malloc-4k", 256 * K, 2.5), 1.0, 0.99, 1.01),
+        _rec("fib", "contiguous-4k", 30, 1.0), _paired(_rec("fib", "split-4k", 30, 1.10), 1.12, 1.10, 1.15),
+        _rec("scan", "contiguous-4k", M, 0.066),
+        _paired(_rec("scan", "split-4k", M, 0.066 * 1.3), scan_split, scan_split - 0.01, scan_split + 0.01),
+        _rec("blackscholes", "contiguous-4k", 256 * K, 2.5),
+        _paired(_rec("blackscholes", "split-4k", 256 * K, 2.5), 1.0, 0.99, 1.01),
         normal_deep,
-        _deep("malloc-4k", 160.0, 630.0, deep_segments),
-        _deep("malloc-4k", 18.0, 250.0, 104, {"segment": "64K", "signals": "noblock"}, seg=64 * K),
-        _deep("pool-4k", 20.0, 19.0, 104, {"signals": "noblock", "block_size": 64 * K}, seg=64 * K, served=True),
-        _deep("malloc-4k", 20.0, 480.0, 512, {"signals": "noblock"}),
+        _deep("split-4k", 160.0, 630.0, deep_segments),
+        _deep("split-4k", 18.0, 250.0, 104, {"segment": "64K", "signals": "noblock"}, seg=64 * K),
+        _deep("split-pool-4k", 20.0, 19.0, 104, {"signals": "noblock", "block_size": 64 * K}, seg=64 * K, served=True),
+        _deep("split-4k", 20.0, 480.0, 512, {"signals": "noblock"}),
     ]
 
 
@@ -135,9 +135,9 @@ def stack_bin():
 def test_bad_arguments_are_usage_errors(stack_bin):
     exe = str(stack_bin / "physmem_lab_stack")
     for extra in (["--variant", "malloc-thp", "--size", "30"],
-                  ["--variant", "array-4k", "--size", "99", "--param", "kernel=fib"],
-                  ["--variant", "malloc-4k", "--size", "30", "--param", "segment=3K"],
-                  ["--variant", "malloc-4k", "--size", "30", "--param", "kernel=nope"]):
+                  ["--variant", "contiguous-4k", "--size", "99", "--param", "kernel=fib"],
+                  ["--variant", "split-4k", "--size", "30", "--param", "segment=3K"],
+                  ["--variant", "split-4k", "--size", "30", "--param", "kernel=nope"]):
         p = subprocess.run([exe] + extra, capture_output=True, text=True, timeout=30)
         assert p.returncode == 2, (extra, p.stderr)
         assert "physmem_lab_stack:" in p.stderr
@@ -151,22 +151,22 @@ def test_tiny_bench_on_the_real_program(stack_bin, tmp_path):
     assert kernels == {"fib", "deepsum", "scan", "blackscholes"}
     for r in res["records"]:
         st = r["stack"]
-        if r["kind"] != "array" and r["params"]["kernel"] != "deepsum":
+        if r["kind"] != "contiguous" and r["params"]["kernel"] != "deepsum":
             pr = st["paired"]
             assert pr["pairs"] == r["reps"] and pr["ratio_min"] <= pr["ratio_median"] <= pr["ratio_max"]
-        if r["kind"] != "array":
+        if r["kind"] != "contiguous":
             assert st["thread_stack_bytes"] == 32 * K
             assert st["list"]["segments"] == st["segments"]["mapped"] + st["segments"]["served"]
-        if r["params"]["kernel"] == "deepsum" and r["kind"] != "array":
+        if r["params"]["kernel"] == "deepsum" and r["kind"] != "contiguous":
             assert st["segments"]["mapped"] + st["segments"]["served"] > 1
             assert st["segments"]["released"] == st["list"]["segments"]
             assert "first_use" in r["phases"]
-        if r["kind"] == "pool":
+        if r["kind"] == "split-pool":
             assert st["segments"]["served"] > 1 and st["segments"]["mapped"] == 0
             assert st["segments"]["largest_bytes"] == r["params"]["block_size"]
         if r["params"].get("segment") == "64K":
             assert st["segments"]["largest_bytes"] == 64 * K
-        if r["params"]["kernel"] == "deepsum" and r["kind"] == "array":
+        if r["params"]["kernel"] == "deepsum" and r["kind"] == "contiguous":
             probe = st["normal_32k"]
             assert not probe["completed"] and probe["signal"] == "SIGSEGV"
             assert 0 < probe["max_depth"] < r["size_bytes"]

@@ -1,27 +1,37 @@
 """Suite sizing: memory limits, time budgets, caps, 1 GiB page needs."""
-from physmem_lab import suites
+from physmem_lab import suite_lab, suites
+from physmem_lab.suitedef import Point, Variant, geometric
 
 G, M = 1 << 30, 1 << 20
+
+
+class Declared:
+    """A Catalog stand-in: 1 GiB pages beside the data as the lab's programs declare them
+    (--list: trees and pools map their inner blocks separately)."""
+
+    def extra_1g_pages(self, experiment, kind):
+        return 0 if kind in ("array", "malloc") else 1
 
 
 def test_tiny_suite_is_quick_and_covers_every_experiment():
     pl = suites.plan("tiny", mem_available=20 * G)
     assert pl.total_est_s < 60
-    assert {p.experiment for p in pl.points} == {r.experiment for r in suites.TABLE}
+    assert {p.experiment for p in pl.points} == {r.experiment for r in suite_lab.TABLE}
     assert pl.reps <= 2
     assert max(p.size_bytes for p in pl.points) <= 4 * M
 
 
 def test_default_suite_fits_its_budget_on_this_vm():
-    pl = suites.plan("default", mem_available=21 * G)
+    pl = suites.plan("default", mem_available=21 * G, catalog=Declared())
     assert pl.total_est_s <= 11 * 60 and not pl.dropped     # two rounds, nothing trimmed
     assert {(p.rounds, p.round_reps(p.reps)) for p in pl.points} == {(2, 3)}
     scan = [p for p in pl.points if p.experiment == "scan"]
-    assert {p.size_bytes for p in scan} == set(suites.geometric(4 << 10, G, 4))
-    assert {"array-4k", "tree-seg-1g", "tree-iter-thp", "tree-index-1g"} <= {p.variant for p in scan}
+    assert {p.size_bytes for p in scan} == set(geometric(4 << 10, G, 4))
+    assert {"array-4k", "tree-seg-1g", "tree-iter-thp", "tree-index-1g"} <= {p.name for p in scan}
     gups = [p for p in pl.points if p.experiment == "gups"]
-    assert all(p.params["updates"] == str(suites.UPDATES_CAP) for p in gups)
+    assert all(p.params["updates"] == str(suite_lab.UPDATES_CAP) for p in gups)
     assert pl.pages_1g_needed() == 3     # a 1 GiB tree: data + inner blocks, plus one spare
+    assert suites.plan("default", mem_available=21 * G).pages_1g_needed() == 2  # none declared
     assert suites.reservation_pages(8, 10 * G) == 5
 
 
@@ -54,10 +64,19 @@ def test_official_gups_and_only():
 
 
 def test_point_pages_1g():
-    assert suites.Point("scan", "array-1g", G).pages_1g() == 1
-    assert suites.Point("scan", "tree-seg-1g", G).pages_1g() == 2
-    assert suites.Point("scan", "array-4k", G).pages_1g() == 0
-    assert suites.Point("blackscholes", "array-1g", 64 * M, {"layout": "soa"}).pages_1g() == 1
+    assert Point("scan", Variant("array", "1g"), G).pages_1g() == 1
+    assert Point("scan", Variant("tree-seg", "1g"), G, extra_1g_pages=1).pages_1g() == 2
+    assert Point("scan", Variant("array", "4k"), G, extra_1g_pages=1).pages_1g() == 0
+    assert Point("blackscholes", Variant("array", "1g"), 64 * M, {"layout": "soa"}).pages_1g() == 1
+
+
+def test_points_take_what_the_programs_and_the_machine_declare():
+    pts = suites.expand("lab", only=["scan"], scale="tiny", catalog=Declared())
+    assert {(p.kind, p.extra_1g_pages) for p in pts} >= {("array", 0), ("tree-seg", 1)}
+    alloc = suites.expand("alloc", scale="tiny", machine={"cores_available": 3})
+    assert {p.params.get("threads") for p in alloc if p.params["workload"] == "larson"} == {"3"}
+    assert all("threads" not in p.params for p in alloc if p.params["workload"] == "small-churn")
+    assert all("threads" not in p.params for p in suites.expand("alloc", scale="tiny"))
 
 
 def test_suite_specs_legacy_names_lists_and_errors():

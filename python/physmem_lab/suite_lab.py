@@ -1,0 +1,430 @@
+"""The ``lab`` suite (seeds 000/001): arrays as trees against flat arrays.
+
+Programs: ``physmem_lab_{scan,gups,chase,rbtree,blackscholes,hashtable}`` (lab/experiments,
+lab/PROTOCOL.md). A variant is a layout kind (``array``, ``tree-index``, ``tree-iter``,
+``tree-seg``; rbtree: ``malloc`` nodes or ``pool`` nodes) on a backing (``4k``, ``thp``,
+``2m``, ``1g``); the program declares both axes and what they mean (``--list``) and each
+record repeats them (``kind``, ``backing_requested``). ``scan`` tables split on
+``access``, ``blackscholes`` tables on ``layout`` (:data:`DIMENSION`).
+
+Everything about the suite is here: its table of points (:data:`TABLE`), its scales
+(:data:`SCALES`: repetitions, rounds, the random-access cap, time budgets), its time model
+(:func:`pass_s`, :func:`setup_s`), its report sections and plots, its goals 1-5 and the
+physically impossible outcomes :mod:`physmem_lab.sanity` flags in it.
+
+Contract: every number shown comes from the records; the goals' thresholds and the seed
+documents' figures (labelled THEIRS) are the only constants.
+"""
+from pathlib import Path
+from typing import List, Optional, Tuple
+
+from . import seeds
+from .analysis import Goal, Item, Ratio, Records, ratio
+from .plots import plot_series
+from .suitedef import G, K, M, Point, Row, SuiteDef, geometric, variants
+from .units import format_size
+
+# ---------------------------------------------------------------- the table
+
+UPDATES_CAP = 1 << 22     # gups updates / hashtable probes / chase steps per pass (default)
+TINY_CAP = 1 << 16
+
+ARRAYS = variants("array")
+TREE_INDEX = variants("tree-index")
+SCAN_VARIANTS = ARRAYS + TREE_INDEX + variants("tree-iter") + variants("tree-seg")
+PAPER_FULL = (4 * G, 8 * G, 16 * G, 32 * G, 64 * G)
+# blackscholes prices each option `repeat` times a pass (program default 10): 4 keeps a
+# 64 MiB pass near half a second, so two rounds fit the default budget
+BS_REPEAT = {"repeat": "4"}
+DIMENSION = {"scan": "access", "blackscholes": "layout"}   # params that split a table
+
+TABLE: Tuple[Row, ...] = (
+    Row("scan", SCAN_VARIANTS, params=({"access": "linear"}, {"access": "strided"}),
+        sizes={"tiny": (16 * K, 1 * M), "default": geometric(4 * K, 1 * G, 4),
+               "full": geometric(4 * K, 1 * G, 4) + PAPER_FULL}, priority=0),
+    Row("gups", ARRAYS + TREE_INDEX, cap="updates",
+        sizes={"tiny": (1 * M,), "default": (64 * M, 256 * M, 1 * G),
+               "full": (64 * M, 256 * M, 1 * G, 4 * G, 16 * G, 64 * G)}, priority=0),
+    Row("chase", ARRAYS + TREE_INDEX, cap="steps", cap_shift=2,   # ~250 ns a step at 1 GiB
+        sizes={"tiny": (32 * K, 1 * M), "default": (32 * K, 1 * G),
+               "full": (32 * K, 1 * G, 4 * G, 16 * G)}),
+    Row("rbtree", variants("malloc", ("4k",)) + variants("pool", ("4k", "thp", "1g")),
+        sizes={"tiny": (1 * M,), "default": (16 * M, 128 * M), "full": (16 * M, 512 * M, 4 * G)},
+        priority=0),
+    Row("blackscholes", ARRAYS + variants("tree-seg"),
+        params=({"layout": "soa", **BS_REPEAT}, {"layout": "aos", **BS_REPEAT}),
+        sizes={"tiny": (256 * K,), "default": (64 * M,), "full": (16 * M, 256 * M, 1 * G)},
+        priority=0),
+    Row("blackscholes", variants("tree-iter", ("thp",)) + variants("tree-index", ("thp",)),
+        params=({"layout": "soa", **BS_REPEAT},),
+        sizes={"tiny": (256 * K,), "default": (64 * M,), "full": (16 * M, 256 * M, 1 * G)}),
+    Row("blackscholes", variants("tree-seg", ("thp",)), params=({"layout": "soa", **BS_REPEAT},),
+        block_sizes=(4 * K, 16 * K, 64 * K, 256 * K, 1 * M, 2 * M),
+        sizes={"tiny": (), "default": (64 * M,), "full": (256 * M, 1 * G)}, priority=2),
+    Row("hashtable", ARRAYS + TREE_INDEX, cap="probes",
+        sizes={"tiny": (1 * M,), "default": (64 * M, 256 * M, 1 * G),
+               "full": (64 * M, 256 * M, 1 * G, 4 * G, 16 * G)}),
+)
+
+# Per scale: repetitions (in total), rounds (each a fresh process per point with its
+# share of the repetitions; lab/PROTOCOL.md "Order"), warm-ups, --min-rep-ms, the cap, and
+# the time budget (seconds; None = unbounded). The default's budget leaves a minute of its
+# 12 for setup.
+SCALES = {
+    "tiny": {"reps": 2, "rounds": 2, "warmup": 1, "min_rep_ms": 5, "cap": TINY_CAP,
+             "budget_s": 60},
+    "default": {"reps": 6, "rounds": 2, "warmup": 1, "min_rep_ms": 30, "cap": UPDATES_CAP,
+                "budget_s": 11 * 60},
+    "full": {"reps": 6, "rounds": 2, "warmup": 1, "min_rep_ms": 50, "cap": None,
+             "budget_s": None},
+}
+
+
+def pass_s(p: Point, cap: Optional[int]) -> float:
+    """Rough seconds of one timed pass (ETA and budget only; calibrated once on the
+    development VM, e.g. blackscholes ~40 ns a pricing soa, ~60 aos)."""
+    gib = p.size_bytes / G
+    e, kind = p.experiment, p.kind
+    if e == "scan":
+        if p.params.get("access") == "strided":
+            return 0.4 * gib
+        return {"array": 0.04, "tree-seg": 0.04, "tree-iter": 0.12}.get(kind, 0.45) * gib
+    if e in ("gups", "hashtable", "chase"):
+        own = next((p.params[k] for k in ("updates", "steps", "probes") if k in p.params), "")
+        ops = int(own) if own.isdigit() else cap if cap else (4 if e == "gups" else 1) * p.size_bytes // 8
+        ns = (250 if e == "chase" else 100) * min(1.0, 0.05 + p.size_bytes / G)
+        return ops * ns * 1e-9
+    if e == "rbtree":
+        return p.size_bytes / 48 * 250e-9 * min(1.0, 0.1 + p.size_bytes / (256 * M))
+    if e == "blackscholes":
+        scalar = kind in ("tree-iter", "tree-index") or p.params.get("layout") == "aos"
+        repeat = int(p.params.get("repeat", 10))
+        return p.size_bytes / 28 * repeat * (35e-9 if scalar else 25e-9)
+    return 0.5 * gib
+
+
+def setup_s(p: Point) -> float:
+    """Rough seconds of a point's setup beyond mapping its data: rbtree's build (the
+    insert phase) dominates its process."""
+    return p.size_bytes / 48 * 2.2e-6 if p.experiment == "rbtree" else 0.0
+
+
+# ---------------------------------------------------------------- report
+
+KIND_LABEL = {"tree-index": "naive (tree-index)", "tree-iter": "iterator (tree-iter)",
+              "tree-seg": "per leaf (tree-seg)"}
+BACKINGS = ("4k", "thp", "2m", "1g")
+CELL_HELP = ("Cells: ratio of medians [best-worst from the repetitions' min/max]; "
+             "`!` a backing fell back from the one asked; `~` a spread >= 10%; "
+             "- not measured. Below 1.00x the tree (or pool) is faster.")
+
+
+def _backings(recs, exp):
+    """The backings asked for in ``exp``'s records, in :data:`BACKINGS` order."""
+    have = {r["backing_requested"] for r in recs.all if r["experiment"] == exp}
+    return [b for b in BACKINGS if b in have]
+
+
+def _cell(r):
+    return r.cell() if r else "-"
+
+
+def _table2(doc, recs, access, compact=False):
+    sizes = recs.sizes("scan", access)
+    if not sizes:
+        return
+    rows = []
+    for kind in ("tree-index", "tree-iter", "tree-seg"):
+        for b in _backings(recs, "scan"):
+            dens = [f"array-{b}"] + ([] if b == "4k" else ["array-4k"])
+            for den in dens:
+                if compact and not (b == "1g" or (b == _backings(recs, "scan")[-1])):
+                    continue
+                cells = [_cell(ratio(recs, "scan", f"{kind}-{b}", den, s, access)) for s in sizes]
+                if any(c != "-" for c in cells):
+                    same = "same backing" if den == f"array-{b}" else "vs 4 KiB array"
+                    rows.append([f"{KIND_LABEL[kind]} {kind}-{b} / {den} ({same})"] + cells)
+    for flavour in ("naive", "iterator"):
+        theirs = seeds.table2_row(access, flavour)
+        if compact and not set(theirs) & set(sizes):
+            continue
+        rows.append([f"THEIRS (seed paper) {flavour}, 1g tree / 4k array"] +
+                    [f"{theirs[s]:.2f}x" if s in theirs else "" for s in sizes])
+    doc.table([f"{access} scan"] + [format_size(s) for s in sizes], rows)
+    missing = [s for s in seeds.TABLE2_SIZES if s not in sizes]
+    if missing and not compact:
+        doc.p("Seed paper sizes not measured here (theirs): " + "; ".join(
+            f"{format_size(s)}: naive {seeds.table2_row(access, 'naive')[s]:.2f}x, "
+            f"iterator {seeds.table2_row(access, 'iterator')[s]:.2f}x" for s in missing))
+
+
+def _random_access(doc, recs, exp, title):
+    sizes = recs.sizes(exp)
+    if not sizes:
+        return
+    doc.h(2, title)
+    rows = []
+    for b in _backings(recs, exp):
+        pairs = [(f"tree-index-{b}", f"array-{b}")]
+        if b != "4k":
+            pairs += [(f"tree-index-{b}", "array-4k"), (f"array-{b}", "array-4k")]
+        for n, d in pairs:
+            cells = [_cell(ratio(recs, exp, n, d, s)) for s in sizes]
+            if any(c != "-" for c in cells):
+                rows.append([f"{n} / {d}"] + cells)
+    doc.table([exp] + [format_size(s) for s in sizes], rows)
+    caps = sorted({f"{k}={v}" for r in recs.all if r["experiment"] == exp
+                   for k, v in r["params"].items() if k in ("updates", "probes", "steps")})
+    ops = sorted({r["ops_per_pass"] for r in recs.all if r["experiment"] == exp})
+    doc.p(f"Work per pass: {', '.join(caps) or 'program default'} "
+          f"(ops_per_pass in the records: {', '.join(map(str, ops))}).")
+    if exp in seeds.STATED:
+        doc.p(seeds.STATED[exp])
+
+
+def _rbtree(doc, recs):
+    sizes = recs.sizes("rbtree")
+    if not sizes:
+        return
+    doc.h(2, "Red-black tree (Fig. 4 analogue)")
+    rows = []
+    for v in ("pool-4k", "pool-thp", "pool-2m", "pool-1g"):
+        for phase, label in ((None, "traversal"), ("insert", "insert")):
+            cells = [_cell(ratio(recs, "rbtree", v, "malloc-4k", s, phase=phase)) for s in sizes]
+            if any(c != "-" for c in cells):
+                rows.append([f"{v} / malloc-4k, {label}"] + cells)
+    doc.table(["rbtree"] + [format_size(s) for s in sizes], rows)
+    doc.p(seeds.STATED["rbtree"])
+
+
+def _blackscholes(doc, recs):
+    if not recs.sizes("blackscholes"):
+        return
+    doc.h(2, "Blackscholes (Fig. 5 analogue)")
+    for layout in recs.dims("blackscholes"):
+        sizes = recs.sizes("blackscholes", layout)
+        rows = []
+        for kind in ("tree-seg", "tree-iter", "tree-index"):
+            for b in _backings(recs, "blackscholes"):
+                for den in dict.fromkeys([f"array-{b}", "array-4k"]):
+                    cells = [_cell(ratio(recs, "blackscholes", f"{kind}-{b}", den, s, layout))
+                             for s in sizes]
+                    if any(c != "-" for c in cells):
+                        rows.append([f"{kind}-{b} / {den}"] + cells)
+        doc.table([f"blackscholes {layout}"] + [format_size(s) for s in sizes], rows)
+    sweep = [r for r in recs.all if r["experiment"] == "blackscholes" and r.get("tree")]
+    rows = []
+    for r in sorted(sweep, key=lambda r: (r["variant"], r["params"].get("layout"),
+                                          r["size_bytes"], r["tree"]["block_size"])):
+        base = recs.find("blackscholes", "array-" + r["backing_requested"], r["size_bytes"],
+                         str(r["params"].get("layout")))
+        rows.append([r["variant"], r["params"].get("layout"), format_size(r["size_bytes"]),
+                     format_size(r["tree"]["block_size"]), r["tree"]["depth"],
+                     _cell(Ratio(r, base)) if base else "-"])
+    if len({row[3] for row in rows}) > 1:
+        doc.h(3, "By block size")
+        doc.table(["variant", "layout", "size", "block", "depth", "tree / array (same backing)"], rows)
+    doc.p(seeds.STATED["blackscholes"])
+
+
+def report(doc, recs: Records, results: dict, out_dir) -> None:
+    """The lab's section: Table 2 analogue (scans), GUPS, rbtree, chase, blackscholes,
+    hash table."""
+    if recs.sizes("scan"):
+        doc.h(2, "Table 2 analogue: tree / array, scans")
+        doc.p(CELL_HELP)
+        for access in recs.dims("scan"):
+            _table2(doc, recs, access)
+    _random_access(doc, recs, "gups", "GUPS (Fig. 4 analogue)")
+    _rbtree(doc, recs)
+    _random_access(doc, recs, "chase", "Pointer chase")
+    _blackscholes(doc, recs)
+    _random_access(doc, recs, "hashtable", "Hash table (deepsjeng-like)")
+
+
+def headline(doc, recs: Records) -> None:
+    """The terminal's short version: the Table 2 analogue on 1 GiB trees."""
+    if not recs.sizes("scan"):
+        return
+    doc.h(2, "Table 2 analogue (tree / array)")
+    doc.p(CELL_HELP)
+    for access in recs.dims("scan"):
+        _table2(doc, recs, access, compact=True)
+
+
+def plots(recs: Records, out: Path) -> List[Tuple[str, Path]]:
+    """ns per op against size, one PNG per experiment (and dimension), one line per
+    variant; and blackscholes by block size."""
+    made = []
+    mine = {r.experiment for r in TABLE}
+    for exp in dict.fromkeys(r["experiment"] for r in recs.all if r["experiment"] in mine):
+        for dim in recs.dims(exp):
+            series = {}
+            for r in recs.all:
+                if r["experiment"] != exp or (dim and str(r["params"].get(DIMENSION[exp])) != dim):
+                    continue
+                if exp == "blackscholes" and recs.find(exp, r["variant"], r["size_bytes"], dim) is not r:
+                    continue   # block-size sweep points are plotted separately
+                series.setdefault(r["variant"], []).append(
+                    (r["size_bytes"], r["median_ns"], r["min_ns"], r["max_ns"]))
+            if not series:
+                continue
+            name = f"{exp}-{dim}" if dim else exp
+            unit = next(r["unit"] for r in recs.all if r["experiment"] == exp)
+            path = out / f"plot-{name}.png"
+            plot_series(series, f"{name}: ns per {unit} (median, bars: min-max)", "size",
+                        f"ns per {unit}", path)
+            made.append((name, path))
+    return made + _block_plot(recs, out)
+
+
+def _block_plot(recs, out):
+    series = {}
+    for r in recs.all:
+        if r["experiment"] == "blackscholes" and r.get("tree"):
+            key = f"{r['variant']} {r['params'].get('layout')} {format_size(r['size_bytes'])}"
+            series.setdefault(key, []).append(
+                (r["tree"]["block_size"], r["median_ns"], r["min_ns"], r["max_ns"]))
+    series = {k: v for k, v in series.items() if len({p[0] for p in v}) > 1}
+    if not series:
+        return []
+    path = out / "plot-blackscholes-block-size.png"
+    plot_series(series, "blackscholes: ns per option by block size", "block size",
+                "ns per option", path)
+    return [("blackscholes by block size", path)]
+
+
+# ---------------------------------------------------------------- sanity
+
+SANITY_CHECKED = ("gups", "chase", "hashtable")
+LIMIT = "array-1g"
+SANITY_NOTE = (f"Checked in {', '.join(SANITY_CHECKED)}: a tree faster than the array on the "
+               f"same backing, and any variant faster than {LIMIT} (the no-translation limit). "
+               "In these random-access experiments the time per operation is memory latency "
+               "plus address translation; a tree's index walk adds loads and never saves one, "
+               f"and {LIMIT} maps the data with the fewest translations the machine offers.")
+
+
+def sanity_pairs(recs: Records) -> List[Tuple[str, dict, dict]]:
+    """(rule, record, the record it may not beat) for every pair :mod:`physmem_lab.sanity`
+    checks: per experiment, size and params, a ``tree-*`` variant against ``array`` on its
+    backing, and every variant against :data:`LIMIT`."""
+    out = []
+    for exp in SANITY_CHECKED:
+        key = DIMENSION.get(exp)
+        for r in (r for r in recs.all if r["experiment"] == exp):
+            kind, backing = r["kind"], r["backing_requested"]
+            dim = str(r["params"].get(key)) if key else None
+            arr = recs.find(exp, f"array-{backing}", r["size_bytes"], dim)
+            lim = recs.find(exp, LIMIT, r["size_bytes"], dim)
+            tree = kind.startswith("tree")
+            if tree and arr is not None:
+                out.append(("a tree faster than the array on its own backing", r, arr))
+            if lim is not None and r is not lim and not (tree and lim is arr):
+                out.append((f"faster than the no-translation limit {LIMIT}", r, lim))
+    return out
+
+
+# ---------------------------------------------------------------- goals
+
+GOALS = {
+    1: "tree-seg and tree-iter linear scan <= 1.00x the array on the same backing (largest size)",
+    2: "strided tree-iter and tree-seg on 1g <= 0.80x array-4k at >= 1 GiB",
+    3: "GUPS tree-index-1g <= 0.60x array-4k and <= 1.15x array-1g at >= 1 GiB",
+    4: "red-black tree pool-1g <= 0.50x malloc-4k (traversal; insert noted)",
+    5: "blackscholes tree (per leaf) <= 1.00x the array on the same backing (largest size)",
+}
+
+
+def _largest_common(recs, exp, a, b, dim=None):
+    both = [s for s in recs.sizes(exp, dim) if recs.find(exp, a, s, dim) and recs.find(exp, b, s, dim)]
+    return max(both) if both else None
+
+
+def _missing(goal, recs, exp, names, size=None):
+    for v in names:
+        why = recs.skipped_reason(exp, v, size)
+        if why:
+            goal.missing.append(why)
+
+
+def goal1(recs):
+    g = Goal(1, GOALS[1])
+    for b in BACKINGS:
+        for k in ("tree-seg", "tree-iter"):
+            s = _largest_common(recs, "scan", f"{k}-{b}", f"array-{b}", "linear")
+            if s:
+                g.items.append(Item(f"linear {k}-{b} / array-{b} at {format_size(s)}",
+                                    ratio(recs, "scan", f"{k}-{b}", f"array-{b}", s, "linear"), 1.0))
+    if not g.items:
+        _missing(g, recs, "scan", ["tree-seg-4k", "array-4k"])
+    return g
+
+
+def goal2(recs):
+    g = Goal(2, GOALS[2])
+    for k in ("tree-iter", "tree-seg"):
+        for s in recs.sizes("scan", "strided"):
+            r = ratio(recs, "scan", f"{k}-1g", "array-4k", s, "strided") if s >= G else None
+            if r:
+                g.items.append(Item(f"strided {k}-1g / array-4k at {format_size(s)}", r, 0.8))
+    if not g.items:
+        if not [s for s in recs.sizes("scan", "strided") if s >= G]:
+            g.missing.append("no strided scan at >= 1 GiB in these results")
+        _missing(g, recs, "scan", ["tree-iter-1g", "tree-seg-1g"], None)
+    return g
+
+
+def goal3(recs):
+    g = Goal(3, GOALS[3])
+    for s in [s for s in recs.sizes("gups") if s >= G]:
+        for den, target in (("array-4k", 0.6), ("array-1g", 1.15)):
+            r = ratio(recs, "gups", "tree-index-1g", den, s)
+            if r:
+                g.items.append(Item(f"gups tree-index-1g / {den} at {format_size(s)}", r, target))
+    if not g.items:
+        if not [s for s in recs.sizes("gups") if s >= G]:
+            g.missing.append("no gups point at >= 1 GiB in these results")
+        _missing(g, recs, "gups", ["tree-index-1g", "array-1g"])
+    caps = {r["params"].get("updates") for r in recs.find("gups", "tree-index-1g")}
+    if caps:
+        g.notes.append("updates per pass: " + ", ".join(sorted(str(c) for c in caps)))
+    return g
+
+
+def goal4(recs):
+    g = Goal(4, GOALS[4])
+    s = _largest_common(recs, "rbtree", "pool-1g", "malloc-4k")
+    if s:
+        g.items.append(Item(f"rbtree traversal pool-1g / malloc-4k at {format_size(s)}",
+                            ratio(recs, "rbtree", "pool-1g", "malloc-4k", s), 0.5))
+        ins = ratio(recs, "rbtree", "pool-1g", "malloc-4k", s, phase="insert")
+        if ins:
+            g.notes.append(f"insert phase pool-1g / malloc-4k at {format_size(s)}: {ins.cell()}")
+    else:
+        _missing(g, recs, "rbtree", ["pool-1g", "malloc-4k"])
+    return g
+
+
+def goal5(recs):
+    g = Goal(5, GOALS[5])
+    for layout in recs.dims("blackscholes"):
+        for b in BACKINGS:
+            s = _largest_common(recs, "blackscholes", f"tree-seg-{b}", f"array-{b}", layout)
+            if s:
+                g.items.append(Item(f"blackscholes {layout} tree-seg-{b} / array-{b} at {format_size(s)}",
+                                    ratio(recs, "blackscholes", f"tree-seg-{b}", f"array-{b}", s, layout), 1.0))
+    if not g.items:
+        _missing(g, recs, "blackscholes", ["tree-seg-4k", "array-4k"])
+    return g
+
+
+def goals(recs: Records) -> List[Goal]:
+    """Goals 1-5 (numbered without a prefix: the lab's own, issue 3)."""
+    return [goal1(recs), goal2(recs), goal3(recs), goal4(recs), goal5(recs)]
+
+
+SUITE = SuiteDef("lab", "The lab: arrays as trees against flat arrays (seeds 000/001)",
+                 TABLE, SCALES, pass_s=pass_s, setup_s=setup_s, report=report, goals=goals,
+                 headline=headline, plots=plots, sanity=sanity_pairs, sanity_note=SANITY_NOTE,
+                 dimensions=DIMENSION, legacy_scales=True, rank=0)

@@ -34,6 +34,7 @@ void fork_parent() noexcept {
 }
 void fork_child() noexcept {
     heap_reset_all();
+    heap_purger_reset_after_fork();
     large_reset_all();
     cache_reset_all();
 }
@@ -136,7 +137,10 @@ void* pm_realloc(void* p, size_t size) {
     if (!q) return nullptr;
     std::memcpy(q, p, size < have ? size : have);
     if (s->kind == Span::small) pm_free(p);
-    else heap_large_free(s, p, false);
+    else {
+        heap_large_free(s, p, false);
+        heap_poke_purger();
+    }
     return q;
 }
 
@@ -183,7 +187,6 @@ void pm_print_stats(void) {
 void pm_collect(int force) {
     ensure_init();
     cache_flush_current();
-    large_cache_expire(force != 0);
     heap_collect(force != 0);
 }
 

@@ -2,7 +2,7 @@
 //
 // Small objects (<= 60 KiB) come in 79 classes: 16-byte steps to 128, then 8 per
 // doubling (12.5% spacing). Each class carves objects from spans of whole 4 KiB pages
-// (heap.cpp). A thread keeps a singly linked list per class; malloc pops, free pushes,
+// (filler.cpp). A thread keeps a singly linked list per class; malloc pops, free pushes,
 // with no lock and no atomic. Lists spill to / refill from the class's central list (one
 // lock per class) in batches.
 //
@@ -433,6 +433,7 @@ void free_not_small(void* p) noexcept {
     Span* s = span_of(p);
     if (!s || s->kind == Span::unused) foreign_pointer(p, "free");
     heap_large_free(s, p);  // small spans have page infos: never here
+    heap_poke_purger();
 }
 
 namespace {

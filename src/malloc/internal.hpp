@@ -1,15 +1,39 @@
 // src/malloc/internal.hpp — the drop-in allocator's shared structures.
 //
-// Layers, bottom up (one file each):
-//   heap.cpp    arenas (1 GiB of address space, 1 GiB aligned, one backing rung each),
-//               2 MiB huge pages inside them, the huge-page filler that carves page
-//               spans out of them (fullest first), placing large spans, purging and the
-//               purger thread, stats;
-//   large.cpp   large objects: classes, stagger offsets, cache of freed spans (per-class locks);
-//   cache.cpp   size classes, per-class central free lists, per-thread caches;
-//   fast.hpp    the inline small-object fast paths (malloc pop, free push);
-//   api.cpp     pm_* entry points, lazy init, fork and exit handling;
-//   override.cpp / new_delete.cpp   the exported malloc/free/new/delete shims.
+// Layers, bottom up. A file calls only into the files listed before it ("-> ..." names
+// them; any file may also take a SpinLock, heap.cpp, report through say/fatal,
+// options.cpp, and call src/port). No heap file calls up: the one signal upwards is the
+// "purge is due" flag, an atomic defined in heap.cpp, which hugepage.cpp and large.cpp
+// raise and purge.cpp reads and clears. (Outside the heap, lazy initialisation is the
+// one call up: cache.cpp's slow paths call ensure_init, which runs api.cpp's init_slow.)
+//   options.cpp    the PHYSMEM_MALLOC_* options (options.hpp), say, fatal
+//   bits.hpp       bitmaps of the 512 4 KiB pages of a 2 MiB page (inline, no state)
+//   heap.hpp       what the heap files below share: the Heap state, huge-page lists, the
+//                  inline per-span helpers (descriptors, the check for a due purge), and
+//                  the declarations each heap file offers the ones above it
+//   heap.cpp       owns the heap state H and its lock, the "purge is due" flag; SpinLock
+//   meta.cpp       metadata: span and arena descriptors, thread caches, in mappings of
+//                  their own (never in the heap, never through another allocator)
+//   arena.cpp      arenas (1 GiB of address space, 1 GiB aligned) on a backing rung: the
+//                  ladder, the arena and page maps, PageRuns summaries, thp_when_big, the
+//                  hugetlb reservation made at start and restored at exit    -> meta
+//   hugepage.cpp   2 MiB pages taken into use and given back (clean and empty lists);
+//                  empty pages purged whole once due                        -> arena
+//   filler.cpp     the huge-page filler: small-object spans, fullest page first
+//                                                                 -> hugepage, arena, meta
+//   placement.cpp  large spans in arenas' large regions (PageRuns), direct mappings
+//                                                                 -> hugepage, arena, meta
+//   large.cpp      large objects: classes, stagger offsets, cache of freed spans
+//                  (per-class locks)                                       -> placement
+//   stats.cpp      pm_stats                                      -> large, hugepage
+//   purge.cpp      the decay: rounds that expire the large cache and purge the empty
+//                  huge pages due, the optional purger thread, pm_collect -> large, hugepage
+//   cache.cpp      size classes, per-class central free lists, per-thread caches
+//                                                  -> purge, large, filler, arena, meta
+//   fast.hpp       the inline small-object fast paths (malloc pop, free push) -> cache
+//   api.cpp        pm_* entry points, lazy init, fork and exit handling
+//                               -> cache, purge, stats, large, arena, heap, options
+//   override.cpp / new_delete.cpp   the exported malloc/free/new/delete shims -> api
 //
 // Every span and arena descriptor lives in metadata mapped by this library (never in
 // the heap it manages). Nothing here allocates through libstdc++.
@@ -37,7 +61,9 @@ constexpr std::size_t kSmallMax = 61440;                  // largest small size 
 constexpr unsigned kMaxObjects = 1024;                    // per small span
 constexpr std::size_t kDirectMin = std::size_t{256} << 20;  // spans this big map directly
 
-// Test-and-test-and-set lock; yields after a short spin (2 cores: spinning long is waste).
+// Test-and-test-and-set lock; yields after a short spin: spinning long burns a core the
+// lock's holder may need to finish (with few cores, or more threads than cores, it may be
+// waiting for exactly that core).
 class SpinLock {
 public:
     void lock() noexcept;
@@ -71,7 +97,7 @@ struct HugePage {
     std::uint64_t empty_since_ns;
     Arena* arena;
     std::uint32_t index;                     // within the arena
-    std::uintptr_t base() const noexcept;
+    std::uintptr_t base() const noexcept;  // inline, below Arena
 };
 
 // A run of 4 KiB pages: either the slab of one small size class, or one large object.
@@ -110,9 +136,10 @@ struct Span {
     std::uint64_t freebits[kMaxObjects / 64];
 };
 
-// Free runs of one 2 MiB page as the large-object placement sees it (heap.cpp): an empty
-// or clean page is free whole (512, 512, 512); a page holding large objects has the free
-// pages at its start, at its end and the longest run; a filler page is blocked (0, 0, 0).
+// Free runs of one 2 MiB page as the large-object placement (placement.cpp) sees it,
+// kept by summarize (arena.cpp): an empty or clean page is free whole (512, 512, 512); a
+// page holding large objects has the free pages at its start, at its end and the longest
+// run; a filler page is blocked (0, 0, 0).
 // Kept apart from HugePage, 8 bytes a page, so a scan over thousands of pages stays in L1.
 struct PageRuns {
     std::uint16_t head, tail, longest, unused;
@@ -132,6 +159,9 @@ struct Arena {
     Arena* next_free;
 };
 
+inline std::uintptr_t HugePage::base() const noexcept { return arena->base + std::uintptr_t{index} * kHuge; }
+
+// Per 1 GiB slot of the address space, the arena there (arena.cpp keeps both maps).
 extern std::atomic<Arena*> g_arena_map[kArenaSlots];
 // Per 1 GiB slot of the address space, the page map of the (non-direct) arena there:
 // kMapEntries span pointers indexed by address bits 12..29 (arenas are 1 GiB aligned; a
@@ -148,7 +178,7 @@ inline std::atomic<std::uint32_t>* page_info(std::atomic<Span*>* map) noexcept {
 }
 extern Options g_opt;
 
-// The span of a direct mapping holding a, or nullptr. Out of the fast path.
+// The span of a direct mapping holding a, or nullptr. Out of the fast path (arena.cpp).
 Span* direct_span_of(std::uintptr_t a) noexcept;
 
 // The span holding address p, or nullptr when the allocator never mapped it.
@@ -163,14 +193,28 @@ inline Span* span_of(const void* p) noexcept {
     return direct_span_of(a);
 }
 
-// --- heap.cpp (all under the heap lock unless said otherwise) ---
+// --- the heap (heap.cpp .. purge.cpp; their shared internals: heap.hpp) ---
+// heap.cpp
 void heap_init() noexcept;
-// A span of npages pages for size class cls, set up by init before the page map (every
-// page) points to it. nullptr on ENOMEM.
+void heap_lock_all() noexcept;     // fork: prepare
+void heap_unlock_all() noexcept;   // fork: parent
+void heap_reset_all() noexcept;    // fork: child
+// "Purge is due": something now waits for the purge delay (an empty huge page, a cached
+// large span). Raised below purge.cpp, with any lock held; read and cleared by purge.cpp.
+extern std::atomic<bool> g_purge_due;
+inline void heap_note_purge_due() noexcept { g_purge_due.store(true); }
+// meta.cpp: zeroed metadata of `bytes` (never given back; the caller recycles it). Takes
+// the heap lock.
+void* heap_meta_alloc(std::size_t bytes) noexcept;
+// arena.cpp: the hugetlb reservation (PHYSMEM_MALLOC_RESERVE).
+void heap_reserve_at_start() noexcept;
+void heap_restore_at_exit() noexcept;
+// filler.cpp (take the heap lock). A span of npages pages for size class cls, set up by
+// init before the page map (every page) points to it. nullptr on ENOMEM.
 Span* heap_small_span(std::uint32_t npages, unsigned cls, void (*init)(Span*, unsigned)) noexcept;
 void heap_release_small_span(Span* s) noexcept;
-// A span of npages pages in some arena's large region (kind large, offset set for
-// align > kPage, not yet in the page map); nullptr on ENOMEM. Takes the heap lock.
+// placement.cpp. A span of npages pages in some arena's large region (kind large, offset
+// set for align > kPage, not yet in the page map); nullptr on ENOMEM. Takes the heap lock.
 Span* heap_place_large(std::size_t npages, std::size_t align) noexcept;
 // Gives back a large span's pages (or a direct span's mapping). Takes the heap lock.
 void heap_release_large(Span* s) noexcept;
@@ -182,13 +226,11 @@ bool heap_resize_direct(Span* s, std::size_t size) noexcept;
 // Enters (on) or removes a large span's object in the page map. No lock.
 void heap_publish_large(Span* s, bool on) noexcept;
 
-// Zeroed metadata of `bytes` (never given back; the caller recycles it). Takes the heap lock.
-void* heap_meta_alloc(std::size_t bytes) noexcept;
-
 // --- large.cpp (per-class locks; the heap lock only to place or release pages) ---
 // A large object of `size` bytes aligned to `align` (power of two); nullptr on ENOMEM.
 void* heap_large_alloc(std::size_t size, std::size_t align) noexcept;
 // pre: s = span_of(p), s->kind is large or direct. Aborts on an invalid or double free.
+// The caller then pokes the purger (heap_poke_purger; purge.cpp is above this file).
 // keep_cached false: the span's pages go straight back to the heap (realloc's old buffer:
 // a growing buffer would otherwise leave one cached span per class it passed through).
 void heap_large_free(Span* s, void* p, bool keep_cached = true) noexcept;
@@ -204,22 +246,23 @@ std::size_t large_requested_bytes() noexcept;
 void large_lock_all() noexcept;
 void large_unlock_all() noexcept;
 void large_reset_all() noexcept;
-void heap_collect(bool force) noexcept;
-// Something now waits for the purge delay (any lock may be held).
-void heap_note_purge_due() noexcept;
-// Starts the purger thread if something waits and none runs. pre: no allocator lock
-// held (thread creation allocates). Called on free's slow paths.
-void heap_poke_purger() noexcept;
+
+// --- stats.cpp ---
 void heap_stats(pm_stats_t* out) noexcept;
+
+// --- purge.cpp (above the large cache and the heap's pages; drives their decay) ---
+// pm_collect: releases the cached large spans freed more than the purge delay ago, then
+// purges the empty huge pages due (with force: all of both).
+void heap_collect(bool force) noexcept;
+// When something is due: purges it (a round at most every purge_delay_ms / 2), or with
+// PHYSMEM_MALLOC_BACKGROUND_PURGE starts the purger thread if none runs. pre: no allocator
+// lock held (thread creation allocates). Called on free's slow paths.
+void heap_poke_purger() noexcept;
 // fork: prepare, first (start_purger may allocate under it) / parent, last. Holds off a
-// purger's start and exit while the process forks (heap.cpp, "the purger").
+// purger's start and exit while the process forks (purge.cpp, "the purger").
 void heap_purger_lock_for_fork() noexcept;
 void heap_purger_unlock_after_fork() noexcept;
-void heap_lock_all() noexcept;     // fork: prepare
-void heap_unlock_all() noexcept;   // fork: parent
-void heap_reset_all() noexcept;    // fork: child
-void heap_reserve_at_start() noexcept;
-void heap_restore_at_exit() noexcept;
+void heap_purger_reset_after_fork() noexcept;  // fork: child (the child has no purger)
 
 // --- cache.cpp ---
 struct SizeClass {

@@ -1,6 +1,7 @@
 // src/malloc/large.cpp — large objects (> 60 KiB): size classes, stagger offsets and a
-// cache of freed spans, each class behind its own lock; the heap lock (heap.cpp) is taken
-// only to place new pages or give pages back.
+// cache of freed spans, each class behind its own lock; the heap lock is taken only to
+// place new pages or give pages back (placement.cpp, below this file). Nothing below calls
+// into this file: purge.cpp (above it) drives the cache's decay.
 //
 // Classes: 12.5% spacing (8 per doubling) from 64 KiB. With stagger, a request leaving
 // less than 1 KiB of slack in its class (exact powers of two, say) gets one more page.
@@ -19,8 +20,8 @@
 // Span cache: up to kCached freed spans per key (spans up to kCacheMaxBytes; all keys
 // together at most an eighth of the live large bytes, at least 4 MiB) stay placed,
 // so a free/malloc pair of one class costs the class lock only. A cached span still
-// counts as in use; the purger (heap.cpp) releases those freed more than purge_delay_ms
-// ago, pm_collect(1) all of them.
+// counts as in use; purge.cpp's rounds (large_cache_expire) release those freed more than
+// purge_delay_ms ago, pm_collect(1) all of them. Caching one raises the "purge is due" flag.
 #include <climits>
 
 #include "malloc/internal.hpp"
@@ -219,7 +220,6 @@ void heap_large_free(Span* s, void* p, bool keep_cached) noexcept {
     heap_publish_large(s, false);
     if (s->lkey) release_offset(s);
     if (!s->lkey || !keep_cached || !cache_span(s)) heap_release_large(s);
-    heap_poke_purger();
 }
 
 void* heap_large_resize(Span* s, void* p, std::size_t size) noexcept {

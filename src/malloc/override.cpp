@@ -13,8 +13,12 @@
 
 #define PM_EXPORT extern "C" __attribute__((visibility("default")))
 
-PM_EXPORT void* malloc(size_t n) noexcept { return physmem::malloc::malloc_fast(n); }
-PM_EXPORT void free(void* p) noexcept { physmem::malloc::free_fast(p); }
+// The two fast paths start on a 64-byte boundary, so their speed does not depend on how
+// much code the link places before them (churn_bench lifo/fifo moved by ~5% with that
+// alone: same instructions, entry 64-byte aligned or not).
+#define PM_FAST_ENTRY __attribute__((aligned(64)))
+PM_EXPORT PM_FAST_ENTRY void* malloc(size_t n) noexcept { return physmem::malloc::malloc_fast(n); }
+PM_EXPORT PM_FAST_ENTRY void free(void* p) noexcept { physmem::malloc::free_fast(p); }
 PM_EXPORT void* calloc(size_t c, size_t n) noexcept { return pm_calloc(c, n); }
 PM_EXPORT void* realloc(void* p, size_t n) noexcept { return pm_realloc(p, n); }
 PM_EXPORT void* reallocarray(void* p, size_t c, size_t n) noexcept {

@@ -586,7 +586,7 @@ int wait_child(pid_t pid) {
 // size-class lock of ASan's allocator, which the child then inherits held: its first new
 // thread waited forever in SizeClassAllocator64::GetFromAllocator (issue 11 item 10; the
 // same with no physmem code at all). The program's own threads are the program's business;
-// the allocator's own thread is ours (heap.cpp, "the purger").
+// the allocator's own thread is ours (purge.cpp, "the purger").
 template <class Body>
 std::vector<std::thread> start_running(int n, std::atomic<bool>& stop, Body body) {
     std::atomic<int> running{0};
@@ -637,7 +637,7 @@ TEST(Threads, ForkInAMultithreadedProgram) {
 // Issue 11 item 10: each fork just as the purger thread starts (a large span freed into
 // the cache, with no purger running, starts one). Under GCC 12's ASan a fork during a
 // purger's start (or exit) left the child with a lock of ASan's allocator held (see
-// heap.cpp, "the purger"), and the child hung in its first thread. malloc_fork_purger
+// purge.cpp, "the purger"), and the child hung in its first thread. malloc_fork_purger
 // runs this with PHYSMEM_MALLOC_PURGE_DELAY_MS=2 (a purger wakes every 1 ms, not 25).
 TEST(Threads, ForkAsThePurgerStarts) {
     using physmem::malloc::g_opt;

@@ -1,0 +1,184 @@
+// src/malloc/arena.cpp — arenas: 1 GiB of address space (1 GiB aligned), each on one
+// backing rung, cut into 2 MiB huge pages (HugePage, with their PageRuns summaries). The
+// ladder for a new arena (hugetlb 1 GiB, hugetlb 2 MiB, THP, 4 KiB), the arena and page
+// maps that find an address's arena and span, the switch of THP arenas to huge pages once
+// the heap is big (thp_when_big), and the hugetlb reservation made at start and restored
+// at exit (PHYSMEM_MALLOC_RESERVE).
+//
+// Small heaps (thp_when_big): THP arenas stay on 4 KiB pages (MADV_NOHUGEPAGE) until
+// PHYSMEM_MALLOC_THP_AFTER_MB of their 2 MiB pages hold data; until then a released large
+// span's pages are discarded at once (placement.cpp; no khugepaged concern: nothing is
+// advised huge yet). Then every THP arena is advised huge and the pages in use are
+// collapsed (MADV_COLLAPSE).
+#include "malloc/heap.hpp"
+
+namespace physmem::malloc {
+
+std::atomic<Arena*> g_arena_map[kArenaSlots];
+std::atomic<std::atomic<Span*>*> g_page_map[kArenaSlots];
+
+Span* direct_span_of(std::uintptr_t a) noexcept {
+    Arena* ar = g_arena_map[a >> 30].load(std::memory_order_acquire);
+    // Only inside the mapping: the rest of its 1 GiB slots may hold the program's own mappings.
+    return ar && ar->direct && a >= ar->base && a - ar->base < ar->size ? ar->direct_span : nullptr;
+}
+
+namespace {
+
+const char* rung_name(Rung r) noexcept {
+    static const char* const names[] = {"best", "1g", "2m", "thp", "4k"};
+    return names[static_cast<unsigned>(r)];
+}
+
+bool hugetlb_wanted() noexcept {
+    return g_opt.backing == Rung::page_1g || g_opt.backing == Rung::page_2m ||
+           (g_opt.backing == Rung::best && H.reserved > 0);
+}
+
+// Address space of a new THP/4 KiB arena holding at least min_huge 2 MiB pages: 1 GiB,
+// or under an address-space limit (ulimit -v) an eighth of the limit (a power of two,
+// 32 MiB .. 1 GiB), so that reservations the program never touches do not use the limit
+// up. Arenas stay 1 GiB aligned (the page map is per 1 GiB slot); a smaller one leaves the
+// rest of its slot to whoever maps there.
+std::size_t arena_bytes(unsigned min_huge) noexcept {
+    std::size_t bytes = kArena, limit = os::address_space_limit();
+    if (limit) {
+        std::size_t eighth = limit / 8;
+        bytes = eighth >= kArena ? kArena : std::size_t{1} << (63 - __builtin_clzll(eighth | 1));
+        bytes = std::max(bytes, std::size_t{32} << 20);
+    }
+    std::size_t need = std::size_t{min_huge} * kHuge;
+    return std::min(kArena, std::max(bytes, need));
+}
+
+// Maps the memory of a new arena of at least min_huge 2 MiB pages; sets base/size/rung.
+bool map_arena(Arena* a, unsigned min_huge) noexcept {
+    if (hugetlb_wanted() && g_opt.backing != Rung::page_2m &&
+        os::hugepages_read(kArena, "free_hugepages") >= 1) {
+        if (void* p = os::map_hugetlb(kArena, kArena, kArena)) {
+            a->base = reinterpret_cast<std::uintptr_t>(p), a->size = kArena, a->rung = Rung::page_1g;
+            H.n1g += 1;
+            return true;
+        }
+    }
+    long free2m = hugetlb_wanted() ? os::hugepages_read(kHuge, "free_hugepages") : 0;
+    unsigned want = min_huge > 64 ? min_huge : 64;
+    unsigned n = free2m > static_cast<long>(want) ? want : static_cast<unsigned>(free2m > 0 ? free2m : 0);
+    if (n >= min_huge && n > 0) {
+        if (void* p = os::map_hugetlb(std::size_t{n} * kHuge, kHuge, kArena)) {
+            a->base = reinterpret_cast<std::uintptr_t>(p), a->size = std::size_t{n} * kHuge;
+            a->rung = Rung::page_2m;
+            H.n2m += n;
+            return true;
+        }
+    }
+    std::size_t bytes = arena_bytes(min_huge);
+    void* p = os::map_reserve(bytes, kArena);
+    if (!p) return false;
+    a->base = reinterpret_cast<std::uintptr_t>(p), a->size = bytes;
+    bool thp = g_opt.backing != Rung::page_4k && os::advise_huge(p, bytes, true) == 0;
+    if (!thp || !H.thp_on) os::advise_huge(p, bytes, false);  // small heap: see thp_when_big
+    a->rung = thp ? Rung::thp : Rung::page_4k;
+    return true;
+}
+
+}  // namespace
+
+void register_arena(Arena* a, bool on) noexcept {
+    std::uintptr_t last = (a->base + a->size - 1) >> 30;
+    for (std::uintptr_t i = a->base >> 30; i <= last; ++i) {
+        g_arena_map[i].store(on ? a : nullptr, std::memory_order_release);
+        if (!a->direct) g_page_map[i].store(on ? a->page_span : nullptr, std::memory_order_release);
+    }
+}
+
+void summarize(const HugePage* h) noexcept {
+    PageRuns& r = h->arena->runs[h->index];
+    if (available(*h)) {
+        r = {kPagesPerHuge, kPagesPerHuge, kPagesPerHuge, 0};
+    } else if (h->state != HugePage::large) {
+        r = {0, 0, 0, 0};
+    } else {
+        r.head = static_cast<std::uint16_t>(leading_free(h->used));
+        r.tail = static_cast<std::uint16_t>(trailing_free(h->used));
+        r.longest = static_cast<std::uint16_t>(longest_free(h->used));
+    }
+}
+
+Arena* create_arena(unsigned min_huge) noexcept {
+    if (H.narenas == sizeof H.arenas / sizeof H.arenas[0]) return nullptr;
+    Arena* a = new_arena_desc();
+    if (!a || !map_arena(a, min_huge)) return nullptr;
+    a->nhuge = static_cast<std::uint32_t>(a->size / kHuge);
+    a->hp = static_cast<HugePage*>(os::map_reserve(
+        (a->nhuge * sizeof(HugePage) + kPage - 1) & ~(kPage - 1), kPage));
+    a->runs = static_cast<PageRuns*>(os::map_reserve(
+        (a->nhuge * sizeof(PageRuns) + kPage - 1) & ~(kPage - 1), kPage));
+    a->page_span = static_cast<std::atomic<Span*>*>(
+        os::map_reserve(kMapEntries * (sizeof(Span*) + 4), kPage));  // 3 MiB, touched as used
+    if (!a->hp || !a->runs || !a->page_span) return nullptr;  // leaks the mapping; only under ENOMEM
+    for (unsigned i = 0; i < a->nhuge; ++i) {
+        HugePage* h = &a->hp[i];
+        h->arena = a, h->index = i, h->state = HugePage::clean, h->list = on_clean;
+        push_back(H.clean, h);
+        summarize(h);
+    }
+    H.arenas[H.narenas++] = a;
+    H.bytes_mapped += a->size;
+    H.last_rung = a->rung;
+    register_arena(a, true);
+    if (g_opt.verbose)
+        say("physmem: arena %p: %zu MiB on %s pages\n", reinterpret_cast<void*>(a->base),
+            a->size >> 20, rung_name(a->rung));
+    return a;
+}
+
+// A THP arena stays on 4 KiB pages (MADV_NOHUGEPAGE) while the heap is small, so that a
+// small program's peak RSS is what it touches rather than 2 MiB per page it touches. Once
+// PHYSMEM_MALLOC_THP_AFTER_MB (16) of 2 MiB pages of THP arenas are in use, every THP arena
+// is advised huge and the pages already in use are collapsed (MADV_COLLAPSE), so a big heap
+// lives on huge pages.
+void thp_when_big() noexcept {
+    std::size_t after = g_opt.thp_after_mb * (std::size_t{1} << 20) / kHuge;
+    if (H.thp_on || H.in_use_by_rung[static_cast<unsigned>(Rung::thp)] < after) return;
+    H.thp_on = true;
+    for (unsigned i = 0; i < H.narenas; ++i) {
+        Arena* a = H.arenas[i];
+        if (a->rung != Rung::thp || a->direct) continue;
+        os::advise_huge(reinterpret_cast<void*>(a->base), a->size, true);
+        for (unsigned k = 0; k < a->nhuge; ++k)
+            if (a->hp[k].state == HugePage::filler || a->hp[k].state == HugePage::large)
+                os::collapse_huge(reinterpret_cast<void*>(a->hp[k].base()), kHuge);
+    }
+}
+
+void heap_reserve_at_start() noexcept {
+    if (g_opt.reserve == 0) return;
+    std::size_t ps = g_opt.backing == Rung::page_2m ? kHuge : kArena;
+    if (!os::is_root()) {
+        say("physmem: PHYSMEM_MALLOC_RESERVE=%llu needs root; no pages reserved\n",
+            static_cast<unsigned long long>(g_opt.reserve));
+        return;
+    }
+    long before = os::hugepages_read(ps, "nr_hugepages");
+    if (before < 0) { say("physmem: %zu KiB hugetlb pages are not supported here\n", ps >> 10); return; }
+    int rc = os::hugepages_set_total(ps, before + static_cast<long>(g_opt.reserve));
+    long after = os::hugepages_read(ps, "nr_hugepages");
+    H.reserved = after > before ? after - before : 0;
+    H.reserved_page = ps;
+    say("physmem: reserved %ld of %llu %s hugetlb pages (nr_hugepages %ld -> %ld, errno %d); "
+        "restored at exit\n", H.reserved, static_cast<unsigned long long>(g_opt.reserve),
+        ps == kArena ? "1 GiB" : "2 MiB", before, after, rc);
+}
+
+void heap_restore_at_exit() noexcept {
+    if (H.reserved <= 0) return;
+    long now = os::hugepages_read(H.reserved_page, "nr_hugepages");
+    long target = now - H.reserved;
+    os::hugepages_set_total(H.reserved_page, target < 0 ? 0 : target);
+    say("physmem: nr_hugepages (%s) restored to %ld (was %ld; pages still mapped are freed as "
+        "the process exits)\n", H.reserved_page == kArena ? "1 GiB" : "2 MiB", target < 0 ? 0 : target, now);
+    H.reserved = 0;
+}
+
+}  // namespace physmem::malloc

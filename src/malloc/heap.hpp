@@ -1,0 +1,149 @@
+// src/malloc/heap.hpp — what the heap's files share below the heap_* interface of
+// internal.hpp: the heap state H and its lock (owned by heap.cpp), the huge-page lists,
+// and the functions one heap file offers the files above it (the layers: internal.hpp).
+// Included by heap.cpp, meta.cpp, arena.cpp, hugepage.cpp, filler.cpp, placement.cpp,
+// stats.cpp and purge.cpp only. Everything here runs under H.lock unless said otherwise.
+//
+// What a span operation runs on every call (descriptors, bitmaps, list links, the check
+// for empty pages due for purging) is inline here, as it was inside the one heap.cpp
+// these files were split from: splitting added no call between translation units to
+// the per-span paths.
+#pragma once
+
+#include <cstring>
+
+#include "malloc/bits.hpp"
+#include "malloc/internal.hpp"
+#include "port/os.hpp"
+
+#pragma GCC visibility push(hidden)
+
+namespace physmem::malloc {
+
+constexpr unsigned kBuckets = kPagesPerHuge + 1;  // longest free run 0..512
+
+struct HpList {
+    HugePage* head = nullptr;
+    HugePage* tail = nullptr;
+    std::size_t count = 0;
+};
+
+// The heap state, one instance (H, defined in heap.cpp). Which file writes what:
+struct Heap {
+    SpinLock lock;                                 // heap.cpp (fork: lock, unlock, reset)
+    HpList bucket[kBuckets];                       // filler.cpp
+    std::uint64_t nonempty[(kBuckets + 63) / 64];  // filler.cpp
+    HpList empty;   // empty, resident; head = emptied longest ago (hugepage.cpp)
+    HpList clean;   // never used or purged (arena.cpp adds new pages, hugepage.cpp)
+    Arena* arenas[kArenaSlots / 64];               // arena.cpp
+    unsigned narenas;                              // arena.cpp
+    Span* free_spans;                              // meta (new_span, free_span)
+    Arena* free_arenas;                            // meta (new_arena_desc, free_arena_desc)
+    char* meta_cur;                                // meta.cpp
+    std::size_t meta_left;                         // meta.cpp
+    // stats (read by stats.cpp; written where the event happens)
+    Rung last_rung;
+    std::size_t bytes_mapped, bytes_in_use, direct_bytes, direct_count;
+    std::size_t n1g, n2m, in_use_by_rung[5], purged_bytes, purges;
+    bool thp_on;    // THP arenas advised huge (thp_when_big, arena.cpp)
+    long reserved;  // hugetlb reservation (arena.cpp)
+    std::size_t reserved_page;
+};
+extern Heap H;
+
+// --- huge-page lists (HugePage::list says which one a page is on) ---
+
+enum ListId : std::uint8_t { none = 0, on_empty = 1, on_clean = 2, on_bucket = 3 };
+
+inline void push_back(HpList& l, HugePage* h) noexcept {
+    h->next = nullptr;
+    h->prev = l.tail;
+    (l.tail ? l.tail->next : l.head) = h;
+    l.tail = h;
+    ++l.count;
+}
+
+inline void push_front(HpList& l, HugePage* h) noexcept {
+    h->prev = nullptr;
+    h->next = l.head;
+    (l.head ? l.head->prev : l.tail) = h;
+    l.head = h;
+    ++l.count;
+}
+
+inline void remove(HpList& l, HugePage* h) noexcept {
+    (h->prev ? h->prev->next : l.head) = h->next;
+    (h->next ? h->next->prev : l.tail) = h->prev;
+    h->prev = h->next = nullptr;
+    --l.count;
+}
+
+inline bool available(const HugePage& h) noexcept {
+    return h.state == HugePage::clean || h.state == HugePage::empty;
+}
+
+// --- meta.cpp: metadata (never freed to the system; descriptors are recycled) ---
+
+// `bytes` (rounded up to 64) of never used metadata (reads as zero); nullptr on ENOMEM.
+void* meta_alloc(std::size_t bytes) noexcept;
+Arena* new_arena_desc() noexcept;  // zeroed
+
+inline void free_arena_desc(Arena* a) noexcept {
+    a->next_free = H.free_arenas;
+    H.free_arenas = a;
+}
+
+// A zeroed span descriptor (a recycled one when there is one), nullptr on ENOMEM.
+inline Span* new_span() noexcept {
+    Span* s = H.free_spans;
+    if (s) H.free_spans = s->next;
+    else s = static_cast<Span*>(meta_alloc(sizeof(Span)));
+    if (s) std::memset(static_cast<void*>(s), 0, sizeof(Span));
+    return s;
+}
+
+inline void free_span(Span* s) noexcept {
+    s->kind = Span::unused;
+    s->next = H.free_spans;
+    H.free_spans = s;
+}
+
+// --- arena.cpp: arenas on a backing rung ---
+
+// A new arena of at least min_huge 2 MiB pages, all of them clean; nullptr when none can
+// be mapped (or every arena slot is taken).
+Arena* create_arena(unsigned min_huge) noexcept;
+// Enters (on) or removes a in the arena map (and, not direct, its page map in the page map).
+void register_arena(Arena* a, bool on) noexcept;
+// Updates h's PageRuns after a change of its state or of its large objects.
+void summarize(const HugePage* h) noexcept;
+// Turns THP arenas huge once the heap is big (see arena.cpp).
+void thp_when_big() noexcept;
+
+// --- hugepage.cpp: 2 MiB pages taken into use, given back, purged ---
+
+inline void count_in_use(HugePage* h, int delta) noexcept {
+    H.in_use_by_rung[static_cast<unsigned>(h->arena->rung)] += static_cast<std::size_t>(delta);
+}
+
+// A clean page about to hold data: populate and lock as the options ask.
+inline void prepare(HugePage* h) noexcept {
+    if (g_opt.prefault) os::populate_write(reinterpret_cast<void*>(h->base()), kHuge, kPage);
+    if (g_opt.lock) os::lock(reinterpret_cast<void*>(h->base()), kHuge);
+}
+
+// Takes h off the empty or the clean list.
+void unlist(HugePage* h) noexcept;
+// An empty or clean huge page taken into use (counted, prepared); nullptr on ENOMEM.
+HugePage* take_huge_page() noexcept;
+// h holds nothing any more: onto the empty list, to be purged after the delay.
+void give_back_huge_page(HugePage* h) noexcept;
+// Purges the empty pages emptied purge_delay_ms ago or longer (all with force).
+void purge_empty_pages(bool force) noexcept;
+inline void maybe_purge(bool force) noexcept {
+    if (H.empty.head) purge_empty_pages(force);
+}
+
+}  // namespace physmem::malloc
+
+#pragma GCC visibility pop

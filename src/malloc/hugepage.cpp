@@ -1,0 +1,77 @@
+// src/malloc/hugepage.cpp — 2 MiB pages taken into use and given back. A huge page that
+// holds nothing is on the clean list (never used, or purged) or on the empty list (emptied,
+// still resident, in the order emptied). The filler (filler.cpp) and the large placement
+// (placement.cpp) take pages off these lists and give them back here.
+//
+// Empty pages wait purge_delay_ms on the empty list (LRU), then are purged whole
+// (MADV_DONTNEED on the full 2 MiB): no partially populated 2 MiB range is ever left
+// behind, so khugepaged has nothing to re-collapse. What is due is purged on the way by
+// every span operation and pm_stats (maybe_purge, heap.hpp), and by the decay that
+// purge.cpp drives (pm_collect, free's slow paths, the optional purger thread), so memory
+// goes back even if the program never calls malloc again. hugetlb and locked pages are
+// kept (not discarded). Giving a page back raises the "purge is due" flag (heap.cpp) for
+// purge.cpp; nothing here calls up into it.
+#include "malloc/heap.hpp"
+
+namespace physmem::malloc {
+
+namespace {
+
+void purge(HugePage* h) noexcept {
+    Rung r = h->arena->rung;
+    // hugetlb pages stay mapped (a private hugetlb page given back might not come back);
+    // locked pages cannot be discarded.
+    if ((r == Rung::thp || r == Rung::page_4k) && !g_opt.lock) {
+        os::discard(reinterpret_cast<void*>(h->base()), kHuge);
+        std::memset(h->dirty, 0, sizeof h->dirty);
+        H.purged_bytes += kHuge;
+        H.purges += 1;
+    }
+    h->state = HugePage::clean;
+    summarize(h);
+    h->list = on_clean;
+    push_front(H.clean, h);  // reused before never-touched pages: the heap stays compact
+}
+
+}  // namespace
+
+void unlist(HugePage* h) noexcept {
+    if (h->list == on_empty) remove(H.empty, h);
+    else if (h->list == on_clean) remove(H.clean, h);
+    h->list = none;
+}
+
+// Most recently emptied first: still resident.
+HugePage* take_huge_page() noexcept {
+    HugePage* h = H.empty.tail;
+    if (!h) h = H.clean.head;
+    if (!h && create_arena(1)) h = H.clean.head;
+    if (!h) return nullptr;
+    bool was_clean = h->state == HugePage::clean;
+    unlist(h);
+    if (was_clean) prepare(h);
+    count_in_use(h, +1);
+    thp_when_big();
+    return h;
+}
+
+void give_back_huge_page(HugePage* h) noexcept {
+    heap_note_purge_due();
+    count_in_use(h, -1);
+    h->state = HugePage::empty;
+    summarize(h);
+    h->empty_since_ns = os::monotonic_ns();
+    h->list = on_empty;
+    push_back(H.empty, h);
+}
+
+void purge_empty_pages(bool force) noexcept {
+    std::uint64_t now = os::monotonic_ns(), delay = g_opt.purge_delay_ms * 1000000ull;
+    while (HugePage* h = H.empty.head) {
+        if (!force && now - h->empty_since_ns < delay) break;
+        remove(H.empty, h);
+        purge(h);
+    }
+}
+
+}  // namespace physmem::malloc

@@ -1,0 +1,220 @@
+// src/malloc/placement.cpp — where large spans go: page runs in arenas' large regions,
+// and direct mappings for the biggest (kDirectMin and up). Placement only; the classes,
+// stagger offsets and the cache of freed spans are large.cpp's, above this file.
+//
+// Large objects (> 60 KiB) take page runs from huge pages in the `large` state, first
+// fit in address order, extending into adjacent empty or clean huge pages. Crossing
+// boundaries lets a 1 MiB + 4 KiB object sit next to another (two per 2 MiB page
+// instead of one); a huge page whose last large object goes returns to the empty list
+// (hugepage.cpp). The search reads each arena's PageRuns summaries (arena.cpp keeps them).
+#include "malloc/heap.hpp"
+
+namespace physmem::malloc {
+
+namespace {
+
+// The page-map entry of a large object: the page holding its first byte (with an
+// alignment offset that need not be the span's first page).
+std::atomic<Span*>& object_slot(const Span* s) noexcept {
+    Arena* a = s->hp->arena;
+    return a->page_span[(s->start + s->offset - a->base) >> 12];
+}
+
+// First page index (within the arena) of np free pages, or -1. O(huge pages), reading only
+// their PageRuns; the bitmap of one page is read when the run lies inside it.
+long find_large_pages(const Arena* a, std::size_t np) noexcept {
+    std::size_t run = 0, start = 0;  // free pages ending where page i begins
+    for (unsigned i = 0; i < a->nhuge; ++i) {
+        const PageRuns r = a->runs[i];
+        std::size_t base = std::size_t{i} * kPagesPerHuge;
+        if (r.head == kPagesPerHuge) {  // free whole
+            if (run == 0) start = base;
+            run += kPagesPerHuge;
+            if (run >= np) return static_cast<long>(start);
+            continue;
+        }
+        if (run + r.head >= np) return static_cast<long>(run ? start : base);
+        if (r.longest >= np) return static_cast<long>(base) + find_run(a->hp[i].used, static_cast<unsigned>(np));
+        run = r.tail;
+        start = base + kPagesPerHuge - r.tail;
+    }
+    return -1;
+}
+
+// Marks pages [p0, p0 + np) of a's large region used or free. Marking used returns whether
+// they were all fresh (not handed out since discarded) and makes them dirty.
+bool mark_large_pages(Arena* a, std::size_t p0, std::size_t np, bool used) noexcept {
+    bool fresh = true;
+    for (std::size_t p = p0; p < p0 + np;) {
+        HugePage* h = &a->hp[p / kPagesPerHuge];
+        unsigned first = static_cast<unsigned>(p % kPagesPerHuge);
+        unsigned n = static_cast<unsigned>(std::min<std::size_t>(kPagesPerHuge - first, p0 + np - p));
+        if (used && available(*h)) {
+            bool was_clean = h->state == HugePage::clean;
+            unlist(h);
+            if (was_clean) prepare(h);
+            count_in_use(h, +1);
+            h->state = HugePage::large;
+            std::memset(h->used, 0, sizeof h->used);
+            h->nused = 0;
+        }
+        set_bits(h->used, first, n, used);
+        if (used) {
+            fresh = fresh && !any_bit(h->dirty, first, n);
+            set_bits(h->dirty, first, n, true);
+        }
+        h->nused = static_cast<std::uint16_t>(used ? h->nused + n : h->nused - n);
+        if (!used && h->nused == 0) give_back_huge_page(h);
+        else summarize(h);
+        p += n;
+    }
+    return fresh;
+}
+
+// A direct mapping of size bytes with the object at off; nullptr on ENOMEM.
+Span* direct_map(std::size_t size, std::size_t off, std::size_t align) noexcept {
+    // At least one page even for size 0: a mapping of 0 bytes would hand out an address
+    // nobody mapped (or another mapping's start).
+    std::size_t bytes = ((size ? size : 1) + off + kPage - 1) & ~(kPage - 1);
+    // Accounted (not MAP_NORESERVE): the kernel's overcommit policy refuses what it would
+    // never back (malloc(64 GiB) on a smaller machine is NULL, as under glibc).
+    void* p = os::map_committed(bytes, align > kArena ? align : kArena);
+    if (!p) return nullptr;
+    os::advise_huge(p, bytes, g_opt.backing != Rung::page_4k);
+    if (g_opt.prefault) os::populate_write(p, bytes, kPage);
+    if (g_opt.lock) os::lock(p, bytes);
+    Span* s = new_span();
+    Arena* a = new_arena_desc();
+    if (!s || !a) { os::unmap(p, bytes); return nullptr; }
+    s->kind = Span::direct, s->start = reinterpret_cast<std::uintptr_t>(p), s->zeroed = true;
+    s->offset = static_cast<std::uint32_t>(off), s->requested = size, s->mapped = bytes;
+    a->base = s->start, a->size = bytes, a->direct = true, a->direct_span = s;
+    a->rung = g_opt.backing == Rung::page_4k ? Rung::page_4k : Rung::thp;
+    register_arena(a, true);
+    H.bytes_mapped += bytes, H.direct_bytes += bytes, H.direct_count += 1;
+    return s;
+}
+
+void direct_free(Span* s) noexcept {
+    Arena* a = g_arena_map[s->start >> 30].load(std::memory_order_relaxed);
+    register_arena(a, false);
+    os::unmap(reinterpret_cast<void*>(s->start), s->mapped);
+    H.bytes_mapped -= s->mapped, H.direct_bytes -= s->mapped, H.direct_count -= 1;
+    free_arena_desc(a);
+    free_span(s);
+}
+
+// pre: s is a live direct span. Resizes its mapping to hold `size` bytes after its offset:
+// the tail is unmapped when it shrinks; when it grows, the mapping grows in place if the
+// pages after it are free, else it moves (mremap onto a fresh 1 GiB aligned reservation:
+// page tables move, no byte is copied, the offset and so the low 12 bits stay). False on
+// ENOMEM, s unchanged.
+bool direct_resize(Span* s, std::size_t size) noexcept {
+    std::size_t bytes = (size + s->offset + kPage - 1) & ~(kPage - 1);
+    Arena* a = g_arena_map[s->start >> 30].load(std::memory_order_relaxed);
+    auto* old = reinterpret_cast<void*>(s->start);
+    if (bytes < s->mapped) {
+        register_arena(a, false);
+        os::unmap(reinterpret_cast<void*>(s->start + bytes), s->mapped - bytes);
+    } else if (bytes > s->mapped) {
+        if (os::remap(old, s->mapped, bytes, nullptr) == 0) {
+            register_arena(a, false);
+        } else {
+            void* target = os::map_reserve(bytes, kArena);
+            if (!target) return false;
+            if (os::remap(old, s->mapped, bytes, target) != 0) { os::unmap(target, bytes); return false; }
+            register_arena(a, false);
+            s->start = reinterpret_cast<std::uintptr_t>(target);
+        }
+        std::size_t grown = bytes - s->mapped;
+        void* tail = reinterpret_cast<void*>(s->start + s->mapped);
+        if (g_opt.prefault) os::populate_write(tail, grown, kPage);
+    }
+    H.bytes_mapped = H.bytes_mapped - s->mapped + bytes;
+    H.direct_bytes = H.direct_bytes - s->mapped + bytes;
+    s->mapped = bytes, s->requested = size;
+    a->base = s->start, a->size = bytes;
+    register_arena(a, true);
+    return true;
+}
+
+// Places npages pages in some arena's large region (a new arena when none has room).
+bool place_large(Span* s, std::size_t npages) noexcept {
+    for (int attempt = 0; attempt < 2; ++attempt) {
+        for (unsigned i = 0; i < H.narenas; ++i) {
+            Arena* a = H.arenas[i];
+            long p0 = find_large_pages(a, npages);
+            if (p0 < 0) continue;
+            s->zeroed = mark_large_pages(a, static_cast<std::size_t>(p0), npages, true);
+            s->hp = &a->hp[static_cast<std::size_t>(p0) / kPagesPerHuge];
+            s->page0 = static_cast<std::uint32_t>(p0);
+            s->start = a->base + static_cast<std::size_t>(p0) * kPage;
+            thp_when_big();  // a heap of large objects alone turns huge too
+            return true;
+        }
+        if (attempt == 0 && !create_arena(static_cast<unsigned>((npages + kPagesPerHuge - 1) / kPagesPerHuge)))
+            return false;
+    }
+    return false;
+}
+
+void unplace_large(Span* s) noexcept { (void)mark_large_pages(s->hp->arena, s->page0, s->npages, false); }
+
+// The pages of a large span were discarded (read as zero again).
+void clean_large_pages(const Span* s) noexcept {
+    Arena* a = s->hp->arena;
+    for (std::size_t p = s->page0; p < s->page0 + s->npages;) {
+        HugePage* h = &a->hp[p / kPagesPerHuge];
+        unsigned first = static_cast<unsigned>(p % kPagesPerHuge);
+        unsigned n = static_cast<unsigned>(std::min<std::size_t>(kPagesPerHuge - first, s->page0 + s->npages - p));
+        set_bits(h->dirty, first, n, false);
+        p += n;
+    }
+}
+
+}  // namespace
+
+Span* heap_place_large(std::size_t npages, std::size_t align) noexcept {
+    LockGuard g(H.lock);
+    maybe_purge(false);
+    Span* s = new_span();
+    if (!s) return nullptr;
+    if (!place_large(s, npages)) { free_span(s); return nullptr; }
+    s->kind = Span::large, s->npages = static_cast<std::uint32_t>(npages);
+    if (align > kPage) s->offset = static_cast<std::uint32_t>(((s->start + align - 1) & ~(align - 1)) - s->start);
+    H.bytes_in_use += npages * kPage;
+    return s;
+}
+
+void heap_release_large(Span* s) noexcept {
+    LockGuard g(H.lock);
+    if (s->kind == Span::direct) { direct_free(s); return; }
+    // A small heap (still on 4 KiB pages, see thp_when_big) gives a large span's pages back
+    // at once: its peak RSS then follows the live data (a buffer grown by realloc leaves no
+    // resident trail). A big heap on huge pages purges whole 2 MiB pages instead.
+    Rung r = s->hp->arena->rung;
+    if (!H.thp_on && !g_opt.lock && (r == Rung::thp || r == Rung::page_4k)) {
+        os::discard(reinterpret_cast<void*>(s->start), std::size_t{s->npages} * kPage);
+        clean_large_pages(s);
+    }
+    unplace_large(s);
+    H.bytes_in_use -= std::size_t{s->npages} * kPage;
+    free_span(s);
+    maybe_purge(false);
+}
+
+Span* heap_map_direct(std::size_t size, std::size_t off, std::size_t align) noexcept {
+    LockGuard g(H.lock);
+    return direct_map(size, off, align);
+}
+
+bool heap_resize_direct(Span* s, std::size_t size) noexcept {
+    LockGuard g(H.lock);
+    return direct_resize(s, size);
+}
+
+void heap_publish_large(Span* s, bool on) noexcept {
+    if (s->kind == Span::large) object_slot(s).store(on ? s : nullptr, std::memory_order_release);
+}
+
+}  // namespace physmem::malloc

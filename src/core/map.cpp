@@ -41,8 +41,14 @@ MapResult map_anonymous(const MapRequest& r, std::size_t ps) noexcept {
     }
     void* p = guarded ? os::map_aligned(bytes, align) : os::map_reserve(bytes, align);
     if (!p) { out.failure = MapFailure::mmap_failed; out.error = errno; return out; }
-    if (!guarded || out.thp != os::ThpMode::absent) os::advise_huge(p, bytes, r.rung == Backing::thp);
-    out.mapping = Mapping{static_cast<std::byte*>(p), bytes, r.rung, r.layout};
+    Backing rung = r.rung;
+    if (guarded && out.thp != os::ThpMode::absent) {
+        os::advise_huge(p, bytes, rung == Backing::thp);
+    } else if (!guarded && os::advise_huge(p, bytes, rung == Backing::thp) != 0 && rung == Backing::thp) {
+        rung = Backing::page_4k;  // the kernel refused MADV_HUGEPAGE (no THP): say so, refuse THP
+        os::advise_huge(p, bytes, false);
+    }
+    out.mapping = Mapping{static_cast<std::byte*>(p), bytes, rung, r.layout};
     return out;
 }
 

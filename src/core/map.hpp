@@ -21,6 +21,8 @@ enum class Layout : std::uint8_t {
               // entry (Regions: verify reads it); THP advised only where THP exists
     lean,     // no guards, MAP_NORESERVE, no alignment window when avoidable (the
               // allocator's arenas, under an address-space limit); THP advised as asked
+              // whatever the mode, and a thp mapping whose advice the kernel refuses comes
+              // back as page_4k (advised not huge)
 };
 
 struct Mapping {

@@ -15,6 +15,7 @@
 //   harness used when it wrote sysfs itself); while another process holds it, nothing
 //   is changed. Exit status 2: bad arguments.
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string_view>
@@ -29,6 +30,7 @@ namespace {
 using namespace physmem;
 
 constexpr const char* kLockPath = "/run/lock/physmem-hugepages.lock";
+constexpr std::uint64_t kMaxPages = std::uint64_t{1} << 40;  // --free above this is refused
 
 struct HoldArgs {
     Backing size = Backing::best;  // page_1g or page_2m once parsed
@@ -60,10 +62,11 @@ bool parse_hold(int argc, char** argv, HoldArgs& a) {
     for (int i = 2; i + 1 < argc; i += 2) {
         std::string_view k = argv[i], v = argv[i + 1];
         if (k == "--size") a.size = parse_backing(v).value_or(Backing::best);
-        else if (k == "--free") a.want = static_cast<long>(parse_count(v).value_or(~0ull) & 0x7fffffffffffffff);
+        else if (k == "--free") a.want = parse_count(v).value_or(kMaxPages + 1) <= kMaxPages
+                                             ? static_cast<long>(*parse_count(v)) : -1;
         else return false;
     }
-    return (argc % 2 == 0) && core::is_hugetlb(a.size) && a.want >= 0 && a.want < (1L << 40);
+    return argc % 2 == 0 && core::is_hugetlb(a.size) && a.want >= 0;
 }
 
 // The first line: what was found and done.

@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "fatal.hpp"
-#include "physmem/options.hpp"
+#include "core/fatal.hpp"
+#include "core/parse.hpp"
 #include "port/os.hpp"
 
 namespace physmem {
@@ -123,11 +123,11 @@ void BlockPool::deallocate(void* p) noexcept {
     if (!p) return;
     std::lock_guard<std::mutex> guard(mutex_);
     Slab* s = find_slab(p);
-    if (!s) detail::fatal("BlockPool::deallocate(%p): pointer not from this pool", p);
+    if (!s) core::fatal("BlockPool::deallocate(%p): pointer not from this pool", p);
     std::size_t i = s->index_of(p, block_shift_);
     if (p != s->region.data() + (i << block_shift_))
-        detail::fatal("BlockPool::deallocate(%p): not the start of a block", p);
-    if (!s->test(i)) detail::fatal("BlockPool::deallocate(%p): double free", p);
+        core::fatal("BlockPool::deallocate(%p): not the start of a block", p);
+    if (!s->test(i)) core::fatal("BlockPool::deallocate(%p): double free", p);
     s->flip(i);
     --in_use_;
     free_.push_back(p);

@@ -4,7 +4,9 @@ Contract of :func:`run_bench`: every planned point ends up in exactly one of the
 file's ``records`` (exit 0, verified), ``skipped`` (exit 3 backing unavailable, exit 4
 out of memory, or a variant/param the program's ``--list`` does not offer) or ``errors``
 (program missing, exit 1 verification failed — its record is kept in ``records`` too —,
-exit 2/5/other, a timeout, no or invalid record), judged on its first round.
+exit 2/5/other, a timeout, no or invalid record), judged on its first round (a later
+round that cannot get its backing, e.g. another process took the huge pages meanwhile, is
+a warning: the point keeps the rounds it has).
 
 Points run in the order of :func:`physmem_lab.order.schedule` (seed ``order_seed``, or
 a fresh one; recorded in ``options.order``), once per round of the point, each round's
@@ -161,7 +163,7 @@ class Bench:
         self.results["machine"] = machine.collect(probe)
         return todo
 
-    def _run_one(self, p, path, layout_seed=None):
+    def _run_one(self, p, path, layout_seed=None, round_=0):
         """Runs one round's process of point ``p``; returns (status, record, wall seconds)."""
         pl = self.plan
         argv = programs.point_argv(path, p, p.round_reps(p.reps or pl.reps),
@@ -177,8 +179,11 @@ class Bench:
                 entry["reason"] = f"layout seed {layout_seed}: {entry['reason']}"
             self.results["errors"].append(entry)
             self.log(f"physmem: ERROR: {p.label()}: {entry['reason']}")
-        elif status == "skipped" and layout_seed is None:
+        elif status == "skipped" and layout_seed is None and round_ == 0:
             self.results["skipped"].append(entry)
+        elif status == "skipped" and layout_seed is None:   # the point has its round 0
+            self.results["warnings"].append(f"{p.label()}: round {round_} skipped: {entry['reason']}")
+            self.log(f"physmem: {p.label()}: round {round_} skipped: {entry['reason']}")
         return status, record, out.wall_s
 
     def _run_points(self, todo):
@@ -193,7 +198,7 @@ class Bench:
             if id(p) in failed:
                 prog.step(f"r{slot.round} {p.label()}", est, 0.0, "not rerun")
                 continue
-            status, record, wall = self._run_one(p, paths[id(p)])
+            status, record, wall = self._run_one(p, paths[id(p)], round_=slot.round)
             if record is not None:
                 record["run"] = {"round": slot.round, "position": slot.position,
                                  "wall_s": round(wall, 3)}

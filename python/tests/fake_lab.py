@@ -4,7 +4,9 @@
 Usage: fake_lab.py EXPERIMENT [protocol arguments]. Behaviour per variant comes from
 $PHYSMEM_FAKE, e.g. ``array-1g=3,tree-index-4k=1,array-thp=badschema,tree-seg-4k=v2``:
 an integer is the exit code (1 still prints a record with verified false), ``badschema``
-prints an invalid record, ``v2`` a record of major version 2, ``hang`` sleeps.
+prints an invalid record, ``v2`` a record of major version 2, ``hang`` sleeps, ``3later``
+succeeds the first time a point runs and exits 3 after (a marker file per point in
+$PHYSMEM_FAKE_STATE: another process took the backing between rounds).
 """
 import json
 import os
@@ -45,6 +47,11 @@ def main(argv):
     how = mode.get(variant, "0")
     if how == "hang":
         time.sleep(3600)
+    if how == "3later":
+        mark = os.path.join(os.environ["PHYSMEM_FAKE_STATE"],
+                            "-".join([exp, variant, str(size)] + sorted(params.values())))
+        how = "3" if os.path.exists(mark) else "0"
+        open(mark, "a").close()
     if how in ("2", "3", "4", "5"):
         print(f"fake: exit {how} for {variant}", file=sys.stderr)
         return int(how)

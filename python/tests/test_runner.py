@@ -9,7 +9,7 @@ from physmem_lab.schema import validate_results
 
 def _bench(tmp_path, bin_dir, fake="", only="scan,rbtree"):
     out = tmp_path / "r.json"
-    env = dict(os.environ, PHYSMEM_FAKE=fake)
+    env = dict(os.environ, PHYSMEM_FAKE=fake, PHYSMEM_FAKE_STATE=str(tmp_path))
     p = subprocess.run(physmem_cmd() + ["bench", "--suite", "tiny", "--only", only,
                                         "--no-reserve", "--bin-dir", str(bin_dir), "-o", str(out)],
                        capture_output=True, text=True, env=env, timeout=300)
@@ -35,6 +35,18 @@ def test_exit_3_is_skipped_exit_1_is_an_error(tmp_path, fake_bin):
     assert {e["variant"] for e in res["errors"]} == {"tree-seg-4k"}
     assert any(r["variant"] == "tree-seg-4k" and not r["verified"] for r in res["records"])
     validate_results(res)
+
+
+def test_a_later_round_without_its_backing_is_a_warning_not_a_skip(tmp_path, fake_bin):
+    p, res = _bench(tmp_path, fake_bin, "array-1g=3later")
+    assert p.returncode == 0, p.stderr
+    validate_results(res)
+    assert not res["skipped"] and not res["errors"]
+    assert len(res["records"]) == res["options"]["planned_points"]
+    late = [w for w in res["warnings"] if "round 1 skipped" in w]
+    assert late and all("array-1g" in w for w in late)
+    one = [r for r in res["records"] if r["variant"] == "array-1g"]
+    assert one and all(len(r["rounds"]) == 1 for r in one)     # it keeps its round 0
 
 
 def test_bad_records_and_unknown_versions_are_errors(tmp_path, fake_bin):

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # scripts/run.sh — the main job: set up, build, run every suite (lab, alloc, alias,
 # prefault, stack) at the default scale and write the report (results/report/report.md
-# and report.html), printing the headline table. About 25 minutes on a 2-core VM (lab ~13.5, alloc ~5.6).
+# and report.html), printing the headline table. Meant to fit 10 minutes on a 2-core VM
+# (sizes follow the machine's caches, repetitions stop once their spread is tight; the
+# README's "Lab numbers" say what it took).
 #
-#   scripts/run.sh [physmem bench arguments...]   e.g. --suite lab (the lab alone, ~12 min),
-#                                                 --scale tiny, --scale full, --no-reserve
+#   scripts/run.sh [physmem bench arguments...]   e.g. --full (every suite at full scale:
+#                                                 the seed papers' sizes, hours), --suite lab,
+#                                                 --scale tiny, --no-reserve
 #
 # As root the run reserves the 1 GiB pages its *-1g variants need, says so before it
 # starts, and restores nr_hugepages at the end (--no-reserve: no system change; those

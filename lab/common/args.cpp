@@ -24,6 +24,8 @@ constexpr KindInfo kKinds[] = {
     {"contiguous", "the measured thread runs the normal build on one contiguous stack", 0},
     {"split", "the -fsplit-stack build on a small thread stack; more stack in segments libgcc maps", 0},
     {"split-pool", "the -fsplit-stack build; each segment one --block-size block of a physmem BlockPool", 1},
+    {"tree-fixed", "the data in a tree of blocks; each access walks a view whose depth is fixed at compile "
+                   "time (with_fixed_depth)", 1},
 };
 
 constexpr physmem::Backing kBackings[] = {physmem::Backing::page_4k, physmem::Backing::thp,
@@ -33,7 +35,7 @@ std::string usage(const ProgramSpec& spec) {
     std::string u = "usage: ";
     u += spec.name;
     u += " --variant KIND-BACKING --size BYTES [--block-size B] [--reps R] [--warmup W]\n"
-         "       [--min-rep-ms MS] [--seed S] [--aslr on|off] [--layout-seed S] [--param KEY=VALUE]...\n       ";
+         "       [--min-rep-ms MS] [--min-reps N --target-spread F] [--seed S] [--aslr on|off] [--layout-seed S] [--param KEY=VALUE]...\n       ";
     u += spec.name;
     u += " --probe | --list | --help\n  variants:";
     for (Kind k : spec.kinds)
@@ -56,6 +58,15 @@ N parse_number(const ProgramSpec& spec, std::string_view flag, std::string_view 
     auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
     if (ec != std::errc{} || end != v.data() + v.size() || x < lo || x > hi)
         usage_error(spec, std::string(flag) + ": '" + std::string(v) + "' is out of range");
+    return x;
+}
+
+// A fraction in (0, 1], e.g. "0.05"; exits 2 otherwise.
+double parse_fraction(const ProgramSpec& spec, std::string_view flag, std::string_view v) {
+    double x = 0;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+    if (ec != std::errc{} || end != v.data() + v.size() || !(x > 0 && x <= 1))
+        usage_error(spec, std::string(flag) + ": '" + std::string(v) + "' is not a fraction in (0, 1]");
     return x;
 }
 
@@ -155,6 +166,8 @@ Invocation parse_args(const ProgramSpec& spec, int argc, char** argv) {
         else if (arg == "--reps") s.reps = parse_number<unsigned>(spec, arg, need(), 1, 1000);
         else if (arg == "--warmup") s.warmup = parse_number<unsigned>(spec, arg, need(), 0, 100);
         else if (arg == "--min-rep-ms") s.min_rep_ms = parse_number<unsigned>(spec, arg, need(), 0, 600000);
+        else if (arg == "--min-reps") s.min_reps = parse_number<unsigned>(spec, arg, need(), 2, 1000);
+        else if (arg == "--target-spread") s.target_spread = parse_fraction(spec, arg, need());
         else if (arg == "--seed") s.seed = parse_number<std::uint64_t>(spec, arg, need(), 0, ~std::uint64_t{0});
         else if (arg == "--aslr") s.aslr = parse_on_off(spec, arg, need());
         else if (arg == "--layout-seed") s.layout_seed = parse_number<std::uint64_t>(spec, arg, need(), 1, ~std::uint64_t{0});
@@ -168,6 +181,8 @@ Invocation parse_args(const ProgramSpec& spec, int argc, char** argv) {
         usage_error(spec, "--block-size: must be a power of two from 4K to 1G");
     if (inv.mode == Invocation::Mode::run && (!have_variant || !have_size))
         usage_error(spec, "--variant and --size are required");
+    if ((s.min_reps != 0) != (s.target_spread != 0))
+        usage_error(spec, "--min-reps and --target-spread go together");
     return inv;
 }
 

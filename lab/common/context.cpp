@@ -73,7 +73,7 @@ physmem::BlockPool& Context::pool(const std::string& name, std::size_t bytes) {
 Timing Context::timed(std::uint64_t ops_per_pass, const std::function<std::uint64_t()>& pass,
                       std::function<void()> reset, unsigned reps, unsigned warmup) {
     if (setup_s_ < 0) setup_s_ = now_s() - created_s_;
-    MeasureOptions o{reps, warmup, settings_.min_rep_ms, std::move(reset)};
+    MeasureOptions o{reps, warmup, settings_.min_rep_ms, settings_.min_reps, settings_.target_spread, std::move(reset)};
     return lab::measure(pass, ops_per_pass, o, counters_);
 }
 

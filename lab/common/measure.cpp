@@ -25,6 +25,14 @@ unsigned calibrate(const std::function<std::uint64_t()>& pass, double min_ms, st
 
 }  // namespace
 
+bool spread_reached(const std::vector<double>& v, const MeasureOptions& o) {
+    if (o.target_spread <= 0 || v.size() < std::max(2u, o.min_reps)) return false;
+    std::vector<double> s = v;
+    std::sort(s.begin(), s.end());
+    double median = s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
+    return median > 0 && (s.back() - s.front()) / median <= o.target_spread;
+}
+
 Timing measure(const std::function<std::uint64_t()>& pass, std::uint64_t ops_per_pass, const MeasureOptions& o,
                const physmem::EventCounters& counters) {
     Timing t;
@@ -45,6 +53,7 @@ Timing measure(const std::function<std::uint64_t()>& pass, std::uint64_t ops_per
         t.ns_per_op.push_back(s * 1e9 / (static_cast<double>(ops_per_pass) * t.passes_per_rep));
         for (std::size_t e = 0; e < physmem::kEventCount; ++e)
             if (before[e] && after[e]) t.counters[e].push_back(*after[e] - *before[e]);
+        if (spread_reached(t.ns_per_op, o)) break;
     }
     sink(t.result);
     return t;

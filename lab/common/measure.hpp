@@ -33,13 +33,22 @@ struct MeasureOptions {
     unsigned reps = 5;
     unsigned warmup = 1;
     double min_rep_ms = 50;
+    // Adaptive: with target_spread > 0, stop after min_reps (or more) repetitions once
+    // (max - min) / median of those so far is <= target_spread. reps is the most run.
+    unsigned min_reps = 0;
+    double target_spread = 0;
     // Called, untimed, before every pass when set (e.g. rebuilding a structure the pass
     // consumes). With a reset, every repetition is exactly one pass.
     std::function<void()> reset;
 };
 
 // Runs `pass` (returns a value to keep live) warmup times untimed, then `reps` timed
-// repetitions, counting with `counters`. pre: ops_per_pass > 0.
+// repetitions (fewer when adaptive, see MeasureOptions), counting with `counters`.
+// pre: ops_per_pass > 0.
+// Adaptive mode's stopping rule: at least max(2, min_reps) repetitions in `ns_per_op` and
+// (max - min) / median <= target_spread. false when target_spread is 0 (fixed reps).
+bool spread_reached(const std::vector<double>& ns_per_op, const MeasureOptions& o);
+
 Timing measure(const std::function<std::uint64_t()>& pass, std::uint64_t ops_per_pass, const MeasureOptions& o,
                const physmem::EventCounters& counters);
 

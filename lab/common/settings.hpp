@@ -21,10 +21,10 @@ namespace lab {
 // How the measured data is laid out: see PROTOCOL.md, "--variant". The stack program's
 // kinds say where the measured thread's stack lives (contiguous, split into libgcc's
 // segments, split into BlockPool blocks).
-enum class Kind { array, tree_index, tree_iter, tree_seg, malloc, pool, contiguous, split, split_pool };
+enum class Kind { array, tree_index, tree_iter, tree_seg, malloc, pool, contiguous, split, split_pool, tree_fixed };
 
 // "array", "tree-index", "tree-iter", "tree-seg", "malloc", "pool", "contiguous", "split",
-// "split-pool".
+// "split-pool", "tree-fixed".
 std::string_view to_string(Kind k) noexcept;
 
 // What a kind means and what it maps, as --list declares it (args.cpp's one table).
@@ -71,6 +71,11 @@ struct Settings {
     unsigned reps = 5;
     unsigned warmup = 1;
     double min_rep_ms = 50;
+    // Adaptive repetitions: with target_spread > 0, measuring stops after min_reps (>= 2)
+    // repetitions once (max - min) / median of those so far is <= target_spread; `reps`
+    // stays the most that run. 0: every one of `reps` runs (the default).
+    unsigned min_reps = 0;
+    double target_spread = 0;
     std::uint64_t seed = 42;
     bool aslr = false;                          // --aslr on: keep the kernel's randomisation
     std::optional<std::uint64_t> layout_seed;   // --layout-seed S (>= 1): layout.hpp
@@ -80,7 +85,8 @@ struct Settings {
     // The param as an unsigned integer (size suffixes allowed); exits 2 when it is not.
     std::size_t param_size(const std::string& name) const;
     bool is_tree() const noexcept {
-        return kind == Kind::tree_index || kind == Kind::tree_iter || kind == Kind::tree_seg;
+        return kind == Kind::tree_index || kind == Kind::tree_iter || kind == Kind::tree_seg ||
+               kind == Kind::tree_fixed;
     }
     // Whether the data (or stack) comes in blocks of --block-size (pool kinds).
     bool is_pool() const noexcept { return kind == Kind::pool || kind == Kind::split_pool; }

@@ -6,17 +6,23 @@
 //          element once, as the paper's repeated strided scan does). Each column starts
 //          at offset o and reads o, o + 1024, o + 2048, ... below n.
 //
-// Each kernel exists for a contiguous span and for a TreeArray read three ways:
-// operator[] (a software walk per read), iterators (a walk per leaf crossed) and per-leaf
-// loops (for_each_segment / for_each_strided). Sums are uint64: no overflow below 2^32
-// elements of any value.
+// random:  reads at indexes drawn from one xorshift sequence (the same for every layout),
+//          mapped onto [0, n) by a multiply.
+//
+// Each kernel exists for a contiguous span and for a TreeArray read four ways:
+// operator[] (a software walk per read), a fixed-depth view's operator[] (the walk with
+// the depth a template parameter: with_fixed_depth), iterators (a walk per leaf crossed)
+// and per-leaf loops (for_each_segment / for_each_strided). Sums are uint64: no overflow
+// below 2^32 elements of any value.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "physmem/fixed_depth.hpp"
 #include "physmem/segments.hpp"
 #include "physmem/tree_array.hpp"
 
@@ -75,6 +81,13 @@ inline std::uint64_t linear_iter(const Tree& a) noexcept {
     for (Elem x : a) s += x;
     return s;
 }
+inline std::uint64_t linear_fixed(const Tree& a) {
+    return physmem::with_fixed_depth(a, [](auto view) {
+        std::uint64_t s = 0;
+        for (std::size_t i = 0, n = view.size(); i < n; ++i) s += view[i];
+        return s;
+    });
+}
 inline std::uint64_t linear_seg(const Tree& a) noexcept {
     std::uint64_t s = 0;
     physmem::for_each_segment(a, [&s](std::span<const Elem> seg) { s += linear(seg); });
@@ -95,6 +108,14 @@ inline std::uint64_t strided_index(const Tree& a, const std::vector<std::size_t>
         for (std::size_t i = o, n = a.size(); i < n; i += kStride) s += a[i];
     return s;
 }
+inline std::uint64_t strided_fixed(const Tree& a, const std::vector<std::size_t>& offsets) {
+    return physmem::with_fixed_depth(a, [&offsets](auto view) {
+        std::uint64_t s = 0;
+        for (std::size_t o : offsets)
+            for (std::size_t i = o, n = view.size(); i < n; i += kStride) s += view[i];
+        return s;
+    });
+}
 inline std::uint64_t strided_iter(const Tree& a, const std::vector<std::size_t>& offsets) noexcept {
     std::uint64_t s = 0;
     for (std::size_t o : offsets) {
@@ -109,6 +130,47 @@ inline std::uint64_t strided_seg(const Tree& a, const std::vector<std::size_t>& 
     for (std::size_t o : offsets)
         if (o < a.size()) physmem::for_each_strided(a, o, kStride, [&s](const Elem& x) { s += x; });
     return s;
+}
+
+// ---- random -------------------------------------------------------------------------
+
+// Random reads a pass makes over n elements: n/8, at least min(n, 64K).
+inline std::uint64_t random_reads(std::size_t n) noexcept {
+    return std::max<std::uint64_t>(n / 8, std::min<std::uint64_t>(n, 1u << 16));
+}
+
+// The index sequence: xorshift64 from a fixed seed, r -> floor(r * n / 2^64).
+struct RandomIndex {
+    std::uint64_t s = 0x9E3779B97F4A7C15ull;
+    std::size_t next(std::size_t n) noexcept {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        return static_cast<std::size_t>((static_cast<unsigned __int128>(s) * n) >> 64);
+    }
+};
+
+// Sum of `count` reads at the sequence's indexes, through `at(i)`.
+template <class At>
+std::uint64_t random_sum(std::size_t n, std::uint64_t count, At at) {
+    std::uint64_t s = 0;
+    RandomIndex r;
+    for (std::uint64_t k = 0; k < count; ++k) s += at(r.next(n));
+    return s;
+}
+inline std::uint64_t expected_random(std::size_t n, std::uint64_t count) {
+    return random_sum(n, count, [](std::size_t i) { return std::uint64_t{value_at(i)}; });
+}
+inline std::uint64_t random(std::span<const Elem> a, std::uint64_t count) {
+    return random_sum(a.size(), count, [a](std::size_t i) { return a[i]; });
+}
+inline std::uint64_t random_index(const Tree& a, std::uint64_t count) {
+    return random_sum(a.size(), count, [&a](std::size_t i) { return a[i]; });
+}
+inline std::uint64_t random_fixed(const Tree& a, std::uint64_t count) {
+    return physmem::with_fixed_depth(a, [count](auto view) {
+        return random_sum(view.size(), count, [&view](std::size_t i) { return view[i]; });
+    });
 }
 
 }  // namespace lab::scan

@@ -29,6 +29,7 @@ TEST_P(ScanKernels, LinearReadsAgreeWithClosedForm) {
     std::uint64_t want = expected_linear(n);
     EXPECT_EQ(linear(f.flat), want);
     EXPECT_EQ(linear_index(f.tree), want);
+    EXPECT_EQ(linear_fixed(f.tree), want);
     EXPECT_EQ(linear_iter(f.tree), want);
     EXPECT_EQ(linear_seg(f.tree), want);
 }
@@ -41,9 +42,19 @@ TEST_P(ScanKernels, StridedReadsAgreeWithClosedForm) {
         std::uint64_t want = expected_strided(n, offsets);
         EXPECT_EQ(strided(f.flat, offsets), want) << columns;
         EXPECT_EQ(strided_index(f.tree, offsets), want) << columns;
+        EXPECT_EQ(strided_fixed(f.tree, offsets), want) << columns;
         EXPECT_EQ(strided_iter(f.tree, offsets), want) << columns;
         EXPECT_EQ(strided_seg(f.tree, offsets), want) << columns;
     }
+}
+
+TEST_P(ScanKernels, RandomReadsAgreeWithTheSameIndexSequence) {
+    auto [n, block] = GetParam();
+    Fixture f(n, block);
+    std::uint64_t count = random_reads(n), want = expected_random(n, count);
+    EXPECT_EQ(random(f.flat, count), want);
+    EXPECT_EQ(random_index(f.tree, count), want);
+    EXPECT_EQ(random_fixed(f.tree, count), want);
 }
 
 // Sizes below one page, one leaf, a leaf plus one, and depth 3 with 4 KiB blocks.
@@ -58,6 +69,15 @@ TEST(ScanKernels, StridedCountsEveryReadOnceWithAllColumns) {
     auto offsets = column_offsets(kStride);
     EXPECT_EQ(strided_reads(5000, offsets), 5000u);
     EXPECT_EQ(expected_strided(5000, offsets), expected_linear(5000));
+}
+
+TEST(ScanKernels, RandomIndexesStayInRangeAndSpread) {
+    RandomIndex r;
+    std::vector<int> hits(16);
+    for (int k = 0; k < 16000; ++k) ++hits.at(r.next(16));
+    for (int h : hits) EXPECT_GT(h, 800);      // ~1000 each: no bucket starved
+    EXPECT_EQ(random_reads(1000), 1000u);     // small arrays: every element's worth
+    EXPECT_EQ(random_reads(1u << 24), (1u << 24) / 8);
 }
 
 TEST(ScanKernels, AWrongElementIsDetected) {

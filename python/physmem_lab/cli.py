@@ -25,7 +25,9 @@ def _err(msg: str) -> int:
 
 
 def cmd_bench(args) -> int:
-    suite = "full" if args.full else args.suite
+    suite, scale = args.suite, args.scale
+    if args.full:       # the full scale of whatever suites are named (a scale name: the lab)
+        suite, scale = ("full", None) if suite in ("tiny", "default", "full") else (suite, "full")
     only = [e.strip() for e in args.only.split(",") if e.strip()] if args.only else None
     known = {e for sd in suites.registry().values() for e in sd.experiments}
     if only and set(only) - known:
@@ -35,7 +37,7 @@ def cmd_bench(args) -> int:
     catalog = programs.Catalog(args.bin_dir)
     try:
         pl = suites.plan(suite, only=only, reps=args.reps, official=args.official,
-                         mem_available=facts.get("mem_available_bytes"), scale=args.scale,
+                         mem_available=facts.get("mem_available_bytes"), scale=scale,
                          rounds=args.rounds, catalog=catalog, machine=facts)
     except ValueError as e:
         return _err(f"--suite: {e}")
@@ -103,7 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "each at --scale")
     b.add_argument("--scale", choices=["tiny", "default", "full"],
                    help="sizes and repetitions of the suites named (default: default)")
-    b.add_argument("--full", action="store_true", help="same as --suite full")
+    b.add_argument("--full", action="store_true",
+                   help="the full scale (the seed papers' sizes): --scale full for the suites "
+                        "named; alone, the lab at full scale (--suite full)")
     b.add_argument("--reps", type=int, help="timed repetitions per point, over all its "
                    "rounds (suite default)")
     b.add_argument("--rounds", type=int, help="run every point this many times, each in a "

@@ -70,6 +70,22 @@ def cpu() -> dict:
             "pdpe1gb": "pdpe1gb" in flags.split(), "hypervisor": "hypervisor" in flags.split()}
 
 
+def caches(root="/sys/devices/system/cpu/cpu0/cache") -> dict:
+    """Data-cache sizes of cpu0 in bytes, from sysfs: ``l1d``, ``l2`` and ``llc`` (the
+    last level); a level sysfs does not show is left out."""
+    out = {}
+    for d in sorted(Path(root).glob("index*")):
+        level, kind = read(d / "level", ""), read(d / "type", "")
+        size = read(d / "size", "")
+        if not level.isdigit() or kind not in ("Data", "Unified") or not size[:-1].isdigit():
+            continue
+        n = int(size[:-1]) * {"K": 1 << 10, "M": 1 << 20}.get(size[-1], 1)
+        out["l1d" if level == "1" else "l2" if level == "2" else "llc"] = n
+    if "llc" not in out and "l2" in out:
+        out["llc"] = out["l2"]
+    return out
+
+
 def cores_available() -> int:
     """CPUs this process (and the programs it starts) may run on: its affinity mask."""
     try:
@@ -104,7 +120,7 @@ def collect(probe=None, programs=None) -> dict:
     c, mem = cpu(), meminfo()
     record = {
         "cpu_model": c["model"], "cores": c["cores"], "cores_available": c["cores_available"],
-        "virtual_machine": c["hypervisor"],
+        "virtual_machine": c["hypervisor"], "caches": caches(),
         "memory_bytes": mem.get("MemTotal"), "mem_available_bytes": mem.get("MemAvailable"),
         "kernel": platform.release(), "os": platform.platform(),
         "thp_enabled": _bracketed(read(_THP_ROOT / "enabled")),

@@ -128,11 +128,15 @@ class Catalog:
 
 def point_argv(path: Path, point, reps: int, warmup: int, min_rep_ms: float,
                aslr: str = "off", layout_seed=None) -> list:
-    """The command line of one measurement point (a suites.Point); ``aslr`` and
-    ``layout_seed`` are the layout controls of lab/PROTOCOL.md."""
+    """The command line of one measurement point (a suites.Point) with at most ``reps``
+    repetitions (fewer when the point is adaptive); ``aslr`` and ``layout_seed`` are the
+    layout controls of lab/PROTOCOL.md."""
     argv = [path, "--variant", point.name, "--size", str(point.size_bytes),
             "--reps", str(reps), "--warmup", str(warmup), "--min-rep-ms", f"{min_rep_ms:g}",
             "--aslr", aslr]
+    adaptive = point.adaptive(reps)
+    if adaptive:
+        argv += ["--min-reps", str(adaptive[0]), "--target-spread", f"{adaptive[1]:g}"]
     if layout_seed is not None:
         argv += ["--layout-seed", str(layout_seed)]
     if point.block_size:

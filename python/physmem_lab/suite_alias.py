@@ -51,7 +51,7 @@ STAT = "min_ns"      # conv: the best repetition (the VM is shared; interference
 STACK_VARS, STATIC_VARS = ("g", "inc"), ("i", "j", "k")
 
 _TINY_OFFSETS = "0,1,2,3,4,8,16,64,512,1020,1023"
-_DEFAULT_OFFSETS = "0:32:1,32:992:8,992:1024:1"      # every offset near the aliasing ends
+_DEFAULT_OFFSETS = "0:16:1,16:1008:16,1008:1024:1"   # every offset near the aliasing ends
 _FULL_OFFSETS = "0:1024:1"
 
 ROWS = (
@@ -66,7 +66,7 @@ ROWS = (
 
 SCALES = {
     "tiny": {"reps": 2, "warmup": 1, "min_rep_ms": 2, "cap": None, "budget_s": 40},
-    "default": {"reps": 5, "warmup": 1, "min_rep_ms": 5, "cap": None, "budget_s": 240},
+    "default": {"reps": 3, "warmup": 1, "min_rep_ms": 5, "cap": None, "budget_s": 80},
     "full": {"reps": 7, "warmup": 1, "min_rep_ms": 10, "cap": None, "budget_s": None},
 }
 

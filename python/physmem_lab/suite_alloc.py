@@ -42,19 +42,19 @@ BIG_HEAP = 64 * M          # alloc-3 judges heaps at least this large
 # workload -> (tiny, default, full) sizes, and rough ms per MiB of size for one pass
 # (glibc on the development VM; ETA and budget only).
 WORKLOADS: Dict[str, Tuple[Tuple[int, int, int], float]] = {
-    "larson": ((1 * M, 16 * M, 64 * M), 23.0),
+    "larson": ((1 * M, 8 * M, 64 * M), 40.0),
     "xmalloc": ((1 * M, 32 * M, 128 * M), 4.0),
     "cache-scratch": ((1 * M, 8 * M, 32 * M), 3.5),
     "cache-thrash": ((1 * M, 8 * M, 32 * M), 3.5),
-    "glibc-simple": ((1 * M, 32 * M, 128 * M), 9.0),
+    "glibc-simple": ((1 * M, 16 * M, 128 * M), 15.0),
     "glibc-thread": ((2 * M, 64 * M, 256 * M), 2.0),
     "small-churn": ((2 * M, 64 * M, 256 * M), 4.5),
     "malloc-large": ((32 * M, 64 * M, 256 * M), 4.5),
     # size / 288 KiB live blocks: default 500 and 10,000 (issue 11's scaling question)
     "large-live": ((16 * M, 144 * M, 2880 * M), 0.05),
     "realloc-grow": ((16 * M, 256 * M, 1024 * M), 0.05),
-    "linked-list": ((1 * M, 32 * M, 256 * M), 30.0),
-    "kmeans": ((1 * M, 64 * M, 256 * M), 7.0),
+    "linked-list": ((1 * M, 8 * M, 256 * M), 60.0),
+    "kmeans": ((1 * M, 16 * M, 256 * M), 10.0),
     "richards": ((256 * K, 4 * M, 16 * M), 30.0),
 }
 MULTI_THREADED = ("larson", "xmalloc", "cache-scratch", "cache-thrash", "glibc-thread", "kmeans",
@@ -93,7 +93,8 @@ ROWS = _rows()
 # pass must repeat) already warms the allocator and the code.
 SCALES = {
     "tiny": {"reps": 2, "warmup": 0, "min_rep_ms": 5, "cap": None, "budget_s": 40},
-    "default": {"reps": 11, "warmup": 0, "min_rep_ms": 200, "cap": None, "budget_s": 420},
+    "default": {"reps": 5, "warmup": 0, "min_rep_ms": 100, "cap": None, "budget_s": 100,
+                "min_reps": 3, "target_spread": 0.05},
     "full": {"reps": 7, "warmup": 0, "min_rep_ms": 200, "cap": None, "budget_s": None},
 }
 

@@ -21,7 +21,7 @@ from typing import List, Optional, Tuple
 from . import seeds
 from .analysis import Goal, Item, Ratio, Records, ratio
 from .plots import plot_series
-from .suitedef import G, K, M, Point, Row, SuiteDef, geometric, variants
+from .suitedef import G, K, M, Point, Row, SuiteDef, geometric, machine_sizes, variants
 from .units import format_size
 
 # ---------------------------------------------------------------- the table
@@ -33,48 +33,78 @@ ARRAYS = variants("array")
 TREE_INDEX = variants("tree-index")
 SCAN_VARIANTS = ARRAYS + TREE_INDEX + variants("tree-iter") + variants("tree-seg")
 PAPER_FULL = (4 * G, 8 * G, 16 * G, 32 * G, 64 * G)
-# blackscholes prices each option `repeat` times a pass (program default 10): 4 keeps a
-# 64 MiB pass near half a second, so two rounds fit the default budget
-BS_REPEAT = {"repeat": "4"}
+# blackscholes prices each option `repeat` times a pass (program default 10): 2 keeps a
+# pass of the default size near a tenth of a second
+BS_REPEAT = {"repeat": "2"}
+# rbtree: one timed insert pass a round (the build the traversals need anyway)
+RB_INSERT = {"insert_reps": "1"}
 DIMENSION = {"scan": "access", "blackscholes": "layout"}   # params that split a table
 
+# The default scale's sizes follow the machine's caches (machine_sizes): inside L1 and
+# L2, and four times the last-level cache, where every access is a memory access; the
+# goal points that ask for 1 GiB (strided scans, GUPS) keep it. --full (the full scale)
+# sweeps every size up to the seed paper's.
+IN_CACHES = machine_sizes(("l1d", 0.5), ("l2", 0.5))
+PAST_LLC = machine_sizes(("llc", 4), floor=64 * M)
+GOAL2 = variants("array", ("4k", "1g")) + variants("tree-iter", ("1g",)) + variants("tree-seg", ("1g",))
+
+
+def _both(*fns):
+    return lambda m: tuple(sorted({s for f in fns for s in f(m)}))
+
+
 TABLE: Tuple[Row, ...] = (
-    Row("scan", SCAN_VARIANTS, params=({"access": "linear"}, {"access": "strided"}),
-        sizes={"tiny": (16 * K, 1 * M), "default": geometric(4 * K, 1 * G, 4),
+    Row("scan", SCAN_VARIANTS, params=({"access": "linear"},),
+        sizes={"tiny": (16 * K, 1 * M), "default": _both(IN_CACHES, PAST_LLC),
                "full": geometric(4 * K, 1 * G, 4) + PAPER_FULL}, priority=0),
+    Row("scan", SCAN_VARIANTS, params=({"access": "strided"},),
+        sizes={"tiny": (16 * K, 1 * M), "default": PAST_LLC,
+               "full": geometric(4 * K, 1 * G, 4) + PAPER_FULL}, priority=0),
+    Row("scan", GOAL2, params=({"access": "strided"},),
+        sizes={"tiny": (), "default": (1 * G,), "full": ()}, priority=0),
+    # what the old scan benchmark also showed: the fixed-depth view, and random reads
+    Row("scan", variants("tree-fixed"), params=({"access": "linear"}, {"access": "strided"}),
+        sizes={"tiny": (1 * M,), "default": PAST_LLC, "full": geometric(4 * K, 1 * G, 4) + PAPER_FULL}),
+    Row("scan", variants("array", ("4k", "1g")) + variants("tree-index", ("4k", "1g"))
+        + variants("tree-fixed", ("4k", "1g")), params=({"access": "random"},),
+        sizes={"tiny": (1 * M,), "default": PAST_LLC, "full": (64 * M, 1 * G, 16 * G)}),
+    Row("scan", variants("array", ("thp",)) + variants("tree-index", ("thp",)) + variants("tree-fixed", ("thp",)),
+        params=({"access": "random"},), sizes={"tiny": (), "default": (), "full": (64 * M, 1 * G, 16 * G)}),
     Row("gups", ARRAYS + TREE_INDEX, cap="updates",
-        sizes={"tiny": (1 * M,), "default": (64 * M, 256 * M, 1 * G),
+        sizes={"tiny": (1 * M,), "default": (64 * M, 1 * G),
                "full": (64 * M, 256 * M, 1 * G, 4 * G, 16 * G, 64 * G)}, priority=0),
     Row("chase", ARRAYS + TREE_INDEX, cap="steps", cap_shift=2,   # ~250 ns a step at 1 GiB
-        sizes={"tiny": (32 * K, 1 * M), "default": (32 * K, 1 * G),
+        sizes={"tiny": (32 * K, 1 * M), "default": machine_sizes(("l1d", 1), ("llc", 2)),
                "full": (32 * K, 1 * G, 4 * G, 16 * G)}),
     Row("rbtree", variants("malloc", ("4k",)) + variants("pool", ("4k", "thp", "1g")),
-        sizes={"tiny": (1 * M,), "default": (16 * M, 128 * M), "full": (16 * M, 512 * M, 4 * G)},
+        params=(RB_INSERT,),
+        sizes={"tiny": (1 * M,), "default": (8 * M, 32 * M), "full": (16 * M, 512 * M, 4 * G)},
         priority=0),
     Row("blackscholes", ARRAYS + variants("tree-seg"),
         params=({"layout": "soa", **BS_REPEAT}, {"layout": "aos", **BS_REPEAT}),
-        sizes={"tiny": (256 * K,), "default": (64 * M,), "full": (16 * M, 256 * M, 1 * G)},
+        sizes={"tiny": (256 * K,), "default": (32 * M,), "full": (16 * M, 256 * M, 1 * G)},
         priority=0),
     Row("blackscholes", variants("tree-iter", ("thp",)) + variants("tree-index", ("thp",)),
         params=({"layout": "soa", **BS_REPEAT},),
-        sizes={"tiny": (256 * K,), "default": (64 * M,), "full": (16 * M, 256 * M, 1 * G)}),
+        sizes={"tiny": (256 * K,), "default": (32 * M,), "full": (16 * M, 256 * M, 1 * G)}),
     Row("blackscholes", variants("tree-seg", ("thp",)), params=({"layout": "soa", **BS_REPEAT},),
         block_sizes=(4 * K, 16 * K, 64 * K, 256 * K, 1 * M, 2 * M),
-        sizes={"tiny": (), "default": (64 * M,), "full": (256 * M, 1 * G)}, priority=2),
+        sizes={"tiny": (), "default": (), "full": (256 * M, 1 * G)}, priority=2),
     Row("hashtable", ARRAYS + TREE_INDEX, cap="probes",
-        sizes={"tiny": (1 * M,), "default": (64 * M, 256 * M, 1 * G),
+        sizes={"tiny": (1 * M,), "default": _both(machine_sizes(("l2", 8)), PAST_LLC),
                "full": (64 * M, 256 * M, 1 * G, 4 * G, 16 * G)}),
 )
 
-# Per scale: repetitions (in total), rounds (each a fresh process per point with its
-# share of the repetitions; lab/PROTOCOL.md "Order"), warm-ups, --min-rep-ms, the cap, and
-# the time budget (seconds; None = unbounded). The default's budget leaves a minute of its
-# 12 for setup.
+# Per scale: repetitions (at most, in total), rounds (each a fresh process per point with
+# its share of the repetitions; lab/PROTOCOL.md "Order"), warm-ups, --min-rep-ms, the
+# cap, the time budget (seconds; None = unbounded) and, for adaptive repetitions, the
+# fewest (in total) and the spread that ends them early (PROTOCOL.md "--min-reps"). The
+# default fits the main job's 10 minutes together with the other suites.
 SCALES = {
     "tiny": {"reps": 2, "rounds": 2, "warmup": 1, "min_rep_ms": 5, "cap": TINY_CAP,
              "budget_s": 60},
-    "default": {"reps": 6, "rounds": 2, "warmup": 1, "min_rep_ms": 30, "cap": UPDATES_CAP,
-                "budget_s": 11 * 60},
+    "default": {"reps": 6, "rounds": 2, "warmup": 1, "min_rep_ms": 20, "cap": UPDATES_CAP,
+                "budget_s": 4 * 60, "min_reps": 4, "target_spread": 0.05},
     "full": {"reps": 6, "rounds": 2, "warmup": 1, "min_rep_ms": 50, "cap": None,
              "budget_s": None},
 }
@@ -88,6 +118,8 @@ def pass_s(p: Point, cap: Optional[int]) -> float:
     if e == "scan":
         if p.params.get("access") == "strided":
             return 0.4 * gib
+        if p.params.get("access") == "random":
+            return p.size_bytes / 32 * 60e-9 * min(1.0, 0.05 + gib)
         return {"array": 0.04, "tree-seg": 0.04, "tree-iter": 0.12}.get(kind, 0.45) * gib
     if e in ("gups", "hashtable", "chase"):
         own = next((p.params[k] for k in ("updates", "steps", "probes") if k in p.params), "")
@@ -111,8 +143,8 @@ def setup_s(p: Point) -> float:
 
 # ---------------------------------------------------------------- report
 
-KIND_LABEL = {"tree-index": "naive (tree-index)", "tree-iter": "iterator (tree-iter)",
-              "tree-seg": "per leaf (tree-seg)"}
+KIND_LABEL = {"tree-index": "naive (tree-index)", "tree-fixed": "fixed depth (tree-fixed)",
+              "tree-iter": "iterator (tree-iter)", "tree-seg": "per leaf (tree-seg)"}
 BACKINGS = ("4k", "thp", "2m", "1g")
 CELL_HELP = ("Cells: ratio of medians [best-worst from the repetitions' min/max]; "
              "`!` a backing fell back from the one asked; `~` a spread >= 10%; "
@@ -134,7 +166,7 @@ def _table2(doc, recs, access, compact=False):
     if not sizes:
         return
     rows = []
-    for kind in ("tree-index", "tree-iter", "tree-seg"):
+    for kind in KIND_LABEL:
         for b in _backings(recs, "scan"):
             dens = [f"array-{b}"] + ([] if b == "4k" else ["array-4k"])
             for den in dens:
@@ -144,7 +176,7 @@ def _table2(doc, recs, access, compact=False):
                 if any(c != "-" for c in cells):
                     same = "same backing" if den == f"array-{b}" else "vs 4 KiB array"
                     rows.append([f"{KIND_LABEL[kind]} {kind}-{b} / {den} ({same})"] + cells)
-    for flavour in ("naive", "iterator"):
+    for flavour in ("naive", "iterator") if access in ("linear", "strided") else ():
         theirs = seeds.table2_row(access, flavour)
         if compact and not set(theirs) & set(sizes):
             continue
@@ -152,7 +184,7 @@ def _table2(doc, recs, access, compact=False):
                     [f"{theirs[s]:.2f}x" if s in theirs else "" for s in sizes])
     doc.table([f"{access} scan"] + [format_size(s) for s in sizes], rows)
     missing = [s for s in seeds.TABLE2_SIZES if s not in sizes]
-    if missing and not compact:
+    if missing and not compact and access in ("linear", "strided"):
         doc.p("Seed paper sizes not measured here (theirs): " + "; ".join(
             f"{format_size(s)}: naive {seeds.table2_row(access, 'naive')[s]:.2f}x, "
             f"iterator {seeds.table2_row(access, 'iterator')[s]:.2f}x" for s in missing))

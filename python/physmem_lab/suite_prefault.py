@@ -55,7 +55,8 @@ ROWS = (
 
 SCALES = {
     "tiny": {"reps": 2, "warmup": 0, "min_rep_ms": 5, "cap": 1 << 16, "budget_s": 40},
-    "default": {"reps": 7, "warmup": 0, "min_rep_ms": 200, "cap": 1 << 20, "budget_s": 170},
+    "default": {"reps": 5, "warmup": 0, "min_rep_ms": 100, "cap": 1 << 20, "budget_s": 45,
+                "min_reps": 3, "target_spread": 0.05},
     "full": {"reps": 5, "warmup": 0, "min_rep_ms": 100, "cap": 1 << 22, "budget_s": None},
 }
 

@@ -77,17 +77,38 @@ def variants(kind: str, backings=("4k", "thp", "1g")) -> Tuple[Variant, ...]:
 
 @dataclass(frozen=True)
 class Row:
-    """One line of a suite's table. ``sizes`` maps scale -> sizes; ``cap`` names the
+    """One line of a suite's table. ``sizes`` maps scale -> sizes, or -> a function of
+    the machine record giving them (:func:`machine_sizes`); ``cap`` names the
     parameter that bounds the work per pass (its value is the scale's cap, or 'official'
     with --official for gups). Priority 0: needed by a goal; 1: tables; 2: sweeps."""
     experiment: str
     variants: Tuple[Variant, ...]
-    sizes: Dict[str, Tuple[int, ...]]
+    sizes: Dict[str, "Tuple[int, ...] | Callable[[dict], Tuple[int, ...]]"]
     params: Tuple[Dict[str, str], ...] = ({},)
     block_sizes: Tuple[Optional[int], ...] = (None,)
     cap: Optional[str] = None
     priority: int = 1
     cap_shift: int = 0      # this row's cap is the scale's cap >> cap_shift
+
+
+def pow2_at_least(n: float) -> int:
+    """The smallest power of two >= n (>= 4 KiB)."""
+    p = 4 * K
+    while p < n:
+        p *= 2
+    return p
+
+
+def machine_sizes(*fractions: Tuple[str, float], floor: int = 4 * K) -> Callable:
+    """Sizes relative to the machine's caches: ``("l2", 0.5)`` is half the L2, rounded up
+    to a power of two, ``("llc", 4)`` four times the last-level cache. A cache the machine
+    record lacks (its ``caches`` field) counts as a common size (32 KiB, 512 KiB, 32 MiB)."""
+    defaults = {"l1d": 32 * K, "l2": 512 * K, "llc": 32 * M}
+
+    def sizes(machine: dict) -> Tuple[int, ...]:
+        have = {**defaults, **(machine.get("caches") or {})}
+        return tuple(sorted({max(floor, pow2_at_least(have[c] * f)) for c, f in fractions}))
+    return sizes
 
 
 @dataclass
@@ -109,10 +130,21 @@ class Point:
     min_rep_ms: Optional[float] = None
     rounds: int = 1
     extra_1g_pages: int = 0
+    min_reps: int = 0          # adaptive repetitions (total over rounds); 0: fixed
+    target_spread: float = 0.0
 
     def round_reps(self, reps: int) -> int:
         """Repetitions of one round's process when ``reps`` are wanted in total."""
         return max(1, -(-reps // max(1, self.rounds)))
+
+    def adaptive(self, round_reps: int) -> Optional[Tuple[int, float]]:
+        """(min reps, target spread) of one round's process, or None for fixed
+        repetitions: the program stops once that many are within the spread
+        (lab/PROTOCOL.md, "--min-reps")."""
+        if self.target_spread <= 0 or not self.min_reps:
+            return None
+        lo = max(2, self.round_reps(self.min_reps))
+        return (lo, self.target_spread) if lo < round_reps else None
 
     @property
     def backing(self) -> str:

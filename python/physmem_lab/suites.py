@@ -106,7 +106,8 @@ def expand(suite: str, only=None, official: bool = False, scale: Optional[str] =
         if only and row.experiment not in only:
             continue
         for params in row.params:
-            for size in row.sizes.get(scale, ()):
+            sizes = row.sizes.get(scale, ())
+            for size in sizes(machine or {}) if callable(sizes) else sizes:
                 for bs in row.block_sizes:
                     for v in row.variants:
                         ps = dict(params)
@@ -118,6 +119,8 @@ def expand(suite: str, only=None, official: bool = False, scale: Optional[str] =
                         p = Point(row.experiment, v, size, ps, bs, row.priority,
                                   suite=suite, reps=cfg["reps"], warmup=cfg["warmup"],
                                   min_rep_ms=cfg["min_rep_ms"], rounds=cfg.get("rounds", 1),
+                                  min_reps=cfg.get("min_reps", 0),
+                                  target_spread=cfg.get("target_spread", 0.0),
                                   extra_1g_pages=catalog.extra_1g_pages(row.experiment, v.kind)
                                   if catalog else 0)
                         if sd.params_from_machine:
@@ -203,13 +206,21 @@ def plan(suite: str, only=None, reps: Optional[int] = None, official: bool = Fal
             if not fits_memory(p, mem_available):
                 pl.dropped.append(f"{p.label()}: needs more than MemAvailable allows")
                 continue
-            p.est_s = p.rounds * estimate_s(p, p.round_reps(p.reps), p.warmup, p.min_rep_ms, cap)
+            p.est_s = p.rounds * estimate_s(p, _expected_reps(p), p.warmup, p.min_rep_ms, cap)
             mine.append(p)
         budget = budget_s if budget_s is not None else cfg["budget_s"]
         if budget is not None:
             mine = _trim(mine, pl.dropped, budget)
         pl.points += mine
     return pl
+
+
+def _expected_reps(p: Point) -> int:
+    """Repetitions one round's process is expected to run: an adaptive point usually
+    stops one after its minimum."""
+    most = p.round_reps(p.reps)
+    adaptive = p.adaptive(most)
+    return min(most, adaptive[0] + 1) if adaptive else most
 
 
 def _trim(points: List[Point], dropped: List[str], budget: float) -> List[Point]:

@@ -18,7 +18,7 @@ import synth  # noqa: E402
 def main(argv):
     exp, args = argv[0], argv[1:]
     if "--list" in args:
-        kinds = ["array", "tree-index", "tree-iter", "tree-seg", "malloc", "pool"]
+        kinds = ["array", "tree-index", "tree-fixed", "tree-iter", "tree-seg", "malloc", "pool"]
         backings = ["4k", "thp", "2m", "1g"]
         print(json.dumps({"schema": "physmem.lab.list/1", "program": f"physmem_lab_{exp}",
                           "experiment": exp, "kinds": kinds, "backings": backings,

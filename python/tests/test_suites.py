@@ -21,18 +21,32 @@ def test_tiny_suite_is_quick_and_covers_every_experiment():
     assert max(p.size_bytes for p in pl.points) <= 4 * M
 
 
-def test_default_suite_fits_its_budget_on_this_vm():
-    pl = suites.plan("default", mem_available=21 * G, catalog=Declared())
-    assert pl.total_est_s <= 11 * 60 and not pl.dropped     # two rounds, nothing trimmed
+MACHINE = {"caches": {"l1d": 32 << 10, "l2": 512 << 10, "llc": 32 * M}}
+
+
+def test_default_suite_fits_its_budget():
+    pl = suites.plan("default", mem_available=21 * G, catalog=Declared(), machine=MACHINE)
+    assert pl.total_est_s <= suite_lab.SCALES["default"]["budget_s"] and not pl.dropped
     assert {(p.rounds, p.round_reps(p.reps)) for p in pl.points} == {(2, 3)}
+    assert {p.adaptive(3) for p in pl.points} == {(2, 0.05)}
     scan = [p for p in pl.points if p.experiment == "scan"]
-    assert {p.size_bytes for p in scan} == set(geometric(4 << 10, G, 4))
     assert {"array-4k", "tree-seg-1g", "tree-iter-thp", "tree-index-1g"} <= {p.name for p in scan}
     gups = [p for p in pl.points if p.experiment == "gups"]
     assert all(p.params["updates"] == str(suite_lab.UPDATES_CAP) for p in gups)
     assert pl.pages_1g_needed() == 3     # a 1 GiB tree: data + inner blocks, plus one spare
     assert suites.plan("default", mem_available=21 * G).pages_1g_needed() == 2  # none declared
     assert suites.reservation_pages(8, 10 * G) == 5
+
+
+def test_default_sizes_follow_the_caches():
+    def scan_sizes(machine, access):
+        pl = suites.plan("default", mem_available=21 * G, machine=machine, only=["scan"])
+        return sorted({p.size_bytes for p in pl.points if p.params["access"] == access})
+    assert scan_sizes(MACHINE, "linear") == [16 << 10, 256 << 10, 128 * M]
+    assert scan_sizes(MACHINE, "strided") == [128 * M, G]      # 1 GiB: goal 2's variants
+    other = {"caches": {"l1d": 48 << 10, "l2": 2 * M, "llc": 105 * M}}
+    assert scan_sizes(other, "linear") == [32 << 10, M, 512 * M]
+    assert scan_sizes({}, "linear") == scan_sizes(MACHINE, "linear")   # common sizes
 
 
 def test_memory_limits_drop_large_points_and_say_why():
@@ -50,11 +64,12 @@ def test_full_suite_sizes_follow_memory():
 
 
 def test_budget_drops_sweeps_before_goal_points():
-    full_est = suites.plan("default", mem_available=21 * G, budget_s=1e9)
-    pl = suites.plan("default", mem_available=21 * G, budget_s=full_est.total_est_s - 1)
+    full_est = suites.plan("full", mem_available=21 * G, budget_s=1e9)
+    pl = suites.plan("full", mem_available=21 * G, budget_s=full_est.total_est_s - 1)
     assert pl.total_est_s <= full_est.total_est_s - 1
     assert all(p.priority < 2 for p in full_est.points if p not in pl.points) or pl.dropped
-    assert "time budget" in pl.dropped[0] and "block=" in pl.dropped[0]
+    over = [d for d in pl.dropped if "time budget" in d]
+    assert over and "block=" in over[0]
 
 
 def test_official_gups_and_only():

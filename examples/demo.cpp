@@ -7,7 +7,8 @@
 #include <numeric>
 #include <string>
 
-#include "physmem/counters.hpp"
+#include "common/counters.hpp"
+#include "core/parse.hpp"
 #include "physmem/options.hpp"
 #include "physmem/pool.hpp"
 #include "physmem/segments.hpp"

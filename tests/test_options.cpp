@@ -5,6 +5,7 @@
 #include <set>
 
 #include "physmem/backing.hpp"
+#include "core/parse.hpp"
 #include "physmem/options.hpp"
 
 namespace {

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "physmem/counters.hpp"
+#include "common/counters.hpp"
 #include "physmem/hugepages.hpp"
 #include "physmem/pool.hpp"
 #include "support.hpp"

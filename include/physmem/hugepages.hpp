@@ -1,7 +1,6 @@
-// physmem/hugepages.hpp — reserving hugetlb pages for a run, and giving them back.
-//
-// Changing nr_hugepages is a system setting: physmem does it only when asked, prints
-// what it did on stderr, and restores the previous value when the reservation ends.
+// physmem/hugepages.hpp — how many hugetlb pages this machine has, and how many a new
+// mapping can still get. (Raising nr_hugepages is the pool's job when asked,
+// PoolOptions::reserve_huge_pages, and the physmem-hugepages program's; not API.)
 #pragma once
 
 #include <cstddef>
@@ -21,26 +20,5 @@ HugePageCounts huge_page_counts(std::size_t page_size) noexcept;
 
 // Pages of `page_size` that a new mapping can still get (free - reserved).
 long available_huge_pages(std::size_t page_size) noexcept;
-
-// RAII: makes at least `count` pages of `page_size` available by raising nr_hugepages
-// (root only). The kernel may give fewer when memory is fragmented: `obtained()` says
-// how many extra pages were added. The destructor restores the old nr_hugepages.
-class HugePageReservation {
-  public:
-    HugePageReservation(std::size_t page_size, long count) noexcept;
-    ~HugePageReservation();
-    HugePageReservation(const HugePageReservation&) = delete;
-    HugePageReservation& operator=(const HugePageReservation&) = delete;
-
-    long obtained() const noexcept { return added_; }
-    // true when `count` pages are now available to a new mapping.
-    bool satisfied() const noexcept { return satisfied_; }
-
-  private:
-    std::size_t page_size_;
-    long old_total_ = -1;
-    long added_ = 0;
-    bool satisfied_ = false;
-};
 
 }  // namespace physmem

@@ -1,17 +1,19 @@
 // physmem/options.hpp — every run-time option of physmem, declared once.
 //
 // Each row of PHYSMEM_OPTIONS gives the field name, the environment variable, the kind
-// of value, the default (as it would be written in the environment) and the help text.
-// The Options struct, the environment parser and the help listing all come from it.
+// of value, the default (as it would be written in the environment) and the help text —
+// the declaration format of every physmem option table (the drop-in allocator's too,
+// src/malloc/options.hpp). The pool's fields are PoolOptions' own (Options extends it
+// with `verbose`; each row's type is checked against its kind), so the default pool is
+// built from Options without copying; the parser and the help listing come from the table.
 #pragma once
 
 #include <cstddef>
-#include <optional>
 #include <span>
-#include <string>
 #include <string_view>
 
 #include "physmem/backing.hpp"
+#include "physmem/pool.hpp"
 
 //  X(field,          environment variable,           kind,    default, help)
 #define PHYSMEM_OPTIONS(X)                                                                 \
@@ -36,13 +38,10 @@ namespace physmem {
 
 enum class OptionKind { size, flag, backing };
 
-struct Options {
-#define PHYSMEM_FIELD_size std::size_t
-#define PHYSMEM_FIELD_flag bool
-#define PHYSMEM_FIELD_backing Backing
-#define PHYSMEM_DECLARE_FIELD(field, env, kind, def, help) PHYSMEM_FIELD_##kind field{};
-    PHYSMEM_OPTIONS(PHYSMEM_DECLARE_FIELD)
-#undef PHYSMEM_DECLARE_FIELD
+// The default pool's options (grow is on for it) and the one option that is not the
+// pool's. Every other field is PoolOptions'.
+struct Options : PoolOptions {
+    bool verbose = false;
 };
 
 struct OptionInfo {
@@ -62,13 +61,5 @@ Options default_options();
 // Defaults overridden by the PHYSMEM_* variables set in the environment. Throws
 // std::invalid_argument naming the variable when a value does not parse.
 Options options_from_env();
-
-// "64K", "2M", "1G", "4096", "1T" (binary units, case-insensitive, optional "iB"/"B").
-std::optional<std::size_t> parse_size(std::string_view s) noexcept;
-// "1"/"0", "true"/"false", "yes"/"no", "on"/"off".
-std::optional<bool> parse_flag(std::string_view s) noexcept;
-
-// "64 KiB", "1 GiB", "3000 B" — exact binary units when they divide evenly.
-std::string format_size(std::size_t bytes);
 
 }  // namespace physmem

@@ -4,7 +4,9 @@
 // It walks the backing ladder (1 GiB -> 2 MiB -> THP -> 4 KiB) from the requested rung,
 // optionally reserves the hugetlb pages it needs (root only; given back on destruction),
 // prefaults and mlocks, and reports the backing it actually obtained, verified from
-// /proc/self/smaps rather than assumed.
+// /proc/self/smaps rather than assumed. A front-end on the memory core (src/core): the
+// mapping, its verification and the huge-page reservation are the core's; the ladder walk,
+// the notes and the exceptions are the Region's.
 #pragma once
 
 #include <cstddef>
@@ -17,7 +19,7 @@
 
 namespace physmem {
 
-class HugePageReservation;
+namespace core { struct HugeReservation; }
 
 // Thrown when a rung was demanded with `strict_backing` and the machine cannot give it.
 class backing_unavailable : public std::runtime_error {
@@ -33,16 +35,6 @@ struct RegionOptions {
     bool prefault = false;            // populate page tables now (MADV_POPULATE_WRITE)
     bool lock = false;                // mlock; failure is an error (see RLIMIT_MEMLOCK)
     bool reserve_huge_pages = false;  // root only: raise nr_hugepages for a hugetlb rung
-};
-
-// What the kernel says backs a region (from /proc/self/smaps).
-struct BackingReport {
-    Backing backing = Backing::page_4k;  // rung obtained (thp counts only if huge_bytes > 0
-                                         // once touched; see `verified`)
-    std::size_t kernel_page_size = 0;    // smaps KernelPageSize, bytes
-    std::size_t huge_bytes = 0;          // bytes on huge pages (AnonHugePages or hugetlb)
-    std::size_t resident_bytes = 0;      // Rss (hugetlb: pages mapped)
-    bool verified = false;               // smaps entry found and consistent with `backing`
 };
 
 class Region {
@@ -79,16 +71,16 @@ class Region {
   private:
     void map_with_ladder(const RegionOptions& o);
     bool try_rung(Backing rung, const RegionOptions& o);
+    void reserve_for(Backing rung, std::size_t bytes);
+    void end_reservation() noexcept;
     void release() noexcept;
 
-    std::byte* base_ = nullptr;
-    std::size_t bytes_ = 0;        // usable bytes from base_
-    std::byte* map_base_ = nullptr;  // what to munmap
-    std::size_t map_bytes_ = 0;
+    std::byte* base_ = nullptr;      // the mapping (src/core/map.hpp), guards around it
+    std::size_t bytes_ = 0;          // usable bytes from base_
     Backing backing_ = Backing::page_4k;
     std::size_t prefaulted_ = 0;
     bool locked_ = false;
-    std::unique_ptr<HugePageReservation> reservation_;
+    std::unique_ptr<core::HugeReservation> reservation_;  // nr_hugepages raised for it
     std::vector<std::string> notes_;
 };
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "physmem/counters.hpp"
+#include "common/counters.hpp"
 
 namespace lab::alias {
 

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "core/parse.hpp"
 #include "physmem/options.hpp"
 #include "settings.hpp"
 

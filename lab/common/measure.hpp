@@ -12,7 +12,7 @@
 #include <optional>
 #include <vector>
 
-#include "physmem/counters.hpp"
+#include "common/counters.hpp"
 
 namespace lab {
 

@@ -42,6 +42,7 @@
 
 #include "context.hpp"
 #include "kernels/scan.hpp"
+#include "core/parse.hpp"
 #include "physmem/options.hpp"
 #include "process.hpp"
 #include "stack/kernels.hpp"

@@ -1,28 +1,69 @@
-"""Reserving 1 GiB huge pages for a run and giving them back.
+"""Reserving 1 GiB huge pages for a run and giving them back, through the C++ program
+``physmem-hugepages`` (tools/hugepages_main.cpp, built on the memory core: the one writer
+of ``nr_hugepages``; the harness never writes sysfs itself).
 
 Contract: :class:`Reservation` is a context manager. On entry, as root and when asked,
-it raises ``nr_hugepages`` of the 1 GiB pool just enough that ``want`` pages are free,
-reads back what the kernel actually gave, and records a sentence in ``changes``. On exit
-(normal, exception, or SIGINT/SIGTERM/SIGHUP turned into an exception) it writes the
-old value back and says so. Not root, or no 1 GiB support: no change, and ``notes``
-says why. Nothing is changed when enough pages are already free. One reservation at a
-time per machine (an exclusive lock on :data:`LOCK`): a second run started meanwhile
-changes nothing and says so, so that two runs cannot restore each other's values.
+it starts ``physmem-hugepages hold --size 1g --free <want>``, which raises
+``nr_hugepages`` of the 1 GiB pool just enough that ``want`` pages are free and reports
+on its first stdout line what the kernel actually gave; a sentence goes to ``changes``.
+On exit (normal, exception, or SIGINT/SIGTERM/SIGHUP turned into an exception) closing
+the program's stdin makes it write the old value back, and that is said too; should
+this process die, the pipe closes and the program restores all the same. Not root, no
+1 GiB support, or the program not built: no change, and ``notes`` says why. Nothing is
+changed when enough pages are already free. One reservation at a time per machine (the
+program's exclusive lock on :data:`LOCK`): a second run started meanwhile changes
+nothing and says so, so that two runs cannot restore each other's values.
 """
-import fcntl
-import os
+import json
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
 from .machine import HUGEPAGE_DIRS, hugepages
+from .paths import hugepages_program
 
 _BASE = Path("/sys/kernel/mm/hugepages")
-LOCK = Path("/run/lock/physmem-hugepages.lock")
+LOCK = Path("/run/lock/physmem-hugepages.lock")   # taken by physmem-hugepages
 
 
 def nr_path(size: str = "1g") -> Path:
+    """The sysfs file the program writes (shown by ``physmem doctor``)."""
     return _BASE / HUGEPAGE_DIRS[size] / "nr_hugepages"
+
+
+def status() -> dict:
+    """``physmem-hugepages status``: per size, supported, total, free, reserved."""
+    out = subprocess.run([str(hugepages_program()), "status"], capture_output=True,
+                         text=True, check=True)
+    return json.loads(out.stdout)
+
+
+def hold(size: str, free: int) -> tuple[subprocess.Popen, dict]:
+    """Starts ``physmem-hugepages hold``; returns the process and its first line. The
+    caller closes the process's stdin to restore (see :func:`release`)."""
+    proc = subprocess.Popen([str(hugepages_program()), "hold", "--size", size, "--free", str(free)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            start_new_session=True)   # the terminal's Ctrl-C is ours to relay
+    line = proc.stdout.readline()
+    try:
+        return proc, json.loads(line)
+    except json.JSONDecodeError:
+        release(proc)
+        raise OSError(f"physmem-hugepages hold: unexpected output {line!r}") from None
+
+
+def release(proc: subprocess.Popen) -> dict:
+    """Closes the program's stdin and returns its last line ({"restored", "now"}, or {}
+    when it had nothing to restore)."""
+    try:
+        proc.stdin.close()
+    except OSError:
+        pass
+    rest = proc.stdout.read()
+    proc.wait(timeout=60)
+    proc.stdout.close()
+    return json.loads(rest.strip().splitlines()[-1]) if rest.strip() else {}
 
 
 def _raise_on_signal(signum, _frame):
@@ -39,7 +80,7 @@ class Reservation:
         self.saved = None      # nr_hugepages before, when we changed it
         self.obtained_free = None
         self._old_handlers = {}
-        self._lock_fd = None
+        self._proc = None
 
     def plan(self) -> str:
         """What entering will do, in one sentence (printed before the run)."""
@@ -67,61 +108,49 @@ class Reservation:
         if not (self.enabled and self.is_root):
             self.notes.append(self.plan())
             return self
-        if not self._take_lock():
-            self.notes.append("another physmem run holds the 1 GiB page reservation "
-                              f"({LOCK}); no change, *-1g points that do not fit are skipped")
+        self._install_signals()
+        try:
+            proc, first = hold("1g", self.want)
+        except OSError as e:
+            self.notes.append(f"could not reserve 1 GiB pages: {hugepages_program()}: {e}; no change")
             self.log(f"physmem: {self.notes[-1]}")
             return self
-        self._install_signals()
-        self.saved = hp["nr"]
+        if not first.get("changed"):
+            self._unchanged(proc, first)
+            return self
+        self._proc, self.saved, self.obtained_free = proc, first["before"], first["free"]
         target = hp["nr"] + self.want - hp["free"]
-        try:
-            nr_path().write_text(f"{target}\n")
-        except OSError as e:
-            self.notes.append(f"could not reserve 1 GiB pages: {e}")
-        got = hugepages()["1g"]
-        self.obtained_free = got["free"]
         self.changes.append(
-            f"reserved 1 GiB pages: nr_hugepages {self.saved} -> {got['nr']} "
-            f"(asked {target}; {got['free']} free, {self.want} wanted)")
+            f"reserved 1 GiB pages: nr_hugepages {self.saved} -> {first['after']} "
+            f"(asked {target}; {first['free']} free, {self.want} wanted)")
         self.log(f"physmem: {self.changes[-1]}")
         return self
 
+    def _unchanged(self, proc, first):
+        release(proc)
+        if "another process" in first.get("note", ""):
+            self.notes.append("another physmem run holds the 1 GiB page reservation "
+                              f"({LOCK}); no change, *-1g points that do not fit are skipped")
+        else:
+            self.notes.append(f"could not reserve 1 GiB pages: {first.get('note')}")
+        self.log(f"physmem: {self.notes[-1]}")
+
     def __exit__(self, *exc):
         try:
-            if self.saved is not None:
+            if self._proc is not None:
                 try:
-                    nr_path().write_text(f"{self.saved}\n")
-                    now = hugepages()["1g"]["nr"]
-                    msg = f"restored 1 GiB nr_hugepages to {self.saved} (now {now})"
-                except OSError as e:
+                    back = release(self._proc)
+                    msg = f"restored 1 GiB nr_hugepages to {back['restored']} (now {back['now']})"
+                    if back["now"] != self.saved:
+                        msg = f"FAILED to restore 1 GiB nr_hugepages to {self.saved}: now {back['now']}"
+                except (OSError, ValueError, KeyError, subprocess.TimeoutExpired) as e:
                     msg = f"FAILED to restore 1 GiB nr_hugepages to {self.saved}: {e}"
                 self.changes.append(msg)
                 self.log(f"physmem: {msg}")
-                self.saved = None
+                self._proc = self.saved = None
         finally:
             self._restore_signals()
-            self._release_lock()
         return False
-
-    def _take_lock(self) -> bool:
-        try:
-            LOCK.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(LOCK, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError:
-            return True          # no lock directory: nothing to coordinate with
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            os.close(fd)
-            return False
-        self._lock_fd = fd
-        return True
-
-    def _release_lock(self):
-        if self._lock_fd is not None:
-            os.close(self._lock_fd)
-            self._lock_fd = None
 
     def _install_signals(self):
         for sig in (signal.SIGTERM, signal.SIGHUP):
@@ -134,4 +163,3 @@ class Reservation:
         for sig, h in self._old_handlers.items():
             signal.signal(sig, h)
         self._old_handlers = {}
-        self._lock_fd = None

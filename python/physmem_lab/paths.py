@@ -23,3 +23,10 @@ def default_bin_dir() -> Path:
 def program_path(bin_dir: Path, experiment: str) -> Path:
     """The program of one experiment: ``<bin_dir>/physmem_lab_<experiment>``."""
     return Path(bin_dir) / f"physmem_lab_{experiment}"
+
+
+def hugepages_program() -> Path:
+    """``$PHYSMEM_HUGEPAGES_PROGRAM`` or ``<repo>/build/tools/physmem-hugepages``: the one
+    writer of nr_hugepages (see :mod:`physmem_lab.hugepages`)."""
+    return Path(os.environ.get("PHYSMEM_HUGEPAGES_PROGRAM")
+                or REPO_ROOT / "build" / "tools" / "physmem-hugepages")

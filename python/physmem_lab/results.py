@@ -2,7 +2,9 @@
 
 Contract: :func:`write_atomic` never leaves a half-written file (temp file + rename in the
 same directory). :func:`load_results` validates against results.schema.json and refuses
-an unknown major version (schema.SchemaError).
+an unknown major version (schema.SchemaError). Records written before the stack
+program's kinds were renamed (``array``, ``malloc``, ``pool`` for what are now
+``contiguous``, ``split``, ``split-pool``: lab/PROTOCOL.md) are read under the new names.
 """
 import json
 import os
@@ -34,8 +36,29 @@ def write_atomic(path, results: dict) -> None:
         raise
 
 
+# The stack program's kinds before they were named for what they are.
+_OLD_STACK_KINDS = {"array": "contiguous", "malloc": "split", "pool": "split-pool"}
+
+
+def upgrade_record(r: dict) -> dict:
+    """``r`` under today's names (in place; see the module's contract)."""
+    if r.get("experiment") != "stack" or "-" not in str(r.get("variant", "")):
+        return r
+    kind, backing = r["variant"].rsplit("-", 1)
+    new = _OLD_STACK_KINDS.get(kind)
+    if new:
+        r["variant"] = f"{new}-{backing}"
+        if "kind" in r:
+            r["kind"] = new
+    return r
+
+
 def load_results(path) -> dict:
     with open(path, encoding="utf-8") as f:
         results = json.load(f)
     validate_results(results)
+    for key in ("records", "round_runs", "skipped", "errors"):
+        for r in results.get(key) or []:
+            if isinstance(r, dict):
+                upgrade_record(r)
     return results

@@ -97,3 +97,13 @@ def test_an_experiment_without_a_fragment_has_no_payload_to_check():
     r = synth.record("scan", "array-4k")
     r["anything"] = {"extra": True}
     validate_record(r)
+
+
+def test_old_stack_kinds_are_read_under_todays_names():
+    from physmem_lab.results import upgrade_record
+    old = {"experiment": "stack", "kind": "malloc", "variant": "malloc-4k"}
+    assert upgrade_record(old) == {"experiment": "stack", "kind": "split", "variant": "split-4k"}
+    pool = upgrade_record({"experiment": "stack", "kind": "pool", "variant": "pool-thp"})
+    assert (pool["kind"], pool["variant"]) == ("split-pool", "split-pool-thp")
+    scan = {"experiment": "scan", "kind": "array", "variant": "array-4k"}
+    assert upgrade_record(dict(scan)) == scan                 # other experiments untouched

@@ -9,7 +9,7 @@
 #include <new>
 #include <vector>
 
-#include "fatal.hpp"
+#include "core/fatal.hpp"
 #include "physmem/prefault_allocator.hpp"
 #include "physmem/region.hpp"
 
@@ -86,7 +86,7 @@ class Arena {
 
     void deallocate_large(void* p) noexcept {
         auto it = large_.find(p);
-        if (it == large_.end()) detail::fatal("prefault_allocator: free of %p, which it did not allocate", p);
+        if (it == large_.end()) core::fatal("prefault_allocator: free of %p, which it did not allocate", p);
         large_.erase(it);
     }
 

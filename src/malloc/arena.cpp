@@ -3,13 +3,17 @@
 // ladder for a new arena (hugetlb 1 GiB, hugetlb 2 MiB, THP, 4 KiB), the arena and page
 // maps that find an address's arena and span, the switch of THP arenas to huge pages once
 // the heap is big (thp_when_big), and the hugetlb reservation made at start and restored
-// at exit (PHYSMEM_MALLOC_RESERVE).
+// at exit (PHYSMEM_MALLOC_RESERVE). A front-end on the memory core: each rung is mapped
+// by core::map_on_rung (lean layout) and nr_hugepages is changed by core/hugepages.hpp;
+// which rung a new arena takes, and how big it is, is decided here.
 //
 // Small heaps (thp_when_big): THP arenas stay on 4 KiB pages (MADV_NOHUGEPAGE) until
 // PHYSMEM_MALLOC_THP_AFTER_MB of their 2 MiB pages hold data; until then a released large
 // span's pages are discarded at once (placement.cpp; no khugepaged concern: nothing is
 // advised huge yet). Then every THP arena is advised huge and the pages in use are
 // collapsed (MADV_COLLAPSE).
+#include "core/hugepages.hpp"
+#include "core/map.hpp"
 #include "malloc/heap.hpp"
 
 namespace physmem::malloc {
@@ -25,10 +29,9 @@ Span* direct_span_of(std::uintptr_t a) noexcept {
 
 namespace {
 
-const char* rung_name(Rung r) noexcept {
-    static const char* const names[] = {"best", "1g", "2m", "thp", "4k"};
-    return names[static_cast<unsigned>(r)];
-}
+// The reservation made at start (PHYSMEM_MALLOC_RESERVE); H.reserved is its page count
+// (0 in a forked child, which leaves the restore to its parent).
+constinit core::HugeReservation g_reservation;
 
 bool hugetlb_wanted() noexcept {
     return g_opt.backing == Rung::page_1g || g_opt.backing == Rung::page_2m ||
@@ -51,34 +54,36 @@ std::size_t arena_bytes(unsigned min_huge) noexcept {
     return std::min(kArena, std::max(bytes, need));
 }
 
+// One rung through the core; sets base/size/rung on success.
+bool map_rung(Arena* a, Rung rung, std::size_t bytes) noexcept {
+    core::MapResult r = core::map_on_rung({.bytes = bytes, .alignment = kArena, .rung = rung,
+                                           .layout = core::Layout::lean});
+    if (!r.mapping.base) return false;
+    a->base = reinterpret_cast<std::uintptr_t>(r.mapping.base), a->size = r.mapping.bytes;
+    a->rung = r.mapping.rung;  // thp: page_4k when the kernel refused the advice
+    return true;
+}
+
 // Maps the memory of a new arena of at least min_huge 2 MiB pages; sets base/size/rung.
+// The ladder: a 1 GiB hugetlb page when wanted and free, else up to 64 (at least
+// min_huge) free 2 MiB hugetlb pages, else THP (4k when so configured).
 bool map_arena(Arena* a, unsigned min_huge) noexcept {
     if (hugetlb_wanted() && g_opt.backing != Rung::page_2m &&
-        os::hugepages_read(kArena, "free_hugepages") >= 1) {
-        if (void* p = os::map_hugetlb(kArena, kArena, kArena)) {
-            a->base = reinterpret_cast<std::uintptr_t>(p), a->size = kArena, a->rung = Rung::page_1g;
-            H.n1g += 1;
-            return true;
-        }
+        os::hugepages_read(kArena, "free_hugepages") >= 1 && map_rung(a, Rung::page_1g, kArena)) {
+        H.n1g += 1;
+        return true;
     }
     long free2m = hugetlb_wanted() ? os::hugepages_read(kHuge, "free_hugepages") : 0;
     unsigned want = min_huge > 64 ? min_huge : 64;
     unsigned n = free2m > static_cast<long>(want) ? want : static_cast<unsigned>(free2m > 0 ? free2m : 0);
-    if (n >= min_huge && n > 0) {
-        if (void* p = os::map_hugetlb(std::size_t{n} * kHuge, kHuge, kArena)) {
-            a->base = reinterpret_cast<std::uintptr_t>(p), a->size = std::size_t{n} * kHuge;
-            a->rung = Rung::page_2m;
-            H.n2m += n;
-            return true;
-        }
+    if (n >= min_huge && n > 0 && map_rung(a, Rung::page_2m, std::size_t{n} * kHuge)) {
+        H.n2m += n;
+        return true;
     }
-    std::size_t bytes = arena_bytes(min_huge);
-    void* p = os::map_reserve(bytes, kArena);
-    if (!p) return false;
-    a->base = reinterpret_cast<std::uintptr_t>(p), a->size = bytes;
-    bool thp = g_opt.backing != Rung::page_4k && os::advise_huge(p, bytes, true) == 0;
-    if (!thp || !H.thp_on) os::advise_huge(p, bytes, false);  // small heap: see thp_when_big
-    a->rung = thp ? Rung::thp : Rung::page_4k;
+    Rung rung = g_opt.backing == Rung::page_4k ? Rung::page_4k : Rung::thp;
+    if (!map_rung(a, rung, arena_bytes(min_huge))) return false;
+    if (a->rung == Rung::thp && !H.thp_on)  // small heap: see thp_when_big
+        os::advise_huge(reinterpret_cast<void*>(a->base), a->size, false);
     return true;
 }
 
@@ -129,7 +134,7 @@ Arena* create_arena(unsigned min_huge) noexcept {
     register_arena(a, true);
     if (g_opt.verbose)
         say("physmem: arena %p: %zu MiB on %s pages\n", reinterpret_cast<void*>(a->base),
-            a->size >> 20, rung_name(a->rung));
+            a->size >> 20, core::rung_name(a->rung));
     return a;
 }
 
@@ -160,24 +165,21 @@ void heap_reserve_at_start() noexcept {
             static_cast<unsigned long long>(g_opt.reserve));
         return;
     }
-    long before = os::hugepages_read(ps, "nr_hugepages");
-    if (before < 0) { say("physmem: %zu KiB hugetlb pages are not supported here\n", ps >> 10); return; }
-    int rc = os::hugepages_set_total(ps, before + static_cast<long>(g_opt.reserve));
-    long after = os::hugepages_read(ps, "nr_hugepages");
-    H.reserved = after > before ? after - before : 0;
+    core::HugeReservation r = core::add_huge_pages(ps, static_cast<long>(g_opt.reserve));
+    if (!r.changed()) { say("physmem: %zu KiB hugetlb pages are not supported here\n", ps >> 10); return; }
+    g_reservation = r;
+    H.reserved = r.added();
     H.reserved_page = ps;
     say("physmem: reserved %ld of %llu %s hugetlb pages (nr_hugepages %ld -> %ld, errno %d); "
         "restored at exit\n", H.reserved, static_cast<unsigned long long>(g_opt.reserve),
-        ps == kArena ? "1 GiB" : "2 MiB", before, after, rc);
+        ps == kArena ? "1 GiB" : "2 MiB", r.before, r.after, r.error);
 }
 
 void heap_restore_at_exit() noexcept {
     if (H.reserved <= 0) return;
-    long now = os::hugepages_read(H.reserved_page, "nr_hugepages");
-    long target = now - H.reserved;
-    os::hugepages_set_total(H.reserved_page, target < 0 ? 0 : target);
+    core::Restored back = core::restore_huge_pages(g_reservation, core::Restore::remove_added);
     say("physmem: nr_hugepages (%s) restored to %ld (was %ld; pages still mapped are freed as "
-        "the process exits)\n", H.reserved_page == kArena ? "1 GiB" : "2 MiB", target < 0 ? 0 : target, now);
+        "the process exits)\n", H.reserved_page == kArena ? "1 GiB" : "2 MiB", back.target, back.was);
     H.reserved = 0;
 }
 

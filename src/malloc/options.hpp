@@ -1,12 +1,18 @@
 // src/malloc/options.hpp — every run-time option of the drop-in allocator, declared once.
 //
-// Parsed straight from getenv at the first allocation (no std::string: the heap does
-// not exist yet). A value that does not parse is reported on stderr, naming the
-// variable, and the default is used.
+// The allocator's front-end on the core's option machinery (src/core/options.hpp: the
+// same declaration format and parsers as the pool's table). Parsed straight from getenv
+// at the first allocation (no std::string: the heap does not exist yet). Error policy: a
+// value that does not parse is reported on stderr, naming the variable, and the default
+// is used; an empty value counts as unset.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+
+#include "core/backing.hpp"
+#include "core/fatal.hpp"
+#include "core/options.hpp"
 
 //  X(field,        environment variable,              kind,    default, help)
 #define PM_MALLOC_OPTIONS(X)                                                                  \
@@ -36,26 +42,20 @@
 
 namespace physmem::malloc {
 
-// The allocator's rungs, best first (values match pm_stats_t::backing).
-enum class Rung : std::uint8_t { best = 0, page_1g = 1, page_2m = 2, thp = 3, page_4k = 4 };
+// The allocator's rungs: the core's ladder (values match pm_stats_t::backing).
+using Rung = physmem::Backing;
 
 struct Options {
-#define PM_FIELD_backing Rung
-#define PM_FIELD_count std::uint64_t
-#define PM_FIELD_flag bool
-#define PM_DECLARE(field, env, kind, def, help) PM_FIELD_##kind field{};
-    PM_MALLOC_OPTIONS(PM_DECLARE)
-#undef PM_DECLARE
+    PM_MALLOC_OPTIONS(PHYSMEM_OPTION_FIELD)
 };
 
 // Defaults overridden by the environment; bad values reported on stderr.
 // Safe before constructors run: no heap allocation.
 void read_options(Options& out) noexcept;
 
-// Stderr output without stdio buffers or heap allocation, printf-style (≤ 512 bytes).
-void say(const char* format, ...) noexcept __attribute__((format(printf, 1, 2)));
-
-// "physmem: fatal: <message>" on stderr, then abort(). The one way corruption is reported.
-[[noreturn]] void fatal(const char* format, ...) noexcept __attribute__((format(printf, 1, 2)));
+// The core's stderr writer and corruption report (src/core/fatal.hpp), under the names
+// the allocator's files use.
+using core::fatal;
+using core::say;
 
 }  // namespace physmem::malloc

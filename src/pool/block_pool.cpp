@@ -10,8 +10,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "fatal.hpp"
-#include "physmem/options.hpp"
+#include "core/fatal.hpp"
+#include "core/parse.hpp"
 #include "page_filler.hpp"
 #include "port/os.hpp"
 #include "slab.hpp"
@@ -133,10 +133,10 @@ void* BlockPool::allocate() { return allocate(nullptr, 0); }
 // The index of live block p in its slab (s is set); aborts naming p otherwise.
 std::size_t BlockPool::index_checked(Slab*& s, const void* p, const char* who) const noexcept {
     s = find_slab(p);
-    if (!s) detail::fatal("BlockPool::%s(%p): pointer not from this pool", who, p);
+    if (!s) core::fatal("BlockPool::%s(%p): pointer not from this pool", who, p);
     std::size_t i = s->index_of(p, block_shift_);
-    if (p != s->block(i, block_shift_)) detail::fatal("BlockPool::%s(%p): not the start of a block", who, p);
-    if (!s->test(i)) detail::fatal("BlockPool::%s(%p): block is not live (double free?)", who, p);
+    if (p != s->block(i, block_shift_)) core::fatal("BlockPool::%s(%p): not the start of a block", who, p);
+    if (!s->test(i)) core::fatal("BlockPool::%s(%p): block is not live (double free?)", who, p);
     return i;
 }
 

@@ -6,7 +6,7 @@
 #include <cinttypes>
 #include <mutex>
 
-#include "fatal.hpp"
+#include "core/fatal.hpp"
 #include "page_filler.hpp"
 #include "physmem/pool.hpp"
 #include "slab.hpp"
@@ -21,7 +21,7 @@ void* BlockPool::move_locked(Slab& s, std::size_t i, Page* to) noexcept {
     std::uintptr_t cookie = s.cookie[i];
     void* dest = take_locked(to, owner, cookie);
     if (!owner->relocate(cookie, from, dest))
-        detail::fatal("BlockPool: owner %p failed to relocate block %p (cookie %#" PRIxPTR ") to %p; "
+        core::fatal("BlockPool: owner %p failed to relocate block %p (cookie %#" PRIxPTR ") to %p; "
                       "its reference would dangle",
                       static_cast<void*>(owner), from, cookie, dest);
     put_locked(s, i);

@@ -1,26 +1,41 @@
-// src/pool/region.cpp — mapping a region down the backing ladder, verified.
+// src/pool/region.cpp — mapping a region down the backing ladder, verified: the pool's
+// front-end on the memory core (core/map.hpp maps and verifies, core/hugepages.hpp
+// reserves); here the walk, the notes and the exceptions.
 #include "physmem/region.hpp"
 
-#include <cerrno>
 #include <cstring>
 #include <new>
 #include <string>
 #include <system_error>
 #include <utility>
 
-#include "physmem/hugepages.hpp"
-#include "physmem/options.hpp"
+#include "core/backing.hpp"
+#include "core/fatal.hpp"
+#include "core/hugepages.hpp"
+#include "core/map.hpp"
+#include "core/parse.hpp"
 #include "port/os.hpp"
 
 namespace physmem {
 
 namespace {
 
-std::size_t round_up(std::size_t x, std::size_t to) { return (x + to - 1) / to * to; }
-
 bool is_pow2(std::size_t x) { return x && !(x & (x - 1)); }
 
-std::string rung_name(Backing b) { return std::string(to_string(b)); }
+std::string rung_name(Backing b) { return core::rung_name(b); }
+
+// The note for a rung the core could not map.
+std::string failure_note(Backing rung, const core::MapResult& r) {
+    switch (r.failure) {
+        case core::MapFailure::unsupported: return rung_name(rung) + ": page size not supported";
+        case core::MapFailure::no_pages:
+            return rung_name(rung) + ": " + std::to_string(r.available) + " pages available, " +
+                   std::to_string(r.needed) + " needed (" + std::strerror(r.error) + ")";
+        case core::MapFailure::thp_off:
+            return std::string("thp: transparent huge pages are ") + os::to_string(r.thp);
+        default: return rung_name(rung) + ": mmap failed: " + std::strerror(r.error);
+    }
+}
 
 }  // namespace
 
@@ -49,7 +64,7 @@ Region::Region(const RegionOptions& o) {
 }
 
 void Region::map_with_ladder(const RegionOptions& o) {
-    Backing rung = o.backing == Backing::best ? Backing::page_1g : o.backing;
+    Backing rung = core::first_rung(o.backing);
     for (;;) {
         if (try_rung(rung, o)) return;
         if (o.strict_backing) {
@@ -62,57 +77,56 @@ void Region::map_with_ladder(const RegionOptions& o) {
 }
 
 bool Region::try_rung(Backing rung, const RegionOptions& o) {
-    std::size_t ps = page_size_of(rung);
-    std::size_t bytes = round_up(o.bytes, ps);
-    void* p = nullptr;
-    if (rung == Backing::page_1g || rung == Backing::page_2m) {
-        long need = static_cast<long>(bytes / ps);
-        HugePageCounts c = huge_page_counts(ps);
-        if (!c.supported) { notes_.push_back(rung_name(rung) + ": page size not supported"); return false; }
-        if (o.reserve_huge_pages && c.free - c.reserved < need) {
-            auto r = std::make_unique<HugePageReservation>(ps, need);
-            if (r->obtained() > 0) reservation_ = std::move(r);
-        }
-        p = os::map_hugetlb(bytes, ps, o.alignment);
-        if (!p) {
-            HugePageCounts now = huge_page_counts(ps);
-            notes_.push_back(rung_name(rung) + ": " + std::to_string(now.free - now.reserved) +
-                             " pages available, " + std::to_string(need) + " needed (" +
-                             std::strerror(errno) + ")");
-            reservation_.reset();
-            return false;
-        }
-        map_base_ = static_cast<std::byte*>(p);
-        map_bytes_ = bytes;
-    } else {
-        std::string mode = os::thp_mode();
-        if (rung == Backing::thp && (mode.empty() || mode == "never")) {
-            notes_.push_back("thp: transparent huge pages are " + (mode.empty() ? std::string("absent") : mode));
-            return false;
-        }
-        p = os::map_aligned(bytes, std::max(o.alignment, ps));
-        if (!p) { notes_.push_back(rung_name(rung) + ": mmap failed: " + std::strerror(errno)); return false; }
-        map_base_ = static_cast<std::byte*>(p);
-        map_bytes_ = bytes;
-        if (!mode.empty()) os::advise_huge(p, bytes, rung == Backing::thp);
+    if (o.reserve_huge_pages && core::is_hugetlb(rung)) reserve_for(rung, o.bytes);
+    core::MapResult r = core::map_on_rung({.bytes = o.bytes, .alignment = o.alignment, .rung = rung,
+                                           .layout = core::Layout::guarded});
+    if (!r.mapping.base) {
+        notes_.push_back(failure_note(rung, r));
+        end_reservation();
+        return false;
     }
-    base_ = map_base_;
-    bytes_ = map_bytes_;
+    base_ = r.mapping.base;
+    bytes_ = r.mapping.bytes;
     backing_ = rung;
     return true;
+}
+
+// Raises nr_hugepages (root) when the rung is short of pages for `bytes`; says so.
+void Region::reserve_for(Backing rung, std::size_t bytes) {
+    std::size_t ps = page_size_of(rung);
+    long need = static_cast<long>((bytes + ps - 1) / ps);
+    HugePageCounts c = huge_page_counts(ps);
+    if (!c.supported || c.free - c.reserved >= need) return;
+    auto r = std::make_unique<core::HugeReservation>(core::make_available(ps, need));
+    if (!r->changed()) return;
+    core::say("physmem: reserved huge pages: nr_hugepages (%s) %ld -> %ld (asked +%ld, got +%ld); "
+              "restored when the pool is destroyed\n", format_size(ps).c_str(), r->before,
+              r->before + r->added(), need - (c.free - c.reserved), r->added());
+    reservation_ = std::move(r);
+    if (reservation_->added() == 0) end_reservation();
+}
+
+// Writes back the nr_hugepages this region raised; says so.
+void Region::end_reservation() noexcept {
+    if (!reservation_) return;
+    core::Restored r = core::restore_huge_pages(*reservation_, core::Restore::to_before);
+    char size[32];
+    format_size(size, sizeof size, reservation_->page_size);
+    core::say("physmem: restored nr_hugepages (%s) to %ld%s\n", size, r.now,
+              r.ok() ? "" : " (FAILED to restore fully)");
+    reservation_.reset();
 }
 
 Region::~Region() { release(); }
 
 void Region::release() noexcept {
-    if (map_base_) {
+    if (base_) {
         if (locked_) os::unlock(base_, bytes_);
-        if (backing_ == Backing::page_1g || backing_ == Backing::page_2m) os::unmap(map_base_, map_bytes_);
-        else os::unmap_aligned(map_base_, map_bytes_);
+        core::unmap(core::Mapping{base_, bytes_, backing_, core::Layout::guarded});
     }
-    map_base_ = base_ = nullptr;
-    map_bytes_ = bytes_ = 0;
-    reservation_.reset();  // after unmapping: the pages are free again
+    base_ = nullptr;
+    bytes_ = 0;
+    end_reservation();  // after unmapping: the pages are free again
 }
 
 Region::Region(Region&& other) noexcept { *this = std::move(other); }
@@ -122,8 +136,6 @@ Region& Region::operator=(Region&& other) noexcept {
     release();
     base_ = std::exchange(other.base_, nullptr);
     bytes_ = std::exchange(other.bytes_, 0);
-    map_base_ = std::exchange(other.map_base_, nullptr);
-    map_bytes_ = std::exchange(other.map_bytes_, 0);
     backing_ = other.backing_;
     prefaulted_ = std::exchange(other.prefaulted_, 0);
     locked_ = std::exchange(other.locked_, false);
@@ -133,21 +145,9 @@ Region& Region::operator=(Region&& other) noexcept {
 }
 
 std::size_t Region::reserved_huge_pages() const noexcept {
-    return reservation_ ? static_cast<std::size_t>(reservation_->obtained()) : 0;
+    return reservation_ ? static_cast<std::size_t>(reservation_->added()) : 0;
 }
 
-BackingReport Region::verify() const {
-    BackingReport r;
-    os::SmapsEntry e = os::smaps_entry(base_);
-    if (!e.found) return r;
-    r.kernel_page_size = e.kernel_page_size;
-    r.resident_bytes = e.rss ? e.rss : e.hugetlb;
-    if (e.kernel_page_size == page_size_of(Backing::page_1g)) r.backing = Backing::page_1g;
-    else if (e.kernel_page_size == page_size_of(Backing::page_2m)) r.backing = Backing::page_2m;
-    else if (e.anon_huge > 0 || (backing_ == Backing::thp && e.thp_eligible)) r.backing = Backing::thp;
-    r.huge_bytes = e.hugetlb ? e.hugetlb : e.anon_huge;
-    r.verified = r.backing == backing_ && (backing_ != Backing::thp || e.anon_huge > 0);
-    return r;
-}
+BackingReport Region::verify() const { return core::verify(base_, backing_); }
 
 }  // namespace physmem

@@ -8,7 +8,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
-#include <string>
 
 namespace physmem::os {
 
@@ -84,7 +83,7 @@ void yield() noexcept;
 // write(2) all of [s, s+n) to stderr, retrying on EINTR. No allocation, no stdio.
 void write_stderr(const char* s, std::size_t n) noexcept;
 
-// --- procfs and sysfs (procfs.cpp; sysfs.cpp: the allocation-free part below) --------
+// --- procfs and sysfs (procfs.cpp, sysfs.cpp): no heap allocation, no stdio ----------
 
 // The /proc/self/smaps entry of the mapping that contains `addr`.
 struct SmapsEntry {
@@ -102,12 +101,16 @@ SmapsEntry smaps_entry(const void* addr) noexcept;
 // present, or unreadable.
 std::optional<std::uint64_t> physical_address(const void* addr) noexcept;
 
-// The bracketed word of /sys/kernel/mm/transparent_hugepage/enabled ("always",
-// "madvise", "never"), or "" when THP is absent.
-std::string thp_mode() noexcept;
+// The bracketed word of /sys/kernel/mm/transparent_hugepage/enabled; absent when the
+// file is missing or unreadable.
+enum class ThpMode { absent, always, madvise, never };
+ThpMode thp_mode() noexcept;
+// "absent", "always", "madvise", "never".
+const char* to_string(ThpMode m) noexcept;
 
 // hugetlb sysfs counters for `page_size`; -1 when the page size is not supported.
 // Neither call allocates heap memory (the drop-in allocator calls them inside malloc).
+// Only the memory core (src/core/hugepages.cpp) writes nr_hugepages.
 long hugepages_read(std::size_t page_size, const char* counter) noexcept;
 // Write nr_hugepages for `page_size`. 0 or errno.
 int hugepages_set_total(std::size_t page_size, long total) noexcept;
@@ -118,7 +121,24 @@ std::size_t resident_bytes() noexcept;
 
 bool is_root() noexcept;
 
+// --- process (process.cpp) -----------------------------------------------------------
+
+// An exclusive, non-blocking flock on `path` (created 0644 if missing): the descriptor
+// holding it, or -1 with errno (EWOULDBLOCK: another process holds it; ENOENT: no such
+// directory). Released by unlock_file or when the process ends.
+int lock_exclusive(const char* path) noexcept;
+void unlock_file(int fd) noexcept;
+
+// Holds SIGINT, SIGTERM and SIGHUP pending (blocked) instead of ending the process, and
+// ignores SIGPIPE (writes to a closed pipe fail with EPIPE instead).
+void block_stop_signals() noexcept;
+
+// Blocks SIGINT, SIGTERM and SIGHUP (a pending one counts), then waits until stdin reaches end of file (its
+// data is read and dropped) or one of them arrives. The signal number, or 0 for EOF.
+int wait_for_eof_or_signal() noexcept;
+
 // --- counters (counters.cpp) ---------------------------------------------------------
-// The public PageFaultCounter (physmem/counters.hpp) is implemented there.
+// The lab's PageFaultCounter and EventCounters (lab/common/counters.hpp) are implemented
+// there; that file is built into physmem_counters, not into the installed library.
 
 }  // namespace physmem::os

@@ -20,6 +20,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/hugepages.hpp"
 #include "malloc/fast.hpp"
 #include "physmem.h"
 #include "port/os.hpp"
@@ -414,16 +415,16 @@ TEST(HugePages, OneGigPageHeapInAChild) {
     if (!physmem::os::is_root()) GTEST_SKIP() << "needs root to reserve a 1 GiB page";
     long nr = physmem::os::hugepages_read(kGiB, "nr_hugepages");
     if (nr < 0) GTEST_SKIP() << "this kernel has no 1 GiB hugetlb pages";
-    bool raised = physmem::os::hugepages_read(kGiB, "free_hugepages") < 1;
-    if (raised) {
-        physmem::os::hugepages_set_total(kGiB, nr + 1);
-        std::printf("test: nr_hugepages (1 GiB) %ld -> %ld\n", nr, physmem::os::hugepages_read(kGiB, "nr_hugepages"));
+    physmem::core::HugeReservation raised;  // through the core, the one nr_hugepages writer
+    if (physmem::os::hugepages_read(kGiB, "free_hugepages") < 1) {
+        raised = physmem::core::add_huge_pages(kGiB, 1);
+        std::printf("test: nr_hugepages (1 GiB) %ld -> %ld\n", nr, raised.after);
         std::fflush(stdout);  // before the child writes
     }
     auto restore = [&] {
-        if (!raised) return;
-        physmem::os::hugepages_set_total(kGiB, nr);
-        std::printf("test: nr_hugepages (1 GiB) restored to %ld\n", physmem::os::hugepages_read(kGiB, "nr_hugepages"));
+        if (!raised.changed()) return;
+        auto back = physmem::core::restore_huge_pages(raised, physmem::core::Restore::to_before);
+        std::printf("test: nr_hugepages (1 GiB) restored to %ld\n", back.now);
     };
     if (physmem::os::hugepages_read(kGiB, "free_hugepages") < 1) {
         restore();

@@ -1,4 +1,5 @@
-// physmem/counters.hpp — software and hardware event counters, with a fallback.
+// lab/common/counters.hpp — software and hardware event counters, with a fallback (the
+// lab's, not installed API; implemented in src/port/counters.cpp, target physmem_counters).
 //
 // This machine kind has no PMU (perf reports hardware events as unsupported), so
 // physmem counts what it can in software and says which source it used.

@@ -32,7 +32,7 @@ struct PoolOptions {
     bool reserve_huge_pages = false;        // root: raise nr_hugepages, restored at the end
     bool grow = false;                      // on exhaustion, map a region twice the last
     std::size_t max_capacity = 0;           // with grow: total bytes cap (0 = no cap)
-    unsigned give_back_delay_ms = 100;      // an empty page waits this long, then is
+    std::uint64_t give_back_delay_ms = 100; // an empty page waits this long, then is
                                             // given back (0: at once)
     double compact_threshold = 0.25;        // maintain() compacts when free blocks in
                                             // partly used resident pages exceed this

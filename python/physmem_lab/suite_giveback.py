@@ -110,6 +110,7 @@ def _compact_section(doc, recs):
                      f"{c['bandwidth_vs_memcpy']:.2f}x", f"{c['after']['huge_share']:.0%}"])
     doc.table(["variant", "size", "resident before MiB", "after MiB", "in use MiB", "free recovered",
                "moved MiB", "ms per GiB moved", "bandwidth vs memcpy", "on huge pages after"], rows)
+    _baseline_note(doc, _of(recs, CP), "memcpy baseline: {} (compaction timed once, in the same process).")
     doc.p("THEIRS (Mesh, PLDI 2019): compaction by meshing cut Redis's RSS by 39%, on 4 KiB pages only.")
 
 
@@ -123,8 +124,13 @@ def _migrate_section(doc, recs):
                      f"{m['gups_ratio']:.2f}x"])
     doc.table(["move", "size", "migrate GiB/s", "memcpy GiB/s", "vs memcpy", "scan after / before",
                "GUPS ns after / before"], rows)
-    doc.p("migrate includes the first touch of the target's pages; memcpy copies between "
-          "two buffers already touched.")
+    _baseline_note(doc, _of(recs, MG), "memcpy baseline: {} (migrate and memcpy side by side in one process).")
+
+
+def _baseline_note(doc, recs, text):
+    said = sorted({r[r["experiment"]].get("baseline", "") for r in recs} - {""})
+    if said:
+        doc.p(text.format("; ".join(said)))
 
 
 def report(doc, recs, results, out_dir):

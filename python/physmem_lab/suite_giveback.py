@@ -134,7 +134,7 @@ def _baseline_note(doc, recs, text):
 
 
 def report(doc, recs, results, out_dir):
-    doc.h(2, SUITE.title)
+    """The suite's section (report.py writes its heading): give-back, compaction, migration."""
     _giveback_section(doc, recs)
     _compact_section(doc, recs)
     _migrate_section(doc, recs)

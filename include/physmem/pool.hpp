@@ -8,6 +8,21 @@
 //   physmem::BlockPool pool({.block_size = 32 << 10, .capacity = 1ull << 30});
 //   void* b = pool.allocate();   // 32 KiB-aligned, 32 KiB long
 //   pool.deallocate(b);
+//
+// Giving back and moving blocks. Blocks are placed fullest page first (the give-back
+// unit: the backing's huge page, 2 MiB for a 4 KiB pool, or the block when larger); a
+// page without a live block is given back (MADV_DONTNEED) give_back_delay_ms after it
+// emptied, or at once by release()/compact(). Blocks allocated with an owner
+// (block_owner.hpp) can move: relocate(p), compact(), maintain().
+//
+// The concurrency contract of relocate(), compact() and maintain(): they take the pool's
+// lock, so other threads may call allocate, deallocate and stats at the same time, and
+// may use pinned blocks (allocated without an owner) and any block of another pool
+// freely. No thread may read or write a movable block — nor use the structure that owns
+// it (a TreeArray on this pool) — while one of them runs: the owner's relocate() is
+// called under the lock and the structure is not locked. Afterwards pointers into moved
+// blocks are stale (a TreeArray's indexes stay valid; see tree_array.hpp). Tested by
+// Concurrency.* in tests/test_give_back.cpp.
 #pragma once
 
 #include <cstddef>
@@ -95,11 +110,11 @@ class BlockPool {
 
     // Moves live block p to the place allocate() would choose outside p's page (never
     // maps memory). The new address, or nullptr (nothing changed) when p is pinned or
-    // there is no room elsewhere. See the concurrency contract above.
+    // there is no room elsewhere. See the concurrency contract at the top.
     void* relocate(void* p);
     // Moves blocks out of sparse pages into dense ones, then gives every empty page
     // back (release()). Never allocates memory from the system; on std::bad_alloc
-    // (its small work list) nothing has moved. See the concurrency contract above.
+    // (its small work list) nothing has moved. See the concurrency contract at the top.
     CompactResult compact();
     // Gives back every empty page now and unmaps grown regions without a live block.
     // Returns the bytes given back. Does not move blocks.

@@ -75,17 +75,17 @@ class TreeArray {
     TreeArray() : TreeArray(0) {}
     // n value-initialised elements on `pool` (or the default pool).
     explicit TreeArray(size_type n) : TreeArray(n, default_pool()) {}
-    TreeArray(size_type n, BlockPool& pool) : pool_(&pool), shape_(make_shape(pool)) { resize(n); }
-    TreeArray(size_type n, const T& value, BlockPool& pool) : pool_(&pool), shape_(make_shape(pool)) {
-        resize(n, value);
-    }
+    // (Each delegates to the empty one, so a throw from its body runs the destructor,
+    // which frees the anchor the first block created.)
+    TreeArray(size_type n, BlockPool& pool) : TreeArray(Empty{}, pool) { resize(n); }
+    TreeArray(size_type n, const T& value, BlockPool& pool) : TreeArray(Empty{}, pool) { resize(n, value); }
 
     ~TreeArray() {
         clear();
         delete anchor_;
     }
 
-    TreeArray(const TreeArray& other) : pool_(other.pool_), shape_(other.shape_) { copy_from(other); }
+    TreeArray(const TreeArray& other) : TreeArray(Empty{}, *other.pool_) { copy_from(other); }
     TreeArray(TreeArray&& other) noexcept
         : pool_(other.pool_), shape_(other.shape_), root_(std::exchange(other.root_, nullptr)),
           size_(std::exchange(other.size_, 0)), leaves_(std::exchange(other.leaves_, 0)),
@@ -429,6 +429,9 @@ class TreeArray {
     size_type leaves_ = 0;
     unsigned depth_ = 0;
     Anchor* anchor_ = nullptr;  // owner of the blocks; off the element-access path
+
+    struct Empty {};
+    TreeArray(Empty, BlockPool& pool) : pool_(&pool), shape_(make_shape(pool)) {}
 };
 
 }  // namespace physmem

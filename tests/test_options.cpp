@@ -33,6 +33,16 @@ TEST(Options, ParseFlagAndBacking) {
         EXPECT_EQ(physmem::parse_backing(physmem::to_string(b)), b);
 }
 
+TEST(Options, ParseFraction) {
+    EXPECT_EQ(physmem::parse_fraction("0"), 0.0);
+    EXPECT_EQ(physmem::parse_fraction("1"), 1.0);
+    EXPECT_EQ(physmem::parse_fraction("0.25"), 0.25);
+    EXPECT_EQ(physmem::parse_fraction(".5"), 0.5);
+    EXPECT_EQ(physmem::parse_fraction("1.0"), 1.0);
+    for (const char* bad : {"", ".", "1.5", "2", "-0.1", "0.2.5", "1e-1", "0,5", "25%", "0.1234567890"})
+        EXPECT_FALSE(physmem::parse_fraction(bad)) << bad;
+}
+
 TEST(Options, TableDeclaresEachVariableOnceWithHelp) {
     std::set<std::string_view> envs;
     for (const auto& o : physmem::option_table()) {
@@ -44,6 +54,25 @@ TEST(Options, TableDeclaresEachVariableOnceWithHelp) {
     EXPECT_EQ(d.block_size, 64u << 10);
     EXPECT_EQ(d.backing, physmem::Backing::best);
     EXPECT_FALSE(d.prefault);
+    EXPECT_EQ(d.give_back_delay_ms, physmem::PoolOptions{}.give_back_delay_ms);
+    EXPECT_EQ(d.compact_threshold, physmem::PoolOptions{}.compact_threshold);
+}
+
+TEST(Options, GiveBackAndCompactionFromTheEnvironment) {
+    ::setenv("PHYSMEM_GIVE_BACK_DELAY_MS", "0", 1);
+    ::setenv("PHYSMEM_COMPACT_THRESHOLD", "0.5", 1);
+    physmem::Options o = physmem::options_from_env();
+    EXPECT_EQ(o.give_back_delay_ms, 0u);
+    EXPECT_EQ(o.compact_threshold, 0.5);
+    ::setenv("PHYSMEM_COMPACT_THRESHOLD", "1.5", 1);
+    try {
+        physmem::options_from_env();
+        ADD_FAILURE() << "bad value accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("PHYSMEM_COMPACT_THRESHOLD"), std::string::npos) << e.what();
+    }
+    ::unsetenv("PHYSMEM_GIVE_BACK_DELAY_MS");
+    ::unsetenv("PHYSMEM_COMPACT_THRESHOLD");
 }
 
 TEST(Options, EnvironmentOverridesDefaultsAndBadValuesAreNamed) {

@@ -32,11 +32,15 @@
     X(lock, "PHYSMEM_LOCK", flag, "0", "1: mlock mapped memory")                           \
     X(reserve_huge_pages, "PHYSMEM_RESERVE_HUGE_PAGES", flag, "0",                         \
       "1 (root): raise nr_hugepages as needed, restore it at exit; printed on stderr")     \
+    X(give_back_delay_ms, "PHYSMEM_GIVE_BACK_DELAY_MS", count, "100",                      \
+      "milliseconds an empty huge page of the default pool waits before it is given back") \
+    X(compact_threshold, "PHYSMEM_COMPACT_THRESHOLD", fraction, "0.25",                    \
+      "maintain() compacts when free blocks in partly used pages exceed this share (0: never)") \
     X(verbose, "PHYSMEM_VERBOSE", flag, "0", "1: print what was mapped, on stderr")
 
 namespace physmem {
 
-enum class OptionKind { size, flag, backing };
+enum class OptionKind { size, flag, backing, count, fraction };
 
 // The default pool's options (grow is on for it) and the one option that is not the
 // pool's. Every other field is PoolOptions'.

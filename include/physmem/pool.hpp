@@ -8,6 +8,21 @@
 //   physmem::BlockPool pool({.block_size = 32 << 10, .capacity = 1ull << 30});
 //   void* b = pool.allocate();   // 32 KiB-aligned, 32 KiB long
 //   pool.deallocate(b);
+//
+// Giving back and moving blocks. Blocks are placed fullest page first (the give-back
+// unit: the backing's huge page, 2 MiB for a 4 KiB pool, or the block when larger); a
+// page without a live block is given back (MADV_DONTNEED) give_back_delay_ms after it
+// emptied, or at once by release()/compact(). Blocks allocated with an owner
+// (block_owner.hpp) can move: relocate(p), compact(), maintain().
+//
+// The concurrency contract of relocate(), compact() and maintain(): they take the pool's
+// lock, so other threads may call allocate, deallocate and stats at the same time, and
+// may use pinned blocks (allocated without an owner) and any block of another pool
+// freely. No thread may read or write a movable block — nor use the structure that owns
+// it (a TreeArray on this pool) — while one of them runs: the owner's relocate() is
+// called under the lock and the structure is not locked. Afterwards pointers into moved
+// blocks are stale (a TreeArray's indexes stay valid; see tree_array.hpp). Tested by
+// Concurrency.* in tests/test_give_back.cpp.
 #pragma once
 
 #include <cstddef>
@@ -17,6 +32,7 @@
 #include <vector>
 
 #include "physmem/backing.hpp"
+#include "physmem/block_owner.hpp"
 #include "physmem/region.hpp"
 
 namespace physmem {
@@ -31,6 +47,11 @@ struct PoolOptions {
     bool reserve_huge_pages = false;        // root: raise nr_hugepages, restored at the end
     bool grow = false;                      // on exhaustion, map a region twice the last
     std::size_t max_capacity = 0;           // with grow: total bytes cap (0 = no cap)
+    std::uint64_t give_back_delay_ms = 100; // an empty page waits this long, then is
+                                            // given back (0: at once)
+    double compact_threshold = 0.25;        // maintain() compacts when free blocks in
+                                            // partly used resident pages exceed this
+                                            // share of resident bytes (0: never)
 };
 
 struct PoolStats {
@@ -43,6 +64,21 @@ struct PoolStats {
     std::size_t huge_pages_reserved = 0;  // nr_hugepages raised by this pool
     Backing backing = Backing::page_4k;   // rung of the first region
     bool locked = false;
+    std::size_t page_size = 0;            // give-back unit, bytes (see above)
+    std::size_t resident_bytes = 0;       // pages touched and not given back
+    std::size_t free_resident_bytes = 0;  // free blocks inside resident pages
+    std::size_t given_back_bytes = 0;     // total given back (madvise + unmapped), ever
+    std::size_t regions_unmapped = 0;     // regions returned whole by release(), ever
+    std::size_t blocks_moved = 0;         // by relocate() and compact(), ever
+    std::size_t bytes_moved = 0;
+};
+
+// What one compact() did.
+struct CompactResult {
+    std::size_t blocks_moved = 0;
+    std::size_t bytes_moved = 0;
+    std::size_t pages_emptied = 0;     // pages left without a live block by the moves
+    std::size_t bytes_given_back = 0;  // by the release at the end (all empty pages)
 };
 
 class BlockPool {
@@ -64,6 +100,31 @@ class BlockPool {
     // pool never gave out, or a double free, aborts with a message naming it.
     void deallocate(void* p) noexcept;
 
+    // A movable block: as allocate(), and the pool records (owner, cookie) for it (see
+    // block_owner.hpp). pre: owner != nullptr outlives the block or a set_owner().
+    void* allocate(BlockOwner* owner, std::uintptr_t cookie);
+    void* try_allocate(BlockOwner* owner, std::uintptr_t cookie) noexcept;
+    // Changes the (owner, cookie) of live block p; a null owner pins it. Aborts like
+    // deallocate on a pointer that is not a live block.
+    void set_owner(void* p, BlockOwner* owner, std::uintptr_t cookie) noexcept;
+
+    // Moves live block p to the place allocate() would choose outside p's page (never
+    // maps memory). The new address, or nullptr (nothing changed) when p is pinned or
+    // there is no room elsewhere. See the concurrency contract at the top.
+    void* relocate(void* p);
+    // Moves blocks out of sparse pages into dense ones, then gives every empty page
+    // back (release()). Never allocates memory from the system; on std::bad_alloc
+    // (its small work list) nothing has moved. See the concurrency contract at the top.
+    CompactResult compact();
+    // Gives back every empty page now and unmaps grown regions without a live block.
+    // Returns the bytes given back. Does not move blocks.
+    std::size_t release() noexcept;
+    // The automatic policy, for a point where compact()'s contract holds: gives back
+    // pages empty longer than the delay, then compacts if the free share of resident
+    // bytes exceeds compact_threshold (and at least one page could be freed). Returns
+    // the bytes given back.
+    std::size_t maintain();
+
     // true when p lies in one of this pool's regions (any byte of any block).
     bool owns(const void* p) const noexcept;
 
@@ -80,10 +141,21 @@ class BlockPool {
     static std::optional<std::uint64_t> physical_address(const void* p) noexcept;
 
   private:
-    struct Slab;  // a region plus its bookkeeping
+    struct Slab;  // a region plus its bookkeeping (src/pool/slab.hpp)
+    struct Page;
+    class Filler;
     void add_region(std::size_t bytes);
     bool grow_locked() noexcept;
-    void* pop_locked() noexcept;
+    void* take_locked(Page* pg, BlockOwner* owner, std::uintptr_t cookie) noexcept;
+    void put_locked(Slab& s, std::size_t i) noexcept;
+    std::size_t index_checked(Slab*& s, const void* p, const char* who) const noexcept;
+    void* move_locked(Slab& s, std::size_t i, Page* to) noexcept;
+    std::size_t drain_locked(Page& src, std::vector<Page*>& dst, std::size_t d, std::size_t limit,
+                             CompactResult& r) noexcept;
+    bool give_back_locked(Page* pg) noexcept;
+    void release_due_locked() noexcept;
+    std::size_t release_locked() noexcept;
+    std::size_t unmap_empty_regions_locked() noexcept;
     Slab* find_slab(const void* p) const noexcept;
 
     const PoolOptions options_;
@@ -91,10 +163,13 @@ class BlockPool {
     unsigned block_shift_;
     mutable std::mutex mutex_;
     std::vector<Slab*> slabs_;          // owned; few (growth doubles)
-    std::vector<void*> free_;           // blocks returned, reused LIFO
+    Filler* filler_;                    // owned; pages by fullness (page_filler.hpp)
     std::size_t in_use_ = 0;
     std::size_t total_ = 0;
     std::size_t mapped_ = 0;
+    std::size_t given_back_ = 0;
+    std::size_t unmapped_regions_ = 0;
+    std::size_t moved_ = 0;
 };
 
 // The process-wide pool, created on first use from PHYSMEM_* environment variables

@@ -18,10 +18,30 @@
 // Copying makes a deep copy in the same pool; moving is O(1) and leaves the source empty.
 // Elements are value-initialised. Every block comes from the pool: when the pool runs
 // out, std::bad_alloc is thrown and the array is left as it was before the call.
+//
+// Moving blocks (BlockPool::relocate/compact, block_owner.hpp): a TreeArray owns its
+// blocks through a small heap-allocated anchor (created with the first block; its
+// address never changes, moving or swapping the array re-points it in O(1)). The
+// cookie of a block is (level, index in level): level 0 = leaves. Relocating a block is
+// an O(depth) walk to its parent slot (the root is the array's own field); a leaf's
+// elements are copied with memcpy when T is trivially copyable, else move-constructed
+// and the originals destroyed. Leaves of a T that is neither trivially copyable nor
+// nothrow-move-constructible are pinned (its inner blocks still move). Element access
+// pays nothing for this: no extra load, the anchor is off the access path.
+//
+// During a compaction the pool's contract holds (pool.hpp): no thread may use the array.
+// Afterwards element pointers, references, spans, iterators and FixedDepthViews taken
+// before are stale; indexes stay valid: revalidate an iterator `it` with
+// `a.begin() + it.index()`.
+//
+// migrate(target) moves the array to another pool (any block size or backing) with the
+// strong guarantee: every block is taken from the target before an element moves.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <iterator>
 #include <memory>
 #include <new>
@@ -55,18 +75,23 @@ class TreeArray {
     TreeArray() : TreeArray(0) {}
     // n value-initialised elements on `pool` (or the default pool).
     explicit TreeArray(size_type n) : TreeArray(n, default_pool()) {}
-    TreeArray(size_type n, BlockPool& pool) : pool_(&pool), shape_(make_shape(pool)) { resize(n); }
-    TreeArray(size_type n, const T& value, BlockPool& pool) : pool_(&pool), shape_(make_shape(pool)) {
-        resize(n, value);
+    // (Each delegates to the empty one, so a throw from its body runs the destructor,
+    // which frees the anchor the first block created.)
+    TreeArray(size_type n, BlockPool& pool) : TreeArray(Empty{}, pool) { resize(n); }
+    TreeArray(size_type n, const T& value, BlockPool& pool) : TreeArray(Empty{}, pool) { resize(n, value); }
+
+    ~TreeArray() {
+        clear();
+        delete anchor_;
     }
 
-    ~TreeArray() { clear(); }
-
-    TreeArray(const TreeArray& other) : pool_(other.pool_), shape_(other.shape_) { copy_from(other); }
+    TreeArray(const TreeArray& other) : TreeArray(Empty{}, *other.pool_) { copy_from(other); }
     TreeArray(TreeArray&& other) noexcept
         : pool_(other.pool_), shape_(other.shape_), root_(std::exchange(other.root_, nullptr)),
           size_(std::exchange(other.size_, 0)), leaves_(std::exchange(other.leaves_, 0)),
-          depth_(std::exchange(other.depth_, 0)) {}
+          depth_(std::exchange(other.depth_, 0)), anchor_(std::exchange(other.anchor_, nullptr)) {
+        if (anchor_) anchor_->array = this;
+    }
     TreeArray& operator=(const TreeArray& other) {
         if (this != &other) {
             TreeArray copy(other);
@@ -88,6 +113,9 @@ class TreeArray {
         std::swap(size_, o.size_);
         std::swap(leaves_, o.leaves_);
         std::swap(depth_, o.depth_);
+        std::swap(anchor_, o.anchor_);
+        if (anchor_) anchor_->array = this;
+        if (o.anchor_) o.anchor_->array = &o;
     }
     friend void swap(TreeArray& a, TreeArray& b) noexcept { a.swap(b); }
 
@@ -181,7 +209,89 @@ class TreeArray {
         trim_leaves(shape_.leaves_for(size_));
     }
 
+    // --- moving between pools -----------------------------------------------------------
+    // Moves every element to `target` (any block size and backing; the shape follows its
+    // block size) and frees the blocks held here. Elements are copied with memcpy when T
+    // is trivially copyable, else moved (nothrow move) or copied. Strong guarantee: on
+    // std::bad_alloc (target too small), a copy constructor's exception, or
+    // std::invalid_argument (T does not fit target's blocks) the array is unchanged and
+    // target holds nothing of it. Pointers, references and iterators become stale.
+    void migrate(BlockPool& target) {
+        if (&target == pool_) return;
+        TreeArray next(0, target);
+        next.resize_with(size_, [this, pos = size_type{0}](T* p, size_type k) mutable {
+            export_to(pos, k, p);
+            pos += k;
+        });
+        swap(next);
+    }
+
   private:
+    // Leaves can move when their elements can be relocated without an exception.
+    static constexpr bool kLeavesMove = std::is_trivially_copyable_v<T> || std::is_nothrow_move_constructible_v<T>;
+
+    // The owner registered with every block (block_owner.hpp): stable address, points
+    // back at whichever TreeArray holds the blocks now.
+    struct Anchor final : BlockOwner {
+        explicit Anchor(TreeArray* a) noexcept : array(a) {}
+        bool relocate(std::uintptr_t cookie, void* from, void* to) noexcept override {
+            return array->relocate_block(cookie, from, to);
+        }
+        TreeArray* array;
+    };
+    static std::uintptr_t cookie(unsigned level, size_type index) noexcept {
+        return static_cast<std::uintptr_t>(index) << 6 | level;
+    }
+
+    // The owner side of a move: copy or move the block's contents, then re-point the
+    // one slot that referenced it. false when (level, index) does not lead to `from`.
+    bool relocate_block(std::uintptr_t c, void* from, void* to) noexcept {
+        unsigned level = static_cast<unsigned>(c & 63);
+        size_type j = c >> 6;
+        if (level >= depth_ || j > ((leaves_ - 1) >> (shape_.fan_shift * level))) return false;
+        void** slot = level + 1 == depth_ ? &root_ : parent_slot(level, j);
+        if (*slot != from) return false;
+        if (level == 0) move_leaf(j, static_cast<T*>(from), static_cast<T*>(to));
+        else std::memcpy(to, from, block_size());
+        *slot = to;
+        return true;
+    }
+    // The slot, in a block of level+1, that points at block j of `level`. pre: level+1 < depth_.
+    void** parent_slot(unsigned level, size_type j) const noexcept {
+        void** node = static_cast<void**>(root_);
+        for (unsigned l = depth_ - 1; l > level + 1; --l)
+            node = static_cast<void**>(node[(j >> (shape_.fan_shift * (l - 1 - level))) & shape_.fan_mask()]);
+        return &node[j & shape_.fan_mask()];
+    }
+    void move_leaf(size_type k, T* from, T* to) noexcept {
+        size_type n = segment_length(k);
+        if constexpr (std::is_trivially_copyable_v<T>) {
+            std::memcpy(static_cast<void*>(to), static_cast<const void*>(from), n * sizeof(T));
+        } else {
+            std::uninitialized_move_n(from, n, to);
+            std::destroy_n(from, n);
+        }
+    }
+    // Constructs elements [pos, pos+k) of this array at dst (memcpy, nothrow move, or copy);
+    // all or nothing.
+    void export_to(size_type pos, size_type k, T* dst) {
+        T* start = dst;
+        try {
+            for_runs(pos, pos + k, [&dst](T* p, size_type m) {
+                if constexpr (std::is_trivially_copyable_v<T>)
+                    std::memcpy(static_cast<void*>(dst), static_cast<const void*>(p), m * sizeof(T));
+                else if constexpr (std::is_nothrow_move_constructible_v<T>)
+                    std::uninitialized_move_n(p, m, dst);
+                else
+                    std::uninitialized_copy_n(p, m, dst);
+                dst += m;
+            });
+        } catch (...) {
+            std::destroy(start, dst);
+            throw;
+        }
+    }
+
     static TreeShape make_shape(const BlockPool& pool) {
         if (alignof(T) > pool.block_size()) throw std::invalid_argument("physmem::TreeArray: alignment exceeds block size");
         return TreeShape::make(pool.block_size(), sizeof(T));
@@ -241,15 +351,23 @@ class TreeArray {
     // full, a new root above the old one. All blocks are taken before anything is
     // linked, so a bad_alloc leaves the tree unchanged.
     void add_leaf() {
+        if (!anchor_) anchor_ = new Anchor(this);
         size_type k = leaves_;
         unsigned depth = depth_ + (k == shape_.leaf_capacity(depth_));
-        unsigned fresh = 1 + (depth > depth_ && depth_ > 0);  // leaf, new root
-        for (unsigned level = 1; level + 1 < depth; ++level)  // inner blocks below the root
-            fresh += (k & ((std::size_t{1} << (shape_.fan_shift * level)) - 1)) == 0;
+        std::uintptr_t cookies[80];  // in the order link_leaf links the blocks
+        unsigned fresh = 0;
+        if (depth > depth_) cookies[fresh++] = cookie(depth - 1, 0);  // first block or new root
+        for (unsigned level = depth - 1; level > 0; --level) {
+            unsigned span = shape_.fan_shift * (level - 1);
+            if ((k & ((std::size_t{1} << span) - 1)) == 0) cookies[fresh++] = cookie(level - 1, k >> span);
+        }
         void* blocks[80];
         unsigned got = 0;
         try {
-            for (; got < fresh; ++got) blocks[got] = pool_->allocate();
+            for (; got < fresh; ++got) {
+                bool leaf = (cookies[got] & 63) == 0;
+                blocks[got] = pool_->allocate(leaf && !kLeavesMove ? nullptr : anchor_, cookies[got]);
+            }
         } catch (...) {
             while (got) pool_->deallocate(blocks[--got]);
             throw;
@@ -310,6 +428,10 @@ class TreeArray {
     size_type size_ = 0;
     size_type leaves_ = 0;
     unsigned depth_ = 0;
+    Anchor* anchor_ = nullptr;  // owner of the blocks; off the element-access path
+
+    struct Empty {};
+    TreeArray(Empty, BlockPool& pool) : pool_(&pool), shape_(make_shape(pool)) {}
 };
 
 }  // namespace physmem

@@ -26,6 +26,9 @@ template <> bool parse_option<OptionKind::backing>(const char* text, Backing& ou
 template <> bool parse_option<OptionKind::count>(const char* text, std::uint64_t& out) noexcept {
     return take(parse_count(text), out);
 }
+template <> bool parse_option<OptionKind::fraction>(const char* text, double& out) noexcept {
+    return take(parse_fraction(text), out);
+}
 
 const char* expected_value(OptionKind kind) noexcept {
     switch (kind) {
@@ -33,6 +36,7 @@ const char* expected_value(OptionKind kind) noexcept {
         case OptionKind::flag: return "1 or 0";
         case OptionKind::backing: return "best, 1g, 2m, thp or 4k";
         case OptionKind::count: return "a count such as 0, 16, 50";
+        case OptionKind::fraction: return "a decimal from 0 to 1 such as 0, 0.25, 1";
     }
     return "?";
 }

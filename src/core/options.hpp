@@ -4,7 +4,8 @@
 // A table is a macro taking X, one row per option:
 //   X(field, environment variable, kind, default as written in the environment, help)
 // kind: size (parse_size: 64K, 2M, 1G), flag (parse_flag: 1/0, yes/no, on/off),
-//       backing (parse_backing: best, 1g, 2m, thp, 4k), count (parse_count: digits).
+//       backing (parse_backing: best, 1g, 2m, thp, 4k), count (parse_count: digits),
+//       fraction (parse_fraction: a decimal from 0 to 1, e.g. 0.25).
 // The front-end expands its table with
 //   PHYSMEM_OPTION_FIELD   a struct member of the kind's type, e.g. std::size_t block_size{};
 //   PHYSMEM_OPTION_ROW     a core::OptionRow, for help listings and tests
@@ -20,13 +21,14 @@
 
 namespace physmem::core {
 
-enum class OptionKind { size, flag, backing, count };
+enum class OptionKind { size, flag, backing, count, fraction };
 
 template <OptionKind> struct OptionType;
 template <> struct OptionType<OptionKind::size> { using type = std::size_t; };
 template <> struct OptionType<OptionKind::flag> { using type = bool; };
 template <> struct OptionType<OptionKind::backing> { using type = Backing; };
 template <> struct OptionType<OptionKind::count> { using type = std::uint64_t; };
+template <> struct OptionType<OptionKind::fraction> { using type = double; };
 template <OptionKind K> using option_t = typename OptionType<K>::type;
 
 // One row of a table, as declared.
@@ -44,6 +46,7 @@ template <> bool parse_option<OptionKind::size>(const char* text, std::size_t& o
 template <> bool parse_option<OptionKind::flag>(const char* text, bool& out) noexcept;
 template <> bool parse_option<OptionKind::backing>(const char* text, Backing& out) noexcept;
 template <> bool parse_option<OptionKind::count>(const char* text, std::uint64_t& out) noexcept;
+template <> bool parse_option<OptionKind::fraction>(const char* text, double& out) noexcept;
 
 // What the parser of `kind` accepts, for error messages ("1 or 0", ...).
 const char* expected_value(OptionKind kind) noexcept;

@@ -84,6 +84,25 @@ std::optional<std::uint64_t> parse_count(std::string_view s) noexcept {
     return v;
 }
 
+std::optional<double> parse_fraction(std::string_view s) noexcept {
+    // No substr: it can throw, and the drop-in allocator links no libstdc++.
+    std::size_t dot = s.find('.');
+    if (dot == std::string_view::npos) dot = s.size();
+    std::string_view whole(s.data(), dot);
+    std::string_view part = dot < s.size() ? std::string_view(s.data() + dot + 1, s.size() - dot - 1)
+                                           : std::string_view{};
+    if (whole.empty() && part.empty()) return std::nullopt;
+    if (part.size() > 9) return std::nullopt;
+    std::optional<std::uint64_t> w = whole.empty() ? std::optional<std::uint64_t>{0} : parse_count(whole);
+    std::optional<std::uint64_t> f = part.empty() ? std::optional<std::uint64_t>{0} : parse_count(part);
+    if (!w || !f || *w > 1) return std::nullopt;
+    double scale = 1;
+    for (std::size_t k = 0; k < part.size(); ++k) scale *= 10;
+    double v = static_cast<double>(*w) + static_cast<double>(*f) / scale;
+    if (v > 1) return std::nullopt;
+    return v;
+}
+
 std::size_t format_size(char* out, std::size_t cap, std::size_t bytes) noexcept {
     static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
     unsigned u = 0;

@@ -1,4 +1,4 @@
-// src/core/parse.hpp — the one parser of option values (sizes, flags, counts; backings:
+// src/core/parse.hpp — the one parser of option values (sizes, flags, counts, fractions; backings:
 // parse_backing in physmem/backing.hpp) and the one size formatter.
 //
 // Allocation-free and exception-free (std::string_view in, plain values out), except the
@@ -24,6 +24,10 @@ std::optional<bool> parse_flag(std::string_view s) noexcept;
 
 // Decimal digits only ("50"; no sign, no unit); saturates at 2^64 - 1 as strtoull does.
 std::optional<std::uint64_t> parse_count(std::string_view s) noexcept;
+
+// A decimal from 0 to 1: "0", "1", "0.25", ".5", "1.0" (digits and one point; no sign, no
+// exponent, at most 9 digits after the point). nullopt for anything else or above 1.
+std::optional<double> parse_fraction(std::string_view s) noexcept;
 
 // "64 KiB", "1 GiB", "3000 B" — exact binary units when they divide evenly. Writes at
 // most cap - 1 characters and a NUL into out; returns the length written.

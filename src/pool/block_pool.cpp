@@ -1,33 +1,22 @@
-// src/pool/block_pool.cpp — blocks cut from regions; a LIFO free list; a bitmap per
-// region that catches double frees and foreign pointers.
+// src/pool/block_pool.cpp — blocks cut from regions, placed fullest page first (the
+// Filler), empty pages given back after a delay; a bitmap per region that catches
+// double frees and foreign pointers. Moving blocks is in compact.cpp.
 #include "physmem/pool.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
 
 #include "core/fatal.hpp"
 #include "core/parse.hpp"
+#include "page_filler.hpp"
 #include "port/os.hpp"
+#include "slab.hpp"
 
 namespace physmem {
-
-struct BlockPool::Slab {
-    Region region;            // may be larger than asked: rounded up to its page size
-    std::size_t blocks;       // asked bytes / block_size: capacity is honoured exactly
-    std::size_t bumped = 0;   // blocks [0, bumped) have been handed out at least once
-    std::vector<std::uint64_t> in_use;  // one bit per block
-
-    Slab(const RegionOptions& o, std::size_t block_size)
-        : region(o), blocks(o.bytes / block_size), in_use((blocks + 63) / 64) {}
-
-    std::size_t index_of(const void* p, unsigned shift) const noexcept {
-        return static_cast<std::size_t>(static_cast<const std::byte*>(p) - region.data()) >> shift;
-    }
-    bool test(std::size_t i) const noexcept { return in_use[i / 64] >> (i % 64) & 1; }
-    void flip(std::size_t i) noexcept { in_use[i / 64] ^= std::uint64_t{1} << (i % 64); }
-};
 
 namespace {
 
@@ -50,23 +39,29 @@ RegionOptions region_options(const PoolOptions& o, std::size_t bytes) {
 }  // namespace
 
 BlockPool::BlockPool(const PoolOptions& options)
-    : options_(options), block_size_(options.block_size) {
-    check_options(options);
-    block_shift_ = static_cast<unsigned>(__builtin_ctzll(block_size_));
-    std::size_t bytes = (options.capacity + block_size_ - 1) / block_size_ * block_size_;
-    add_region(bytes);
+    : options_(options), block_size_(options.block_size), filler_(new Filler) {
+    try {
+        check_options(options);
+        block_shift_ = static_cast<unsigned>(__builtin_ctzll(block_size_));
+        std::size_t bytes = (options.capacity + block_size_ - 1) / block_size_ * block_size_;
+        add_region(bytes);
+    } catch (...) {
+        delete filler_;
+        throw;
+    }
 }
 
 BlockPool::~BlockPool() {
     for (Slab* s : slabs_) delete s;
+    delete filler_;
 }
 
 void BlockPool::add_region(std::size_t bytes) {
     auto slab = std::make_unique<Slab>(region_options(options_, bytes), block_size_);
-    free_.reserve(total_ + slab->blocks);  // deallocate never reallocates
     slabs_.reserve(slabs_.size() + 1);
     total_ += slab->blocks;
     mapped_ += slab->region.size();
+    for (Page& pg : slab->pages) filler_->add_back(&pg);
     slabs_.push_back(slab.release());
 }
 
@@ -88,49 +83,140 @@ bool BlockPool::grow_locked() noexcept {
     }
 }
 
-void* BlockPool::pop_locked() noexcept {
-    void* p = nullptr;
-    Slab* s = nullptr;
-    if (!free_.empty()) {
-        p = free_.back();
-        free_.pop_back();
-        s = find_slab(p);
-    } else if (!slabs_.empty() && slabs_.back()->bumped < slabs_.back()->blocks) {
-        s = slabs_.back();
-        p = s->region.data() + (s->bumped++ << block_shift_);
-    } else {
-        return nullptr;
-    }
-    s->flip(s->index_of(p, block_shift_));
+// The fast path: pop the page's free stack or bump, a bit flip, two stores, and a list
+// move only when the page changes bucket.
+void* BlockPool::take_locked(Page* pg, BlockOwner* owner, std::uintptr_t cookie) noexcept {
+    Slab& s = *pg->slab;
+    std::size_t i = pg->nfree ? s.stack[pg->first + --pg->nfree] : pg->first + pg->bumped++;
+    s.flip(i);
+    s.owner[i] = owner;
+    s.cookie[i] = cookie;
+    ++pg->live;
+    pg->pinned += owner == nullptr;
+    pg->resident = true;
+    ++s.live;
     ++in_use_;
-    return p;
+    filler_->place(pg);
+    return s.block(i, block_shift_);
 }
 
-void* BlockPool::try_allocate() noexcept {
+void BlockPool::put_locked(Slab& s, std::size_t i) noexcept {
+    Page& pg = s.page_of(i);
+    s.flip(i);
+    pg.pinned -= s.owner[i] == nullptr;
+    s.owner[i] = nullptr;
+    s.stack[pg.first + pg.nfree++] = static_cast<std::uint32_t>(i);
+    --pg.live;
+    --s.live;
+    --in_use_;
+    if (pg.live == 0) pg.empty_since = os::monotonic_ns();
+    filler_->place(&pg);
+}
+
+void* BlockPool::try_allocate(BlockOwner* owner, std::uintptr_t cookie) noexcept {
     std::lock_guard<std::mutex> guard(mutex_);
-    void* p = pop_locked();
-    if (!p && grow_locked()) p = pop_locked();
-    return p;
+    Page* pg = filler_->best();
+    if (!pg && grow_locked()) pg = filler_->best();
+    return pg ? take_locked(pg, owner, cookie) : nullptr;
 }
 
-void* BlockPool::allocate() {
-    void* p = try_allocate();
+void* BlockPool::try_allocate() noexcept { return try_allocate(nullptr, 0); }
+
+void* BlockPool::allocate(BlockOwner* owner, std::uintptr_t cookie) {
+    void* p = try_allocate(owner, cookie);
     if (!p) throw std::bad_alloc();
     return p;
+}
+
+void* BlockPool::allocate() { return allocate(nullptr, 0); }
+
+// The index of live block p in its slab (s is set); aborts naming p otherwise.
+std::size_t BlockPool::index_checked(Slab*& s, const void* p, const char* who) const noexcept {
+    s = find_slab(p);
+    if (!s) core::fatal("BlockPool::%s(%p): pointer not from this pool", who, p);
+    std::size_t i = s->index_of(p, block_shift_);
+    if (p != s->block(i, block_shift_)) core::fatal("BlockPool::%s(%p): not the start of a block", who, p);
+    if (!s->test(i)) core::fatal("BlockPool::%s(%p): block is not live (double free?)", who, p);
+    return i;
 }
 
 void BlockPool::deallocate(void* p) noexcept {
     if (!p) return;
     std::lock_guard<std::mutex> guard(mutex_);
-    Slab* s = find_slab(p);
-    if (!s) core::fatal("BlockPool::deallocate(%p): pointer not from this pool", p);
-    std::size_t i = s->index_of(p, block_shift_);
-    if (p != s->region.data() + (i << block_shift_))
-        core::fatal("BlockPool::deallocate(%p): not the start of a block", p);
-    if (!s->test(i)) core::fatal("BlockPool::deallocate(%p): double free", p);
-    s->flip(i);
-    --in_use_;
-    free_.push_back(p);
+    Slab* s;
+    std::size_t i = index_checked(s, p, "deallocate");
+    put_locked(*s, i);
+    release_due_locked();
+}
+
+void BlockPool::set_owner(void* p, BlockOwner* owner, std::uintptr_t cookie) noexcept {
+    std::lock_guard<std::mutex> guard(mutex_);
+    Slab* s;
+    std::size_t i = index_checked(s, p, "set_owner");
+    Page& pg = s->page_of(i);
+    pg.pinned += (owner == nullptr) - (s->owner[i] == nullptr);
+    s->owner[i] = owner;
+    s->cookie[i] = cookie;
+}
+
+// --- giving back -----------------------------------------------------------------------
+
+// madvise(MADV_DONTNEED) over the page: anonymous 4 KiB and THP memory, and hugetlb pages
+// of a private mapping (Linux >= 5.18; the reservation comes back, so a later touch
+// cannot SIGBUS). false (page stays resident) when the kernel refuses.
+bool BlockPool::give_back_locked(Page* pg) noexcept {
+    Slab& s = *pg->slab;
+    std::byte* at = s.block(pg->first, block_shift_);
+    std::size_t bytes = std::min(s.page_bytes(block_shift_),
+                                 static_cast<std::size_t>(s.region.data() + s.region.size() - at));
+    if (os::discard(at, bytes) != 0) return false;
+    pg->resident = false;
+    pg->bumped = pg->nfree = 0;
+    filler_->place(pg);
+    given_back_ += bytes;
+    return true;
+}
+
+void BlockPool::release_due_locked() noexcept {
+    if (options_.lock) return;
+    std::uint64_t now = os::monotonic_ns(), delay = std::uint64_t{options_.give_back_delay_ms} * 1000000u;
+    while (Page* pg = filler_->oldest_empty()) {
+        if (now - pg->empty_since < delay || !give_back_locked(pg)) return;
+    }
+}
+
+std::size_t BlockPool::release_locked() noexcept {
+    std::size_t before = given_back_;
+    if (options_.lock) return 0;
+    while (Page* pg = filler_->oldest_empty())
+        if (!give_back_locked(pg)) break;
+    unmap_empty_regions_locked();
+    return given_back_ - before;
+}
+
+// Grown regions (not the first) without a live block are unmapped: the pool shrinks.
+std::size_t BlockPool::unmap_empty_regions_locked() noexcept {
+    std::size_t n = 0;
+    for (std::size_t k = slabs_.size(); k-- > 1;) {
+        Slab* s = slabs_[k];
+        if (s->live != 0) continue;
+        for (Page& pg : s->pages) {
+            if (pg.resident) given_back_ += s->page_bytes(block_shift_);
+            filler_->unlink(&pg);
+        }
+        total_ -= s->blocks;
+        mapped_ -= s->region.size();
+        slabs_.erase(slabs_.begin() + static_cast<std::ptrdiff_t>(k));
+        delete s;
+        ++unmapped_regions_;
+        ++n;
+    }
+    return n;
+}
+
+std::size_t BlockPool::release() noexcept {
+    std::lock_guard<std::mutex> guard(mutex_);
+    return release_locked();
 }
 
 BlockPool::Slab* BlockPool::find_slab(const void* p) const noexcept {
@@ -159,9 +245,19 @@ PoolStats BlockPool::stats() const {
     st.bytes_mapped = mapped_;
     st.backing = slabs_.front()->region.backing();
     st.locked = slabs_.front()->region.locked();
+    st.page_size = slabs_.front()->page_bytes(block_shift_);
+    st.given_back_bytes = given_back_;
+    st.regions_unmapped = unmapped_regions_;
+    st.blocks_moved = moved_;
+    st.bytes_moved = moved_ << block_shift_;
     for (const Slab* s : slabs_) {
         st.bytes_prefaulted += s->region.prefaulted_bytes();
         st.huge_pages_reserved += s->region.reserved_huge_pages();
+        for (const Page& pg : s->pages) {
+            if (!pg.resident) continue;
+            st.resident_bytes += s->page_bytes(block_shift_);
+            st.free_resident_bytes += std::size_t{pg.free_blocks()} << block_shift_;
+        }
     }
     return st;
 }

@@ -1,0 +1,119 @@
+"""The giveback suite: its report section and goals on synthetic records (MET and MISSED),
+and the real programs run by ``physmem bench --suite giveback --scale tiny`` (skipped
+unless built; fails under PHYSMEM_LAB_REQUIRE_BUILD=1 like conftest.real_bin)."""
+
+import copy
+
+import pytest
+
+import synth
+from conftest import lab_bin, tiny_bench
+from physmem_lab import analysis, report
+from physmem_lab.suite_giveback import SUITE, goals
+
+PROGRAMS = ("giveback", "compact", "migrate")
+M = 1 << 20
+
+
+def _heap(anon, share, hugetlb=0):
+    return {"anon_bytes": anon, "hugetlb_bytes": hugetlb, "huge_share": share}
+
+
+def _gb(variant, params, allocator, live, after, share=1.0):
+    r = synth.record("giveback", variant, 256 * M, [1.0] * 3, params=params)
+    r["giveback"] = {"allocator": allocator, "active": allocator, "arrays": 64, "arrays_live": 19,
+                     "array_bytes": 4 * M, "live_bytes": live, "heap_full": _heap(260 * M, 1.0),
+                     "heap_after": _heap(after, share), "rss_over_live": after / live,
+                     "give_back_ms": 3.5, "give_back": {"pool_page_bytes": 2 * M}}
+    return r
+
+
+def _cp(variant, recovered, bw):
+    r = synth.record("compact", variant, 256 * M, [1.0] * 3)
+    r["compact"] = {"arrays": 64, "before": {"resident_bytes": 200 * M, "in_use_bytes": 128 * M},
+                    "after": {"resident_bytes": 130 * M, "in_use_bytes": 128 * M, "huge_share": 0.99},
+                    "blocks_moved": 400, "bytes_moved": 25 * M, "bytes_given_back": 70 * M,
+                    "compact_ms": 10.0, "ms_per_gib_moved": 400.0, "memcpy_ms": 10.0 * bw,
+                    "bandwidth_vs_memcpy": bw, "recovered": recovered,
+                    "baseline": "block copies within the same pool"}
+    return r
+
+
+def _mg(variant, bw):
+    r = synth.record("migrate", variant, 256 * M, [1.0] * 3)
+    r["migrate"] = {"bytes": 256 * M, "from_backing": "4k", "migrate_ms": 100.0, "migrate_gib_s": 2.5,
+                    "memcpy_ms": 100.0 * bw, "memcpy_gib_s": 2.5 / bw, "bandwidth_vs_memcpy": bw,
+                    "before": {"scan_ns_per_element": 1.0, "gups_ns_per_update": 100.0},
+                    "after": {"scan_ns_per_element": 0.8, "gups_ns_per_update": 60.0},
+                    "scan_ratio": 0.8, "gups_ratio": 0.6, "baseline": "warm: target prefaulted"}
+    return r
+
+
+def _results(pool_after=80 * M, pool_share=0.99, recovered=0.95, compact_bw=0.8, migrate_bw=0.9):
+    live = 76 * M
+    recs = [_gb("tree-index-thp", {"compact": "on"}, "physmem-pool", live, pool_after, pool_share),
+            _gb("tree-index-thp", {"compact": "off"}, "physmem-pool", live, 150 * M, 0.98),
+            _gb("malloc-4k", {"alloc": "glibc"}, "glibc", live, 240 * M, 0.0),
+            _gb("malloc-4k", {"alloc": "glibc", "trim": "on"}, "glibc", live, 90 * M, 0.0),
+            _gb("malloc-4k", {"alloc": "jemalloc"}, "jemalloc", live, 120 * M, 0.0),
+            _cp("tree-index-thp", recovered, compact_bw),
+            _mg("tree-index-1g", migrate_bw)]
+    return synth.results(recs)
+
+
+def test_report_section_has_tables_peers_and_baselines(tmp_path):
+    md = report.build(_results(), "synthetic", None, tmp_path).markdown()
+    assert md.count(f"## {SUITE.title}") == 1
+    assert "| BlockPool, compact (tree-index-thp) | 256M | 76 | 260 | 80 | 1.05x | 99% | 3.5 |" in md
+    assert "| glibc + malloc_trim (malloc-4k) | 256M | 76 | 260 | 90 |" in md
+    assert "| jemalloc (malloc-4k) |" in md
+    assert "| tree-index-thp | 256M | 200 | 130 | 128 | 95% | 25 | 400 | 0.80x | 99% |" in md
+    assert "| 4k -> 1g | 256M | 2.50 | 2.78 | 0.90x | 0.80x | 0.60x |" in md
+    assert "memcpy baseline: block copies within the same pool" in md
+    assert "memcpy baseline: warm: target prefaulted" in md
+    assert "Mesh, PLDI 2019" in md
+
+
+def test_goals_met():
+    g = {x.number: x for x in goals(analysis.Records(_results()))}
+    assert [g[k].verdict for k in ("giveback-1", "giveback-2", "giveback-3")] == ["MET"] * 3
+    # heap 80 MiB against 1.05 * 76 + 2 = 81.8 MiB allowed
+    assert abs(g["giveback-1"].items[0].ratio.value - 80 / 81.8) < 1e-9
+    assert any("jemalloc" in n and "1.58x" in n for n in g["giveback-1"].notes)
+
+
+@pytest.mark.parametrize("worse, missed", [
+    ({"pool_after": 100 * M}, "giveback-1"),        # heap above 1.05x live + a page
+    ({"pool_share": 0.90}, "giveback-1"),           # too little on huge pages
+    ({"recovered": 0.80}, "giveback-2"),            # < 90% of the free memory recovered
+    ({"compact_bw": 0.5}, "giveback-2"),            # < 0.7x memcpy
+    ({"migrate_bw": 0.7}, "giveback-3"),            # < 0.8x memcpy
+])
+def test_goals_missed(worse, missed):
+    g = {x.number: x for x in goals(analysis.Records(_results(**worse)))}
+    assert g[missed].verdict == "MISSED"
+    assert all(x.verdict == "MET" for k, x in g.items() if k != missed)
+
+
+def test_goals_not_measured_without_records():
+    assert {x.verdict for x in goals(analysis.Records(synth.results([])))} == {"NOT MEASURED"}
+    only_peers = copy.deepcopy(_results())
+    only_peers["records"] = [r for r in only_peers["records"] if r["kind"] == "malloc"]
+    assert goals(analysis.Records(only_peers))[0].verdict == "NOT MEASURED"
+
+
+@pytest.fixture(scope="module")
+def giveback_bin():
+    return lab_bin(PROGRAMS)
+
+
+def test_tiny_bench_on_the_real_programs(giveback_bin, tmp_path):
+    res = tiny_bench("giveback", giveback_bin, tmp_path, "--no-reserve")
+    assert not res["errors"] and res["records"]
+    assert {r["experiment"] for r in res["records"]} >= {"compact", "migrate"}
+    assert all(r["verified"] for r in res["records"])
+    for r in res["records"]:
+        if r["experiment"] in ("compact", "migrate"):
+            assert r[r["experiment"]]["baseline"]
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"## {SUITE.title}" in md and "memcpy baseline" in md

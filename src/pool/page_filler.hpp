@@ -1,0 +1,58 @@
+// src/pool/page_filler.hpp — pages sorted by how full they are, fullest first.
+//
+// TCMalloc's HugePageFiller idea: allocate from the fullest page that has room, so that
+// pages fill up and the others drain and can be given back. Lists (intrusive, O(1)):
+//   1..32   partly used resident pages, by bit_width(free blocks): list 1 = one free
+//   kEmpty  resident pages without a live block, the most recently emptied first
+//   kUnbacked pages never touched or given back (all free, read as zero)
+// Full pages are on no list. best() is a count-trailing-zeros over a bit mask.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+
+#include "slab.hpp"
+
+namespace physmem {
+
+class BlockPool::Filler {
+  public:
+    static constexpr int kEmpty = 33;
+    static constexpr int kUnbacked = 34;
+    static constexpr int kLists = 35;
+
+    // The list a page belongs on from its counts; -1 when full.
+    static int list_for(const Page& p) noexcept {
+        if (p.live == p.count) return -1;
+        if (!p.resident) return kUnbacked;
+        if (p.live == 0) return kEmpty;
+        return std::bit_width(p.free_blocks());
+    }
+    // Moves p to the list its counts say (front), unless it is already there.
+    void place(Page* p) noexcept {
+        int want = list_for(*p);
+        if (want == p->list) return;
+        unlink(p);
+        if (want >= 0) push_front(want, p);
+    }
+    // Appends a fresh page at the back of its list (regions' pages in address order).
+    void add_back(Page* p) noexcept;
+    void unlink(Page* p) noexcept;
+    // Where the next block goes: the fullest page with room, then the most recently
+    // emptied, then untouched memory. nullptr when every page is full.
+    Page* best() const noexcept {
+        std::uint64_t m = nonempty_;
+        return m ? head_[std::countr_zero(m)] : nullptr;
+    }
+    // The page empty for longest, or nullptr.
+    Page* oldest_empty() const noexcept { return tail_[kEmpty]; }
+
+  private:
+    void push_front(int list, Page* p) noexcept;
+
+    Page* head_[kLists] = {};
+    Page* tail_[kLists] = {};
+    std::uint64_t nonempty_ = 0;  // bit l: list l has a page
+};
+
+}  // namespace physmem

@@ -1,7 +1,7 @@
 // lab/alias/counted.hpp — seed 002's evidence where the machine has it: CPU cycles and
 // the 4K-alias event (Intel LD_BLOCKS_PARTIAL.ADDRESS_ALIAS) around one region.
 //
-// Both are hardware events: on a machine without a PMU (the development VM) or a CPU
+// Both are hardware events: on a machine without a PMU (many VMs) or a CPU
 // without the alias event they are unavailable, count() gives nullopt for them and
 // availability() says why. Not thread-safe: use from the thread that created it.
 #pragma once

@@ -12,7 +12,7 @@
 // counts them, lab/alias/counted.hpp; a point keeps the lowest of each); it prints one
 // JSON line with those numbers, the low 12 bits of
 // &g, &inc (stack) and &i, &j, &k (statics), its environment size and whether the kernel
-// randomised its layout. No PMU on the development VM, so time, not cycles.
+// randomised its layout. Time always; cycles too where the machine has a PMU.
 // ASLR: the parent sets ADDR_NO_RANDOMIZE before spawning when it is not set (lab::run
 // normally already has; not with --aslr on); children inherit it and report it back.
 // The record: the top-level timing is the microkernel in the parent itself (its own

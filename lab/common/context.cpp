@@ -106,9 +106,7 @@ Timing Context::measure_phase(const std::string& name, std::uint64_t ops_per_pas
 }
 
 Json Context::timing_json(const Timing& t, unsigned warmup) const {
-    std::vector<double> v = t.ns_per_op;
-    std::sort(v.begin(), v.end());
-    double median = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+    Spread s = spread_of(t.ns_per_op);
     Json counters = Json::object(), unavailable = Json::object();
     for (std::size_t e = 0; e < physmem::kEventCount; ++e) {
         auto ev = static_cast<physmem::Event>(e);
@@ -126,10 +124,10 @@ Json Context::timing_json(const Timing& t, unsigned warmup) const {
                 {"passes_per_rep", t.passes_per_rep},
                 {"ops_per_pass", t.ops_per_pass},
                 {"ns_per_op", t.ns_per_op},
-                {"median_ns", median},
-                {"min_ns", v.front()},
-                {"max_ns", v.back()},
-                {"rel_spread", median > 0 ? (v.back() - v.front()) / median : 0.0},
+                {"median_ns", s.median},
+                {"min_ns", s.min},
+                {"max_ns", s.max},
+                {"rel_spread", s.rel},
                 {"counters", counters}};
 }
 

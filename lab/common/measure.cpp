@@ -25,12 +25,17 @@ unsigned calibrate(const std::function<std::uint64_t()>& pass, double min_ms, st
 
 }  // namespace
 
+Spread spread_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    std::size_t h = v.size() / 2;
+    double median = v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+    return {median, v.front(), v.back(), median > 0 ? (v.back() - v.front()) / median : 0.0};
+}
+
 bool spread_reached(const std::vector<double>& v, const MeasureOptions& o) {
     if (o.target_spread <= 0 || v.size() < std::max(2u, o.min_reps)) return false;
-    std::vector<double> s = v;
-    std::sort(s.begin(), s.end());
-    double median = s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
-    return median > 0 && (s.back() - s.front()) / median <= o.target_spread;
+    Spread s = spread_of(v);
+    return s.median > 0 && s.rel <= o.target_spread;
 }
 
 Timing measure(const std::function<std::uint64_t()>& pass, std::uint64_t ops_per_pass, const MeasureOptions& o,

@@ -45,6 +45,13 @@ struct MeasureOptions {
 // Runs `pass` (returns a value to keep live) warmup times untimed, then `reps` timed
 // repetitions (fewer when adaptive, see MeasureOptions), counting with `counters`.
 // pre: ops_per_pass > 0.
+// Median, min, max and (max - min) / median (0 when the median is 0) of repetitions.
+// pre: !ns_per_op.empty().
+struct Spread {
+    double median, min, max, rel;
+};
+Spread spread_of(std::vector<double> ns_per_op);
+
 // Adaptive mode's stopping rule: at least max(2, min_reps) repetitions in `ns_per_op` and
 // (max - min) / median <= target_spread. false when target_spread is 0 (fixed reps).
 bool spread_reached(const std::vector<double>& ns_per_op, const MeasureOptions& o);

@@ -169,15 +169,19 @@ def _goal_giveback(recs):
     return g
 
 
+def _vs_memcpy(r, bw):
+    """memcpy's bandwidth over the measured one's, as a goal Value (lower is better)."""
+    return Value(r, 1 / bw if bw else float("inf"), f"{bw:.2f}x memcpy")
+
+
 def _goal_compact(recs):
     g = Goal("giveback-2", GOAL_TITLES[2])
     for r in _of(recs, CP):
         c, what = r["compact"], f"{r['variant']} {format_size(r['size_bytes'])}"
         g.items.append(Item(f"{what}: free memory not recovered", Value(r, 1 - c["recovered"], f"{c['recovered']:.0%} recovered"), 0.10))
         if c["bytes_moved"]:
-            bw = c["bandwidth_vs_memcpy"]
             g.items.append(Item(f"{what}: memcpy bandwidth / compaction bandwidth",
-                                Value(r, 1 / bw if bw else float("inf"), f"{bw:.2f}x memcpy"), 1 / 0.7))
+                                _vs_memcpy(r, c["bandwidth_vs_memcpy"]), 1 / 0.7))
     if not g.items:
         g.missing.append("no compact records")
     return g
@@ -186,9 +190,8 @@ def _goal_compact(recs):
 def _goal_migrate(recs):
     g = Goal("giveback-3", GOAL_TITLES[3])
     for r in _of(recs, MG):
-        bw = r["migrate"]["bandwidth_vs_memcpy"]
         g.items.append(Item(f"4k -> {r['backing_requested']} {format_size(r['size_bytes'])}: memcpy / migrate bandwidth",
-                            Value(r, 1 / bw if bw else float("inf"), f"{bw:.2f}x memcpy"), 1 / 0.8))
+                            _vs_memcpy(r, r["migrate"]["bandwidth_vs_memcpy"]), 1 / 0.8))
     if not g.items:
         g.missing.append("no migrate records")
     return g

@@ -137,6 +137,40 @@ void block_stop_signals() noexcept;
 // data is read and dropped) or one of them arrives. The signal number, or 0 for EOF.
 int wait_for_eof_or_signal() noexcept;
 
+// --- files (file.cpp): the paged array's backing file ------------------------------
+
+// Opens a read-write backing file: `path` created new (O_EXCL; EEXIST when it exists), or
+// when path is empty an unnamed one in `dir` (O_TMPFILE, else a named one unlinked at
+// once). With `direct`, O_DIRECT is tried first and dropped when the file system refuses
+// it; *direct_used says which. The descriptor, or -errno.
+int open_backing_file(const char* path, const char* dir, bool direct, bool* direct_used) noexcept;
+// pread/pwrite of exactly n bytes at off, retrying EINTR and partial transfers: n, fewer
+// bytes at end of file (read only), or -errno.
+long read_at(int fd, void* buf, std::size_t n, std::uint64_t off) noexcept;
+long write_at(int fd, const void* buf, std::size_t n, std::uint64_t off) noexcept;
+int close_file(int fd) noexcept;
+// unlink(path): 0 or errno.
+int remove_file(const char* path) noexcept;
+
+// --- asynchronous I/O (uring.cpp): io_uring through liburing ------------------------
+
+struct Ring;  // opaque
+struct IoDone {
+    std::uint64_t tag;
+    long result;  // bytes transferred, or -errno
+};
+// A ring of `entries` submission slots; nullptr with *error = errno when the kernel
+// refuses (ENOSYS, EPERM under kernel.io_uring_disabled, ENOMEM under RLIMIT_MEMLOCK).
+Ring* ring_open(unsigned entries, int* error) noexcept;
+void ring_close(Ring* r) noexcept;
+// Queues one read (or write) of n bytes at off; false when the submission queue is full.
+bool ring_queue(Ring* r, bool write, int fd, void* buf, std::size_t n, std::uint64_t off,
+                std::uint64_t tag) noexcept;
+// Submits what is queued and waits until at least `wait` completions are ready. 0 or errno.
+int ring_submit(Ring* r, unsigned wait) noexcept;
+// Moves up to `max` ready completions to out; their count.
+unsigned ring_reap(Ring* r, IoDone* out, unsigned max) noexcept;
+
 // --- counters (counters.cpp) ---------------------------------------------------------
 // The lab's PageFaultCounter and EventCounters (lab/common/counters.hpp) are implemented
 // there; that file is built into physmem_counters, not into the installed library.

@@ -1,0 +1,271 @@
+// physmem/paged_array.hpp — a tree array larger than memory: leaves live in a file and,
+// up to a budget, in pool blocks; the software walk that meets a leaf not in memory
+// loads it (seed 001, Table 1, "swapping under application control").
+//
+//   physmem::BlockPool pool({.block_size = 64 << 10, .capacity = 256 << 20});
+//   physmem::PagedArray<std::uint64_t> a(1 << 30, pool, {.budget = 128 << 20});  // 8 GiB of data
+//   a[12] = 7;                      // a walk; a software fault if leaf 0 is out
+//   std::uint64_t v = a.get(12);    // by value (safe beside other readers)
+//   a.prefetch(indices);            // start reading these elements' leaves (a batch)
+//   physmem::for_each_segment(std::as_const(a), [](std::span<const std::uint64_t> s) { ... });
+//
+// Elements: T trivially copyable (leaves are written and read as bytes), value-initialised.
+// The size is fixed at construction. The file (PagingOptions: a path created new, or an
+// unnamed temporary file) is removed when the array goes. Policy, I/O and errors:
+// pager.hpp. A leaf that was never written is never read: its first touch makes it in memory.
+//
+// Validity: a reference or pointer returned by operator[] is valid until the next
+// access to another leaf (which may evict this one), flush(), or prefetch(); copy the
+// value (get) when two leaves are in play: `a.set(i, a.get(j))`, not `a[i] = a[j]`.
+// Iterators revalidate themselves (they cache a leaf and check an eviction counter).
+// for_each_segment pins each leaf while the callback runs.
+//
+// Dirty tracking: the non-const operator[], set(), non-const iterators and the non-const
+// segment algorithms mark the leaf dirty; const access does not, so a clean leaf is
+// dropped without a write when evicted. Use std::as_const(a) for reads.
+//
+// Threads: any number of threads may call get(), prefetch(), stats() and the const
+// for_each_segment / for_each_strided on one array at the same time (they lock; each
+// leaf is pinned while a callback reads it). Everything else (operator[], at, set,
+// iterators, the non-const algorithms, flush) needs the array to itself.
+//
+// Cost when nothing pages: operator[] is the tree walk plus a null test and a one-byte
+// store (the reference/dirty bit); TreeArray, which does not page, pays none of this.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "physmem/pager.hpp"
+#include "physmem/pool.hpp"
+#include "physmem/tree_shape.hpp"
+
+namespace physmem {
+
+template <class A, bool Const>
+class PagedIterator;
+
+template <class T>
+class PagedArray {
+    static_assert(std::is_trivially_copyable_v<T>, "PagedArray<T>: T must be trivially copyable (leaves go to a file)");
+
+  public:
+    using value_type = T;
+    using size_type = std::size_t;
+    using difference_type = std::ptrdiff_t;
+    using iterator = PagedIterator<PagedArray, false>;
+    using const_iterator = PagedIterator<PagedArray, true>;
+
+    // n value-initialised elements on `pool` (blocks: the leaves' frames and the table).
+    // Throws PagingError when the file cannot be created, std::invalid_argument when T
+    // does not fit a block, std::bad_alloc when the pool cannot hold the table and one frame.
+    PagedArray(size_type n, BlockPool& pool, const PagingOptions& o = {})
+        : shape_(TreeShape::make(pool.block_size(), sizeof(T))), size_(n),
+          pager_(std::make_unique<detail::Pager>(pool, shape_.leaves_for(n), &init_leaf, o)) {
+        if (alignof(T) > pool.block_size()) throw std::invalid_argument("physmem::PagedArray: alignment exceeds block size");
+    }
+    PagedArray(PagedArray&&) noexcept = default;
+    PagedArray& operator=(PagedArray&&) noexcept = default;
+
+    size_type size() const noexcept { return size_; }
+    bool empty() const noexcept { return size_ == 0; }
+    size_type leaf_length() const noexcept { return shape_.leaf_len(); }
+    size_type leaf_count() const noexcept { return pager_->leaves(); }
+    const TreeShape& shape() const noexcept { return shape_; }
+    const std::string& file() const noexcept { return pager_->file(); }
+    PagingStats stats() const { return pager_->stats(); }
+
+    // --- element access (pre: i < size(); no bounds check) ------------------------------
+    const T& operator[](size_type i) const { return leaf(i >> shape_.leaf_shift, false)[i & shape_.leaf_mask()]; }
+    T& operator[](size_type i) { return leaf(i >> shape_.leaf_shift, true)[i & shape_.leaf_mask()]; }
+    const T& at(size_type i) const { return check(i), (*this)[i]; }
+    T& at(size_type i) { return check(i), (*this)[i]; }
+    // By value, under the lock: safe beside other readers.
+    T get(size_type i) const {
+        std::lock_guard lock(pager_->mutex());
+        size_type k = i >> shape_.leaf_shift;
+        void* p = pager_->lookup(k);
+        if (!p) p = pager_->fault_locked(k);
+        pager_->touch(k, false);
+        return static_cast<const T*>(p)[i & shape_.leaf_mask()];
+    }
+    void set(size_type i, const T& v) { (*this)[i] = v; }
+
+    // First element of leaf k, present (loaded if needed) and marked accessed (and dirty
+    // when `write`). Valid as operator[]'s references are. pre: k < leaf_count().
+    T* leaf(size_type k, bool write) const {
+        void* p = pager_->lookup(k);
+        if (!p) [[unlikely]]
+            p = pager_->fault(k);
+        pager_->touch(k, write);
+        return static_cast<T*>(p);
+    }
+    // Elements of leaf k in use.
+    size_type segment_length(size_type k) const noexcept {
+        return std::min(shape_.leaf_len(), size_ - (k << shape_.leaf_shift));
+    }
+
+    // --- paging -------------------------------------------------------------------------
+    // A hint: starts reading the leaves of these elements (asynchronously, as one batch;
+    // at most half the budget per call). Errors are left for the access that needs the leaf.
+    void prefetch(std::span<const size_type> indices) const {
+        std::vector<size_type> leaves;
+        leaves.reserve(indices.size());
+        for (size_type i : indices) leaves.push_back(i >> shape_.leaf_shift);
+        pager_->prefetch(leaves);
+    }
+    void prefetch_leaves(std::span<const size_type> leaves) const { pager_->prefetch(leaves); }
+    // Writes every dirty leaf (they stay in memory). Throws PagingError on an I/O error.
+    void flush() { pager_->flush(); }
+    detail::Pager& pager() const noexcept { return *pager_; }
+
+    // --- iteration ----------------------------------------------------------------------
+    iterator begin() noexcept { return iterator(this, 0); }
+    iterator end() noexcept { return iterator(this, size_); }
+    const_iterator begin() const noexcept { return const_iterator(this, 0); }
+    const_iterator end() const noexcept { return const_iterator(this, size_); }
+    const_iterator cbegin() const noexcept { return begin(); }
+    const_iterator cend() const noexcept { return end(); }
+
+  private:
+    static void init_leaf(void* p, std::size_t bytes) {
+        std::uninitialized_value_construct_n(static_cast<T*>(p), bytes / sizeof(T));
+    }
+    void check(size_type i) const {
+        if (i >= size_)
+            throw std::out_of_range("physmem::PagedArray::at: index " + std::to_string(i) + " >= size " +
+                                    std::to_string(size_));
+    }
+
+    TreeShape shape_;
+    size_type size_;
+    std::unique_ptr<detail::Pager> pager_;
+};
+
+// A random-access iterator over a PagedArray: caches the current leaf and walks again
+// when it crosses into another leaf or when a leaf left memory since (the pager's epoch).
+template <class A, bool Const>
+class PagedIterator {
+    using T = typename A::value_type;
+    using Array = std::conditional_t<Const, const A, A>;
+
+  public:
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = T;
+    using difference_type = std::ptrdiff_t;
+    using reference = std::conditional_t<Const, const T&, T&>;
+    using pointer = std::conditional_t<Const, const T*, T*>;
+
+    PagedIterator() = default;
+    PagedIterator(Array* a, std::size_t i) noexcept : a_(a), i_(i) {}
+    operator PagedIterator<A, true>() const noexcept
+        requires(!Const)
+    {
+        return {a_, i_};
+    }
+
+    reference operator*() const {
+        std::size_t k = i_ >> a_->shape().leaf_shift;
+        if (k != k_ || epoch_ != a_->pager().epoch()) {
+            leaf_ = a_->leaf(k, !Const);
+            k_ = k;
+            epoch_ = a_->pager().epoch();
+        }
+        return leaf_[i_ & a_->shape().leaf_mask()];
+    }
+    pointer operator->() const { return &**this; }
+    reference operator[](difference_type n) const { return *(*this + n); }
+    std::size_t index() const noexcept { return i_; }
+
+    PagedIterator& operator++() noexcept { return ++i_, *this; }
+    PagedIterator operator++(int) noexcept { auto t = *this; ++i_; return t; }
+    PagedIterator& operator--() noexcept { return --i_, *this; }
+    PagedIterator operator--(int) noexcept { auto t = *this; --i_; return t; }
+    PagedIterator& operator+=(difference_type n) noexcept { return i_ += n, *this; }
+    PagedIterator& operator-=(difference_type n) noexcept { return i_ -= n, *this; }
+    friend PagedIterator operator+(PagedIterator it, difference_type n) noexcept { return it += n; }
+    friend PagedIterator operator+(difference_type n, PagedIterator it) noexcept { return it += n; }
+    friend PagedIterator operator-(PagedIterator it, difference_type n) noexcept { return it -= n; }
+    friend difference_type operator-(const PagedIterator& a, const PagedIterator& b) noexcept {
+        return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
+    }
+    friend bool operator==(const PagedIterator& a, const PagedIterator& b) noexcept { return a.i_ == b.i_; }
+    friend auto operator<=>(const PagedIterator& a, const PagedIterator& b) noexcept { return a.i_ <=> b.i_; }
+
+  private:
+    Array* a_ = nullptr;
+    std::size_t i_ = 0;
+    mutable T* leaf_ = nullptr;
+    mutable std::size_t k_ = ~std::size_t{0};
+    mutable std::uint64_t epoch_ = 0;
+};
+
+// --- segment algorithms: each leaf loaded (read ahead along the pattern) and pinned
+// while f runs on it --------------------------------------------------------------------
+
+namespace detail {
+// f(span of leaf k's elements [lo, hi)), pinned; const arrays read, others mark dirty.
+template <class A, class F>
+void with_leaf(A& a, std::size_t k, std::size_t lo, std::size_t hi, F&& f) {
+    using T = typename std::remove_const_t<A>::value_type;
+    constexpr bool write = !std::is_const_v<A>;
+    Pager& p = a.pager();
+    T* base = static_cast<T*>(p.pin(k, write));
+    struct Unpin {
+        Pager& p;
+        std::size_t k;
+        ~Unpin() { p.unpin(k); }
+    } unpin{p, k};
+    using Span = std::conditional_t<write, std::span<T>, std::span<const T>>;
+    f(Span(base + lo, hi - lo));
+}
+}  // namespace detail
+
+// f(std::span<T>) (or std::span<const T> for a const array) once per leaf, in order.
+template <class T, class F>
+void for_each_segment(PagedArray<T>& a, F&& f) {
+    for (std::size_t k = 0; k < a.leaf_count(); ++k) detail::with_leaf(a, k, 0, a.segment_length(k), f);
+}
+template <class T, class F>
+void for_each_segment(const PagedArray<T>& a, F&& f) {
+    for (std::size_t k = 0; k < a.leaf_count(); ++k) detail::with_leaf(a, k, 0, a.segment_length(k), f);
+}
+// The parts of [first, last) in each leaf. pre: first <= last <= a.size().
+template <class A, class F>
+    requires std::is_same_v<std::remove_const_t<A>, PagedArray<typename A::value_type>>
+void for_each_segment(A& a, std::size_t first, std::size_t last, F&& f) {
+    const TreeShape& s = a.shape();
+    while (first < last) {
+        std::size_t k = first >> s.leaf_shift, base = k << s.leaf_shift;
+        std::size_t end = std::min(last, base + s.leaf_len());
+        detail::with_leaf(a, k, first - base, end - base, f);
+        first = end;
+    }
+}
+// f(element) for a[first], a[first + stride], ... below a.size(): one pinned leaf at a
+// time; leaves the stride skips are not loaded. pre: stride > 0.
+template <class A, class F>
+    requires std::is_same_v<std::remove_const_t<A>, PagedArray<typename A::value_type>>
+void for_each_strided(A& a, std::size_t first, std::size_t stride, F&& f) {
+    const TreeShape& s = a.shape();
+    std::size_t n = a.size(), i = first;
+    while (i < n) {
+        std::size_t k = i >> s.leaf_shift, base = k << s.leaf_shift;
+        std::size_t end = std::min(n, base + s.leaf_len());
+        detail::with_leaf(a, k, 0, end - base, [&](auto span) {
+            for (; i < end; i += stride) f(span[i - base]);
+        });
+    }
+}
+
+}  // namespace physmem

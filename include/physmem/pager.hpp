@@ -1,0 +1,192 @@
+// physmem/pager.hpp — the untyped engine under PagedArray: leaves of a tree that live in
+// a file and, up to a budget, in pool blocks (frames), moved between the two in software.
+//
+// The leaf table is a tree of inner blocks (always in memory). Entry k points at leaf k's
+// frame while the leaf is present, and is null while it is not: the walk that meets a
+// null entry calls fault(k), which loads the leaf (a software page fault, no kernel
+// fault) and returns it. Leaf k lives at byte k * leaf_bytes of the file.
+//
+// Policy. Frames are taken from the pool up to the budget, then reused: CLOCK over the
+// frames (a reference bit per leaf, set by every access), skipping pinned frames and
+// frames with I/O in flight. A clean leaf is dropped; a dirty one is written first
+// (batched: the victims of one request are written together). A leaf never written is
+// not read: it is made in memory (value-initialised). Read-ahead: when consecutive faults
+// keep one stride (1 for a scan), the next `readahead` leaves along it are read
+// asynchronously; leaves read ahead (or hinted with prefetch) stay unlinked until first
+// touched, so their first touch is counted (readahead_hits) and keeps the pattern going.
+//
+// I/O: io_uring (liburing) when the kernel allows it, else pread/pwrite (stats().io says
+// which); O_DIRECT when the file system accepts it (stats().direct). Errors: a failed or
+// short read or write throws PagingError naming the file, the leaf and the errno. The
+// table stays consistent: a leaf that failed to load stays out (its frame freed); a dirty
+// leaf whose write failed stays in memory, dirty — nothing is lost.
+//
+// Threads: one mutex guards every slow path (fault, prefetch, flush, pins, stats). The
+// fast path (lookup + reference bit) takes no lock, so it is safe only while no other
+// thread can evict: see PagedArray's contract.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "physmem/pool.hpp"
+
+namespace physmem {
+
+// How a pager does its I/O.
+enum class PagingIo : std::uint8_t {
+    automatic,  // io_uring, else pread/pwrite
+    uring,      // io_uring or an error at construction
+    sync,       // pread/pwrite
+};
+
+struct PagingOptions {
+    std::size_t budget = 64 << 20;  // bytes of leaves in memory (whole leaves, at least one)
+    std::string path;               // backing file (created, must not exist; removed at the end);
+                                    // empty: an unnamed temporary file in `dir`
+    std::string dir;                // for the unnamed file; empty: $TMPDIR, else /var/tmp
+    std::size_t readahead = 16;     // leaves read ahead on a sequential or strided pattern (0: none)
+    unsigned queue_depth = 128;     // reads and writes in flight at most
+    PagingIo io = PagingIo::automatic;
+    bool direct = true;  // O_DIRECT where the file system accepts it
+};
+
+struct PagingStats {
+    std::size_t leaves = 0;    // leaves of the array
+    std::size_t resident = 0;  // leaves in frames now (including read ahead, not yet touched)
+    std::size_t frames = 0;    // the budget in leaves
+    std::uint64_t faults = 0;  // walks that met a not-present entry
+    std::uint64_t loads = 0;   // leaves read from the file
+    std::uint64_t evictions = 0;
+    std::uint64_t writebacks = 0;  // dirty leaves written (by eviction or flush)
+    std::uint64_t bytes_read = 0;
+    std::uint64_t bytes_written = 0;
+    std::uint64_t readahead_issued = 0;  // leaves read ahead by the pattern detector
+    std::uint64_t readahead_hits = 0;    // faults that found the leaf read ahead or hinted
+    std::uint64_t hinted = 0;            // leaves whose read a prefetch() hint started
+    const char* io = "";                 // "io_uring" or "pread"
+    bool direct = false;                 // O_DIRECT in use
+};
+
+// An I/O error of a paged array: what() names the operation, the file, the leaf and the
+// system's message; code() is the errno (EIO for a short read).
+class PagingError : public std::runtime_error {
+  public:
+    PagingError(const std::string& what, int error) : std::runtime_error(what), error_(error) {}
+    int code() const noexcept { return error_; }
+
+  private:
+    int error_;
+};
+
+namespace detail {
+
+class IoQueue;  // src/paged/io_queue.hpp
+
+class Pager {
+  public:
+    // Leaf state bits (state_[k]).
+    static constexpr std::uint8_t kRef = 1, kDirty = 2, kOnFile = 4, kInFrame = 8, kLoading = 16, kAhead = 32;
+    using InitFn = void (*)(void* leaf, std::size_t bytes);
+
+    // `leaves` leaves of pool.block_size() bytes each; `init` makes a never-written leaf.
+    // Throws PagingError when the file cannot be created or io is uring and io_uring is
+    // unavailable, std::invalid_argument for bad options, std::bad_alloc from the pool.
+    Pager(BlockPool& pool, std::size_t leaves, InitFn init, const PagingOptions& o);
+    ~Pager();
+    Pager(const Pager&) = delete;
+    Pager& operator=(const Pager&) = delete;
+
+    // The table entry of leaf k: its frame, or nullptr when not present. No lock.
+    void* lookup(std::size_t k) const noexcept {
+        void* const* node = root_;
+        for (unsigned level = depth_; level > 1; --level)
+            node = static_cast<void* const*>(node[(k >> (fan_shift_ * (level - 1))) & fan_mask_]);
+        return node[k & fan_mask_];
+    }
+    // Marks an access: the reference bit, and the dirty bit when `write`. No lock.
+    void touch(std::size_t k, bool write) noexcept { state_[k] |= write ? (kRef | kDirty) : kRef; }
+
+    // Makes leaf k present and returns it (the slow path of a walk).
+    void* fault(std::size_t k);
+    // As fault, and pins the frame so no eviction takes it until unpin(k).
+    void* pin(std::size_t k, bool write);
+    void unpin(std::size_t k) noexcept;
+    // Starts reading these leaves (a hint; errors are left for the fault that needs them).
+    void prefetch(std::span<const std::size_t> leaves);
+    // Writes every dirty leaf; they stay in memory, clean.
+    void flush();
+    // A counter bumped whenever a present leaf leaves memory or a flush cleans leaves:
+    // cached leaf pointers (iterators) revalidate when it changes.
+    std::uint64_t epoch() const noexcept { return epoch_; }
+
+    PagingStats stats() const;
+    std::size_t leaves() const noexcept { return leaves_; }
+    std::size_t leaf_bytes() const noexcept { return leaf_bytes_; }
+    const std::string& file() const noexcept { return file_; }
+    std::mutex& mutex() const noexcept { return mutex_; }
+    // Caller holds mutex(): fault/pin/unpin without taking it again.
+    void* fault_locked(std::size_t k);
+    void* pin_locked(std::size_t k, bool write);
+    void unpin_locked(std::size_t k) noexcept;
+
+  private:
+    struct Frame {
+        void* data = nullptr;
+        std::size_t leaf = kNone;
+        std::uint32_t pins = 0;
+    };
+    static constexpr std::size_t kNone = ~std::size_t{0};
+
+    void build_table();
+    void free_table() noexcept;
+    void*& entry(std::size_t k) noexcept;
+    std::size_t take_frames(std::size_t want, std::uint32_t* out);
+    std::size_t choose_victims(std::size_t want, std::uint32_t* out);
+    void write_back(std::span<const std::uint32_t> frames, bool evict);
+    void start_reads(std::span<const std::size_t> leaves, bool ahead);  // ahead: read-ahead, else a hint
+    void wait_for(std::size_t k);
+    void drain() noexcept;
+    void complete(std::uint64_t tag, long result) noexcept;
+    void read_now(std::size_t k, std::uint32_t f);
+    void link(std::size_t k, std::uint32_t f) noexcept;
+    void read_ahead_after(std::size_t k);
+    [[noreturn]] void fail(const char* op, std::size_t k, int error) const;
+
+    BlockPool* pool_;
+    InitFn init_;
+    PagingOptions opt_;
+    std::size_t leaves_;
+    std::size_t leaf_bytes_;
+    void** root_ = nullptr;
+    unsigned depth_ = 1;  // levels of inner blocks (>= 1)
+    unsigned fan_shift_;
+    std::size_t fan_mask_;
+    std::vector<void*> inner_;                 // every inner block (to free them)
+    std::unique_ptr<std::uint8_t[]> state_;    // per leaf: k* bits above
+    std::unique_ptr<std::uint32_t[]> frame_;   // per leaf: its frame while kInFrame
+    std::vector<Frame> frames_;
+    std::vector<std::uint32_t> free_frames_;
+    std::size_t max_frames_;
+    std::size_t hand_ = 0;  // CLOCK hand
+    std::uint64_t epoch_ = 0;
+    std::size_t last_fault_ = kNone;
+    std::ptrdiff_t stride_ = 0;
+    std::size_t ahead_until_ = kNone;  // read-ahead issued up to here along stride_
+    std::unique_ptr<IoQueue> io_;
+    int fd_ = -1;
+    std::string file_;
+    std::string unlink_path_;
+    bool direct_ = false;
+    mutable std::mutex mutex_;
+    PagingStats stats_;
+};
+
+}  // namespace detail
+}  // namespace physmem

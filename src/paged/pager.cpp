@@ -1,0 +1,407 @@
+// src/paged/pager.cpp — the paged array's engine: the leaf table, frames, CLOCK, I/O.
+// See include/physmem/pager.hpp for the contract.
+#include "physmem/pager.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cstdlib>
+#include <cstring>
+
+#include "paged/io_queue.hpp"
+#include "port/os.hpp"
+
+namespace physmem::detail {
+namespace {
+
+constexpr std::uint64_t kWriteTag = 1;  // tag = leaf << 1 | write
+
+std::string default_dir() {
+    const char* t = std::getenv("TMPDIR");
+    return t && *t ? t : "/var/tmp";
+}
+
+}  // namespace
+
+Pager::Pager(BlockPool& pool, std::size_t leaves, InitFn init, const PagingOptions& o)
+    : pool_(&pool), init_(init), opt_(o), leaves_(leaves), leaf_bytes_(pool.block_size()) {
+    fan_shift_ = static_cast<unsigned>(std::bit_width(leaf_bytes_ / sizeof(void*)) - 1);
+    fan_mask_ = (std::size_t{1} << fan_shift_) - 1;
+    max_frames_ = std::clamp<std::size_t>(o.budget / leaf_bytes_, 1, std::max<std::size_t>(leaves, 1));
+    if (max_frames_ > UINT32_MAX) throw std::invalid_argument("physmem::PagedArray: budget of more than 2^32 leaves");
+    std::string dir = o.dir.empty() ? default_dir() : o.dir;
+    int fd = os::open_backing_file(o.path.c_str(), dir.c_str(), o.direct, &direct_);
+    file_ = o.path.empty() ? "an unnamed file in " + dir : o.path;
+    if (fd < 0)
+        throw PagingError("physmem::PagedArray: cannot create the backing file " + file_ + ": " + std::strerror(-fd),
+                          -fd);
+    fd_ = fd;
+    unlink_path_ = o.path;
+    try {
+        io_ = std::make_unique<IoQueue>(fd_, o.io, o.queue_depth, file_);
+        state_ = std::make_unique<std::uint8_t[]>(leaves);
+        frame_ = std::make_unique<std::uint32_t[]>(leaves);
+        build_table();
+    } catch (...) {
+        free_table();
+        io_.reset();
+        os::close_file(fd_);
+        if (!unlink_path_.empty()) os::remove_file(unlink_path_.c_str());
+        throw;
+    }
+    stats_.leaves = leaves;
+    stats_.frames = max_frames_;
+    stats_.io = io_->name();
+    stats_.direct = direct_;
+}
+
+Pager::~Pager() {
+    drain();
+    for (Frame& f : frames_) pool_->deallocate(f.data);
+    free_table();
+    io_.reset();
+    os::close_file(fd_);
+    if (!unlink_path_.empty()) os::remove_file(unlink_path_.c_str());
+}
+
+// Inner blocks bottom-up: level 1 points at leaves, each level above at the one below.
+void Pager::build_table() {
+    std::vector<void*> level;
+    std::size_t count = std::max<std::size_t>(1, (leaves_ + fan_mask_) >> fan_shift_);
+    auto take = [this] {
+        void* b = pool_->allocate();
+        inner_.push_back(b);
+        std::memset(b, 0, leaf_bytes_);
+        return b;
+    };
+    for (std::size_t i = 0; i < count; ++i) level.push_back(take());
+    depth_ = 1;
+    while (level.size() > 1) {
+        std::vector<void*> up((level.size() + fan_mask_) >> fan_shift_);
+        for (void*& b : up) b = take();
+        for (std::size_t i = 0; i < level.size(); ++i) static_cast<void**>(up[i >> fan_shift_])[i & fan_mask_] = level[i];
+        level.swap(up);
+        ++depth_;
+    }
+    root_ = static_cast<void**>(level[0]);
+}
+
+void Pager::free_table() noexcept {
+    for (void* b : inner_) pool_->deallocate(b);
+    inner_.clear();
+    root_ = nullptr;
+}
+
+void*& Pager::entry(std::size_t k) noexcept {
+    void** node = root_;
+    for (unsigned level = depth_; level > 1; --level)
+        node = static_cast<void**>(node[(k >> (fan_shift_ * (level - 1))) & fan_mask_]);
+    return node[k & fan_mask_];
+}
+
+void Pager::fail(const char* op, std::size_t k, int error) const {
+    throw PagingError(std::string("physmem::PagedArray: ") + op + " of leaf " + std::to_string(k) + " (bytes " +
+                          std::to_string(k * leaf_bytes_) + ".." + std::to_string((k + 1) * leaf_bytes_) + ") in " +
+                          file_ + " failed: " + std::strerror(error),
+                      error);
+}
+
+// --- the slow path ----------------------------------------------------------------------
+
+void* Pager::fault(std::size_t k) {
+    std::lock_guard lock(mutex_);
+    return fault_locked(k);
+}
+
+void* Pager::fault_locked(std::size_t k) {
+    if (void* p = entry(k)) return p;  // another reader loaded it meanwhile
+    ++stats_.faults;
+    if (state_[k] & kLoading) wait_for(k);
+    if (state_[k] & kInFrame) {  // read ahead or hinted, now arrived
+        if (state_[k] & kAhead) ++stats_.readahead_hits;
+        state_[k] &= static_cast<std::uint8_t>(~kAhead);
+        link(k, frame_[k]);
+    } else {
+        std::uint32_t f;
+        take_frames(1, &f);
+        if (state_[k] & kOnFile) read_now(k, f);
+        else init_(frames_[f].data, leaf_bytes_);
+        link(k, f);
+    }
+    read_ahead_after(k);
+    return frames_[frame_[k]].data;
+}
+
+void* Pager::pin(std::size_t k, bool write) {
+    std::lock_guard lock(mutex_);
+    return pin_locked(k, write);
+}
+
+void* Pager::pin_locked(std::size_t k, bool write) {
+    void* p = entry(k);
+    if (!p) p = fault_locked(k);
+    ++frames_[frame_[k]].pins;
+    touch(k, write);
+    return p;
+}
+
+void Pager::unpin(std::size_t k) noexcept {
+    std::lock_guard lock(mutex_);
+    unpin_locked(k);
+}
+
+void Pager::unpin_locked(std::size_t k) noexcept { --frames_[frame_[k]].pins; }
+
+void Pager::link(std::size_t k, std::uint32_t f) noexcept {
+    frame_[k] = f;
+    frames_[f].leaf = k;
+    state_[k] |= kInFrame | kRef;
+    entry(k) = frames_[f].data;
+}
+
+// A fault's own read: synchronous. On failure the frame goes back to the free list and
+// the leaf stays out.
+void Pager::read_now(std::size_t k, std::uint32_t f) {
+    long r = os::read_at(fd_, frames_[f].data, leaf_bytes_, k * leaf_bytes_);
+    if (r != static_cast<long>(leaf_bytes_)) {
+        free_frames_.push_back(f);
+        fail(r < 0 ? "read" : "short read", k, r < 0 ? static_cast<int>(-r) : EIO);
+    }
+    ++stats_.loads;
+    stats_.bytes_read += leaf_bytes_;
+}
+
+// --- frames and eviction ----------------------------------------------------------------
+
+// Up to `want` frames: free ones, new ones from the pool (up to the budget), then
+// victims. At least one, or throws (PagingError when a dirty victim cannot be written,
+// std::runtime_error when every frame is pinned).
+std::size_t Pager::take_frames(std::size_t want, std::uint32_t* out) {
+    std::size_t got = 0;
+    while (got < want && !free_frames_.empty()) {
+        out[got++] = free_frames_.back();
+        free_frames_.pop_back();
+    }
+    while (got < want && frames_.size() < max_frames_) {
+        void* p = pool_->try_allocate();
+        if (!p) break;
+        frames_.push_back({p, kNone, 0});
+        out[got++] = static_cast<std::uint32_t>(frames_.size() - 1);
+    }
+    while (got < want) {
+        std::size_t more = choose_victims(want - got, out + got);
+        got += more;
+        if (got) break;
+        if (io_->in_flight()) {  // every frame is loading: wait for one to arrive
+            std::vector<os::IoDone> done;
+            io_->collect(1, done);
+            for (auto& d : done) complete(d.tag, d.result);
+            continue;
+        }
+        throw std::runtime_error("physmem::PagedArray: every one of its " + std::to_string(frames_.size()) +
+                                 " frames is pinned; the budget is too small for the leaves in use");
+    }
+    return got;
+}
+
+// CLOCK: frames not pinned and not loading, whose reference bit is clear (a set bit is
+// cleared and the frame passed over once). Dirty victims are written together first.
+std::size_t Pager::choose_victims(std::size_t want, std::uint32_t* out) {
+    std::vector<std::uint32_t> chosen, dirty;
+    for (std::size_t step = 0, n = frames_.size(); step < 2 * n && chosen.size() < want; ++step) {
+        auto f = static_cast<std::uint32_t>(hand_);
+        hand_ = hand_ + 1 == n ? 0 : hand_ + 1;
+        Frame& fr = frames_[f];
+        if (fr.leaf == kNone || fr.pins) continue;
+        std::uint8_t& s = state_[fr.leaf];
+        if (s & kLoading) continue;
+        if (s & kRef) {
+            s &= static_cast<std::uint8_t>(~kRef);
+            continue;
+        }
+        ++fr.pins;  // chosen: not again in this sweep
+        chosen.push_back(f);
+        if (s & kDirty) dirty.push_back(f);
+    }
+    std::size_t got = 0;
+    int error = 0;
+    std::size_t failed_leaf = 0;
+    try {
+        write_back(dirty, true);
+    } catch (const PagingError& e) {
+        error = e.code();
+    }
+    for (std::uint32_t f : chosen) {
+        Frame& fr = frames_[f];
+        --fr.pins;
+        std::uint8_t& s = state_[fr.leaf];
+        if (s & kDirty) {  // its write failed: it stays
+            failed_leaf = fr.leaf;
+            continue;
+        }
+        entry(fr.leaf) = nullptr;
+        s &= static_cast<std::uint8_t>(~(kInFrame | kRef | kAhead));
+        fr.leaf = kNone;
+        ++stats_.evictions;
+        out[got++] = f;
+    }
+    if (got) ++epoch_;
+    if (error) {
+        free_frames_.insert(free_frames_.end(), out, out + got);
+        fail("write", failed_leaf, error);
+    }
+    return got;
+}
+
+// Writes the leaves in these frames (batched), marks them clean and on file. Leaves
+// whose write failed stay dirty; the first failure is thrown after all have finished.
+void Pager::write_back(std::span<const std::uint32_t> frames, bool evict) {
+    (void)evict;
+    if (frames.empty()) return;
+    for (std::uint32_t f : frames)
+        io_->queue(true, frames_[f].data, leaf_bytes_, frames_[f].leaf * leaf_bytes_, frames_[f].leaf << 1 | kWriteTag);
+    std::size_t pending = frames.size();
+    int error = 0;
+    std::size_t failed = 0;
+    std::vector<os::IoDone> done;
+    while (pending) {
+        done.clear();
+        io_->collect(1, done);
+        for (auto& d : done) {
+            if (!(d.tag & kWriteTag)) {
+                complete(d.tag, d.result);
+                continue;
+            }
+            --pending;
+            std::size_t k = d.tag >> 1;
+            if (d.result == static_cast<long>(leaf_bytes_)) {
+                state_[k] = static_cast<std::uint8_t>((state_[k] & ~kDirty) | kOnFile);
+                ++stats_.writebacks;
+                stats_.bytes_written += leaf_bytes_;
+            } else if (!error) {
+                error = d.result < 0 ? static_cast<int>(-d.result) : EIO;
+                failed = k;
+            }
+        }
+    }
+    if (error) fail("write", failed, error);
+}
+
+// --- reading ahead ----------------------------------------------------------------------
+
+// Starts reading the leaves that are on file and not in memory; `ahead` marks them as
+// read ahead (else hinted). Stops early when no frame is free to take.
+void Pager::start_reads(std::span<const std::size_t> leaves, bool ahead) {
+    std::vector<std::size_t> todo, held;
+    for (std::size_t k : leaves) {
+        if ((state_[k] & (kInFrame | kOnFile)) == kOnFile && std::find(todo.begin(), todo.end(), k) == todo.end())
+            todo.push_back(k);
+        else if ((state_[k] & kInFrame) && !(state_[k] & kLoading)) {  // already here: keep it for the batch
+            ++frames_[frame_[k]].pins;
+            held.push_back(k);
+        }
+    }
+    std::vector<std::uint32_t> f(todo.size());
+    std::size_t got = 0;
+    try {
+        if (!todo.empty()) got = take_frames(todo.size(), f.data());
+    } catch (const std::exception&) {
+        // a hint: the fault that needs the leaf will report the error
+    }
+    for (std::size_t k : held) --frames_[frame_[k]].pins;
+    for (std::size_t i = 0; i < got; ++i) {
+        std::size_t k = todo[i];
+        frame_[k] = f[i];
+        frames_[f[i]].leaf = k;
+        state_[k] |= kInFrame | kLoading | kRef | kAhead;
+        io_->queue(false, frames_[f[i]].data, leaf_bytes_, k * leaf_bytes_, k << 1);
+    }
+    (ahead ? stats_.readahead_issued : stats_.hinted) += got;
+    std::vector<os::IoDone> done;
+    io_->collect(0, done);  // submits
+    for (auto& d : done) complete(d.tag, d.result);
+}
+
+// A read finished (writes are consumed by write_back). Failure: the frame is freed and
+// the leaf stays out; the fault that needs it reads it again and reports.
+void Pager::complete(std::uint64_t tag, long result) noexcept {
+    std::size_t k = tag >> 1;
+    state_[k] &= static_cast<std::uint8_t>(~kLoading);
+    if (result == static_cast<long>(leaf_bytes_)) {
+        ++stats_.loads;
+        stats_.bytes_read += leaf_bytes_;
+        return;
+    }
+    std::uint32_t f = frame_[k];
+    frames_[f].leaf = kNone;
+    free_frames_.push_back(f);
+    state_[k] &= static_cast<std::uint8_t>(~(kInFrame | kAhead));
+}
+
+void Pager::wait_for(std::size_t k) {
+    std::vector<os::IoDone> done;
+    while (state_[k] & kLoading) {
+        done.clear();
+        io_->collect(1, done);
+        for (auto& d : done) complete(d.tag, d.result);
+    }
+}
+
+void Pager::drain() noexcept {
+    std::vector<os::IoDone> done;
+    while (io_ && io_->in_flight()) {
+        done.clear();
+        io_->collect(io_->in_flight(), done);
+        for (auto& d : done)
+            if (!(d.tag & kWriteTag)) complete(d.tag, d.result);
+    }
+}
+
+// Called after each fault: when the last faults kept one stride (1 at once), reads
+// ahead along it, a batch at a time (when less than half the window is left ahead).
+void Pager::read_ahead_after(std::size_t k) {
+    std::size_t window = std::min(opt_.readahead, max_frames_ / 2);
+    auto d = static_cast<std::ptrdiff_t>(k - last_fault_);
+    bool confirmed = last_fault_ != kNone && d != 0 && (d == 1 || d == stride_);
+    if (!confirmed) ahead_until_ = k;
+    stride_ = last_fault_ == kNone ? 0 : d;
+    last_fault_ = k;
+    if (!confirmed || window == 0) return;
+    auto ahead = static_cast<std::ptrdiff_t>(ahead_until_ - k) / d;
+    if (ahead > static_cast<std::ptrdiff_t>(window / 2)) return;
+    std::uint32_t f = frame_[k];
+    ++frames_[f].pins;  // the leaf just loaded must not make room for its own read-ahead
+    std::vector<std::size_t> next;
+    auto from = std::max<std::ptrdiff_t>(ahead, 0) + 1;
+    for (auto i = from; i <= static_cast<std::ptrdiff_t>(window); ++i) {
+        auto j = static_cast<std::ptrdiff_t>(k) + i * d;
+        if (j < 0 || j >= static_cast<std::ptrdiff_t>(leaves_)) break;
+        next.push_back(static_cast<std::size_t>(j));
+        ahead_until_ = static_cast<std::size_t>(j);
+    }
+    start_reads(next, true);
+    --frames_[f].pins;
+}
+
+void Pager::prefetch(std::span<const std::size_t> leaves) {
+    std::lock_guard lock(mutex_);
+    std::size_t limit = max_frames_ / 2;
+    start_reads(leaves.subspan(0, std::min(leaves.size(), limit)), false);
+}
+
+void Pager::flush() {
+    std::lock_guard lock(mutex_);
+    std::vector<std::uint32_t> dirty;
+    for (std::uint32_t f = 0; f < frames_.size(); ++f)
+        if (frames_[f].leaf != kNone && (state_[frames_[f].leaf] & kDirty)) dirty.push_back(f);
+    ++epoch_;
+    write_back(dirty, false);
+}
+
+PagingStats Pager::stats() const {
+    std::lock_guard lock(mutex_);
+    PagingStats s = stats_;
+    s.resident = frames_.size() - free_frames_.size();
+    return s;
+}
+
+}  // namespace physmem::detail

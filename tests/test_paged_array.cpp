@@ -1,0 +1,459 @@
+// tests/test_paged_array.cpp — PagedArray against a std::vector model: budgets from one
+// leaf up, block sizes and table depths, clean and dirty eviction, read-ahead, hints,
+// concurrent readers, I/O errors (RLIMIT_FSIZE, a truncated file, ENOSPC on a small
+// tmpfs), and the file removed at the end.
+#include <dirent.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdint>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "physmem/paged_array.hpp"
+
+namespace {
+
+using physmem::BlockPool;
+using physmem::PagedArray;
+using physmem::PagingError;
+using physmem::PagingIo;
+using physmem::PagingOptions;
+namespace fs = std::filesystem;
+
+// A fresh scratch directory under the build's temp dir, removed at the end.
+struct ScratchDir {
+    fs::path path;
+    ScratchDir() {
+        std::string t = (fs::temp_directory_path() / "physmem-paged-XXXXXX").string();
+        path = ::mkdtemp(t.data());
+    }
+    ~ScratchDir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+};
+
+BlockPool make_pool(std::size_t block, std::size_t capacity = 64 << 20) {
+    return BlockPool({.block_size = block, .capacity = capacity});
+}
+
+std::size_t open_fds() {
+    std::size_t n = 0;
+    for ([[maybe_unused]] auto& e : fs::directory_iterator("/proc/self/fd")) ++n;
+    return n;
+}
+
+// --- the model ----------------------------------------------------------------------------
+
+struct ModelCase {
+    std::size_t block;
+    std::size_t leaves;
+    std::size_t budget_leaves;
+    PagingIo io;
+};
+
+void run_model(const ModelCase& c, std::uint32_t seed) {
+    BlockPool pool = make_pool(c.block);
+    const std::size_t per_leaf = c.block / sizeof(std::uint64_t);
+    const std::size_t n = c.leaves * per_leaf - per_leaf / 3;  // a short last leaf
+    PagedArray<std::uint64_t> a(n, pool, {.budget = c.budget_leaves * c.block, .readahead = 4, .io = c.io});
+    std::vector<std::uint64_t> m(n, 0);
+    std::mt19937_64 rng(seed);
+    for (int op = 0; op < 1500; ++op) {
+        std::size_t i = rng() % n;
+        switch (rng() % 10) {
+            case 0: case 1: case 2: {
+                std::uint64_t v = rng();
+                a.set(i, v);
+                m[i] = v;
+                break;
+            }
+            case 3: case 4:
+                ASSERT_EQ(a.get(i), m[i]) << "get " << i;
+                break;
+            case 5: {  // a run through an iterator
+                std::size_t len = std::min<std::size_t>(rng() % (2 * per_leaf), n - i);
+                auto it = a.begin() + static_cast<std::ptrdiff_t>(i);
+                for (std::size_t j = 0; j < len; ++j, ++it) {
+                    *it += j;
+                    m[i + j] += j;
+                }
+                break;
+            }
+            case 6: {  // const segments over a range
+                std::size_t last = std::min(n, i + rng() % (3 * per_leaf));
+                std::uint64_t sum = 0, want = 0;
+                physmem::for_each_segment(std::as_const(a), i, last, [&](std::span<const std::uint64_t> s) {
+                    for (auto x : s) sum += x;
+                });
+                for (std::size_t j = i; j < last; ++j) want += m[j];
+                ASSERT_EQ(sum, want);
+                break;
+            }
+            case 7: {  // strided writes (to the end: rarer, they touch most leaves)
+                if (rng() % 4) break;
+                std::size_t stride = per_leaf / 2 + rng() % (2 * per_leaf);
+                std::size_t first = i;
+                std::size_t count = 0;
+                physmem::for_each_strided(a, first, stride, [&](std::uint64_t& x) { x ^= 0x55; ++count; });
+                for (std::size_t j = first; j < n; j += stride) m[j] ^= 0x55;
+                ASSERT_EQ(count, (n - first + stride - 1) / stride);
+                break;
+            }
+            case 8: {  // a hint, then reads of the same elements
+                std::size_t idx[8];
+                for (auto& x : idx) x = rng() % n;
+                a.prefetch(idx);
+                for (auto x : idx) ASSERT_EQ(a.get(x), m[x]);
+                break;
+            }
+            default:
+                if (rng() % 8 == 0) a.flush();
+                else ASSERT_EQ(std::as_const(a)[i], m[i]);
+        }
+        auto s = a.stats();
+        ASSERT_LE(s.resident, s.frames);
+    }
+    std::size_t i = 0;
+    for (std::uint64_t x : std::as_const(a)) ASSERT_EQ(x, m[i++]) << "element " << i - 1;
+    ASSERT_EQ(i, n);
+}
+
+class PagedModel : public ::testing::TestWithParam<ModelCase> {};
+
+TEST_P(PagedModel, MatchesAVector) {
+    for (std::uint32_t seed = 1; seed <= 3; ++seed) {
+        SCOPED_TRACE("seed " + std::to_string(seed));
+        run_model(GetParam(), seed);
+        if (HasFatalFailure()) return;
+    }
+}
+
+// 4 KiB blocks hold 512 pointers: 600 leaves need two table levels.
+INSTANTIATE_TEST_SUITE_P(
+    BudgetsBlocksDepths, PagedModel,
+    ::testing::Values(ModelCase{4096, 16, 1, PagingIo::automatic}, ModelCase{4096, 16, 2, PagingIo::automatic},
+                      ModelCase{4096, 16, 5, PagingIo::sync}, ModelCase{4096, 600, 7, PagingIo::automatic},
+                      ModelCase{4096, 600, 64, PagingIo::sync}, ModelCase{16384, 40, 3, PagingIo::automatic},
+                      ModelCase{65536, 12, 1, PagingIo::sync}, ModelCase{65536, 12, 12, PagingIo::automatic}),
+    [](const auto& info) {
+        const ModelCase& c = info.param;
+        return std::to_string(c.block >> 10) + "K_" + std::to_string(c.leaves) + "leaves_budget" +
+               std::to_string(c.budget_leaves) + (c.io == PagingIo::sync ? "_pread" : "_auto");
+    });
+
+// --- policy -------------------------------------------------------------------------------
+
+TEST(PagedArray, CleanLeavesAreDroppedWithoutAWrite) {
+    BlockPool pool = make_pool(4096);
+    PagedArray<std::uint64_t> a(512 * 8, pool, {.budget = 2 * 4096, .readahead = 0});
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = i;  // 8 dirty leaves through 2 frames
+    auto filled = a.stats();
+    EXPECT_EQ(filled.writebacks, 6u);  // the last two are still in memory
+    EXPECT_EQ(filled.loads, 0u);       // never-written leaves are not read
+    std::uint64_t sum = 0;
+    for (std::uint64_t x : std::as_const(a)) sum += x;
+    EXPECT_EQ(sum, a.size() * (a.size() - 1) / 2);
+    auto read = a.stats();
+    EXPECT_EQ(read.writebacks, 8u);  // the two dirty ones, evicted by the scan
+    EXPECT_EQ(read.evictions - filled.evictions, 8u);
+    for (std::uint64_t x : std::as_const(a)) sum += x;
+    EXPECT_EQ(a.stats().writebacks, 8u) << "a read-only pass wrote";
+    EXPECT_EQ(a.stats().bytes_written, 8u * 4096);
+}
+
+TEST(PagedArray, FlushWritesDirtyLeavesAndKeepsThem) {
+    BlockPool pool = make_pool(4096);
+    PagedArray<std::uint64_t> a(512 * 4, pool, {.budget = 4 * 4096});
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = 3 * i;
+    EXPECT_EQ(a.stats().writebacks, 0u);
+    a.flush();
+    EXPECT_EQ(a.stats().writebacks, 4u);
+    EXPECT_EQ(a.stats().resident, 4u);
+    a.flush();
+    EXPECT_EQ(a.stats().writebacks, 4u) << "clean leaves written again";
+}
+
+TEST(PagedArray, SequentialAndStridedPatternsAreReadAhead) {
+    BlockPool pool = make_pool(4096);
+    const std::size_t leaves = 64;
+    PagedArray<std::uint64_t> a(512 * leaves, pool, {.budget = 16 * 4096, .readahead = 8});
+    physmem::for_each_segment(a, [v = std::uint64_t{0}](std::span<std::uint64_t> s) mutable {
+        for (auto& x : s) x = v++;
+    });
+    a.flush();
+    auto before = a.stats();
+    std::uint64_t sum = 0;
+    physmem::for_each_segment(std::as_const(a), [&](std::span<const std::uint64_t> s) {
+        for (auto x : s) sum += x;
+    });
+    EXPECT_EQ(sum, a.size() * (a.size() - 1) / 2);
+    auto seq = a.stats();
+    EXPECT_GT(seq.readahead_issued, before.readahead_issued);
+    EXPECT_GE(seq.readahead_hits - before.readahead_hits, leaves / 2) << "a scan mostly waited for its reads";
+    // Every third leaf, through operator[]: a stride of 3 leaves.
+    std::uint64_t got = 0, want = 0;
+    for (std::size_t k = 0; k < leaves; k += 3) {
+        got += std::as_const(a)[k * 512 + 5];
+        want += k * 512 + 5;
+    }
+    EXPECT_EQ(got, want);
+    auto strided = a.stats();
+    EXPECT_GT(strided.readahead_hits, seq.readahead_hits) << "a stride of 3 leaves was not detected";
+}
+
+TEST(PagedArray, HintsLoadABatchBeforeItIsTouched) {
+    BlockPool pool = make_pool(4096);
+    PagedArray<std::uint64_t> a(512 * 64, pool, {.budget = 32 * 4096, .readahead = 0});
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = i;
+    a.flush();
+    std::vector<std::size_t> idx;
+    for (std::size_t k = 0; k < 64; k += 4) idx.push_back(k * 512 + 7);  // 16 leaves, some resident
+    auto before = a.stats();
+    a.prefetch(idx);
+    auto hinted = a.stats();
+    EXPECT_GT(hinted.hinted, before.hinted);
+    for (std::size_t i : idx) EXPECT_EQ(std::as_const(a)[i], i);
+    auto after = a.stats();
+    EXPECT_EQ(after.readahead_hits - before.readahead_hits, hinted.hinted - before.hinted)
+        << "every hinted leaf should be found loaded";
+    EXPECT_EQ(after.loads - before.loads, hinted.hinted - before.hinted) << "a hinted leaf was read twice";
+}
+
+TEST(PagedArray, ConcurrentReadersSeeTheirValues) {
+    BlockPool pool = make_pool(4096);
+    PagedArray<std::uint64_t> a(512 * 48, pool, {.budget = 6 * 4096, .readahead = 2});
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = i * 7;
+    std::atomic<std::size_t> wrong{0};
+    std::vector<std::thread> readers;
+    for (unsigned t = 0; t < 4; ++t)
+        readers.emplace_back([&, t] {
+            std::mt19937_64 rng(t);
+            for (int r = 0; r < 3000; ++r) {
+                std::size_t i = rng() % a.size();
+                if (a.get(i) != i * 7) ++wrong;
+                if (r % 500 == 0) {
+                    std::size_t first = rng() % a.size(), last = std::min(a.size(), first + 3000);
+                    physmem::for_each_segment(std::as_const(a), first, last, [&](std::span<const std::uint64_t> s) {
+                        for (std::size_t j = 0; j < s.size(); ++j)
+                            if (s[j] != (first + j) * 7) ++wrong;
+                        first += s.size();
+                    });
+                    std::size_t hint[4] = {rng() % a.size(), rng() % a.size(), rng() % a.size(), rng() % a.size()};
+                    a.prefetch(hint);
+                }
+            }
+        });
+    for (auto& t : readers) t.join();
+    EXPECT_EQ(wrong.load(), 0u);
+    EXPECT_LE(a.stats().resident, 6u);
+}
+
+TEST(PagedArray, AllFramesPinnedIsAClearError) {
+    BlockPool pool = make_pool(4096);
+    PagedArray<std::uint64_t> a(512 * 4, pool, {.budget = 4096});
+    EXPECT_THROW(physmem::for_each_segment(std::as_const(a), 0, 1024,
+                                           [&](std::span<const std::uint64_t>) {
+                                               physmem::for_each_segment(std::as_const(a), 600, 601,
+                                                                         [](std::span<const std::uint64_t>) {});
+                                           }),
+                 std::runtime_error);
+    EXPECT_EQ(a.get(600), 0u);  // usable afterwards
+}
+
+// --- the file -----------------------------------------------------------------------------
+
+TEST(PagedArray, NamedFileIsCreatedNewAndRemovedAtTheEnd) {
+    ScratchDir d;
+    fs::path f = d.path / "leaves";
+    BlockPool pool = make_pool(4096);
+    {
+        PagedArray<int> a(10000, pool, {.budget = 4096, .path = f.string()});
+        a[9999] = 1;
+        a[0] = 2;
+        EXPECT_TRUE(fs::exists(f));
+        EXPECT_EQ(a.file(), f.string());
+        try {
+            PagedArray<int> b(10, pool, {.path = f.string()});
+            ADD_FAILURE() << "an existing file was taken over";
+        } catch (const PagingError& e) {
+            EXPECT_EQ(e.code(), EEXIST);
+            EXPECT_NE(std::string(e.what()).find(f.string()), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_FALSE(fs::exists(f));
+}
+
+TEST(PagedArray, UnnamedFileLeavesNothingBehind) {
+    ScratchDir d;
+    BlockPool pool = make_pool(4096);
+    std::size_t fds = open_fds();
+    {
+        PagedArray<int> a(100000, pool, {.budget = 2 * 4096, .dir = d.path.string()});
+        for (std::size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int>(i);
+        EXPECT_GT(a.stats().bytes_written, 0u);
+        EXPECT_NE(a.file().find(d.path.string()), std::string::npos);
+    }
+    EXPECT_EQ(open_fds(), fds);
+    EXPECT_TRUE(fs::is_empty(d.path));
+}
+
+TEST(PagedArray, AFileThatCannotBeCreatedFailsAtConstruction) {
+    BlockPool pool = make_pool(4096);
+    try {
+        PagedArray<int> a(10, pool, {.path = "/nonexistent-dir/physmem/leaves"});
+        ADD_FAILURE() << "constructed";
+    } catch (const PagingError& e) {
+        EXPECT_EQ(e.code(), ENOENT);
+        EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/physmem/leaves"), std::string::npos);
+    }
+    EXPECT_THROW(PagedArray<int>(10, pool, {.dir = "/nonexistent-dir"}), PagingError);
+    EXPECT_EQ(pool.stats().blocks_in_use, 0u) << "a failed construction kept blocks";
+}
+
+TEST(PagedArray, ReportsTheIoItUses) {
+    BlockPool pool = make_pool(4096);
+    PagedArray<int> s(10, pool, {.io = PagingIo::sync});
+    EXPECT_STREQ(s.stats().io, "pread");
+    PagedArray<int> a(10, pool, {.io = PagingIo::automatic});
+    EXPECT_TRUE(std::string(a.stats().io) == "io_uring" || std::string(a.stats().io) == "pread");
+    try {
+        PagedArray<int> u(10, pool, {.io = PagingIo::uring});
+        EXPECT_STREQ(u.stats().io, "io_uring");
+    } catch (const PagingError& e) {
+        GTEST_SKIP() << "io_uring unavailable here: " << e.what();
+    }
+}
+
+// --- errors: nothing lost, the leaf stays out, a clear exception -----------------------
+
+// Writes i+1 to every element until a PagingError; returns how many were set.
+std::size_t fill_until_error(PagedArray<std::uint64_t>& a, PagingError* error) {
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        try {
+            a.set(i, i + 1);
+        } catch (const PagingError& e) {
+            *error = e;
+            return i;
+        }
+    }
+    return a.size();
+}
+
+void expect_prefix_kept(PagedArray<std::uint64_t>& a, std::size_t set) {
+    std::size_t bad = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        if (a.get(i) != (i < set ? i + 1 : 0)) ++bad;
+    EXPECT_EQ(bad, 0u) << "elements lost or changed after the error (" << set << " were set)";
+}
+
+class WriteErrors : public ::testing::TestWithParam<PagingIo> {};
+
+// RLIMIT_FSIZE makes writes past 8 leaves fail with EFBIG: a real error from the kernel.
+TEST_P(WriteErrors, AFailedWriteBackKeepsTheLeafInMemory) {
+    ScratchDir d;
+    BlockPool pool = make_pool(4096);
+    PagedArray<std::uint64_t> a(512 * 32, pool, {.budget = 3 * 4096, .path = (d.path / "f").string(), .io = GetParam()});
+    struct sigaction ignore{}, old{};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGXFSZ, &ignore, &old);
+    rlimit saved{};
+    ::getrlimit(RLIMIT_FSIZE, &saved);
+    rlimit small = saved;
+    small.rlim_cur = 8 * 4096;
+    ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+    PagingError error("", 0);
+    std::size_t set = fill_until_error(a, &error);
+    ::setrlimit(RLIMIT_FSIZE, &saved);
+    ::sigaction(SIGXFSZ, &old, nullptr);
+    ASSERT_LT(set, a.size()) << "no write failed";
+    EXPECT_EQ(error.code(), EFBIG) << error.what();
+    EXPECT_NE(std::string(error.what()).find("leaf"), std::string::npos) << error.what();
+    EXPECT_NE(std::string(error.what()).find(a.file()), std::string::npos) << error.what();
+    expect_prefix_kept(a, set);
+}
+
+INSTANTIATE_TEST_SUITE_P(Io, WriteErrors, ::testing::Values(PagingIo::automatic, PagingIo::sync),
+                         [](const auto& i) { return i.param == PagingIo::sync ? "pread" : "automatic"; });
+
+TEST(PagedArray, AShortReadIsAnErrorAndTheLeafStaysOut) {
+    ScratchDir d;
+    fs::path f = d.path / "f";
+    BlockPool pool = make_pool(4096);
+    PagedArray<std::uint64_t> a(512 * 8, pool, {.budget = 2 * 4096, .path = f.string(), .readahead = 0});
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = i;  // leaves 0..5 written out, 6 and 7 in memory
+    a.flush();  // 6 and 7 clean: evicting them writes nothing that would extend the file again
+    ASSERT_EQ(::truncate(f.c_str(), 4096 * 2 + 100), 0);  // leaf 2 is now short, 3..5 gone
+    try {
+        (void)a.get(2 * 512);
+        ADD_FAILURE() << "read a truncated leaf";
+    } catch (const PagingError& e) {
+        EXPECT_EQ(e.code(), EIO);
+        EXPECT_NE(std::string(e.what()).find("short read of leaf 2"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(a.pager().lookup(2), nullptr) << "a half-loaded leaf became visible";
+    EXPECT_LE(a.stats().resident, 2u);
+    EXPECT_EQ(a.get(7 * 512 + 1), 7 * 512 + 1);
+    EXPECT_EQ(a.get(1), 1u);
+    EXPECT_THROW((void)a.get(2 * 512), PagingError) << "the leaf was linked after a failed read";
+}
+
+// A 256 KiB tmpfs: the file fills it; every element set before the error is still there
+// once the file system has room again. Root only (mount).
+TEST(PagedArray, EnospcOnAFullFileSystemLosesNothing) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
+    ScratchDir d;
+    if (::mount("tmpfs", d.path.c_str(), "tmpfs", 0, "size=256k") != 0)
+        GTEST_SKIP() << "cannot mount tmpfs: " << std::strerror(errno);
+    struct Unmount {
+        const char* p;
+        ~Unmount() { ::umount2(p, MNT_DETACH); }
+    } unmount{d.path.c_str()};
+    BlockPool pool = make_pool(4096);
+    {
+        PagedArray<std::uint64_t> a(512 * 128, pool, {.budget = 4 * 4096, .path = (d.path / "f").string()});
+        PagingError error("", 0);
+        std::size_t set = fill_until_error(a, &error);
+        ASSERT_LT(set, a.size()) << "a 512 KiB array fit a 256 KiB tmpfs";
+        EXPECT_EQ(error.code(), ENOSPC) << error.what();
+        EXPECT_GE(set, 512u * 60) << "failed long before the file system was full";
+        ASSERT_EQ(::mount("tmpfs", d.path.c_str(), "tmpfs", MS_REMOUNT, "size=2m"), 0) << std::strerror(errno);
+        expect_prefix_kept(a, set);
+        std::size_t rest = set;
+        for (; rest < a.size(); ++rest) a.set(rest, rest + 1);  // room now: the rest goes through
+        expect_prefix_kept(a, a.size());
+    }
+}
+
+// --- no kernel faults in the steady state ---------------------------------------------
+
+TEST(PagedArray, PagingCausesNoKernelPageFaults) {
+    BlockPool pool = make_pool(65536);
+    PagedArray<std::uint64_t> a(8192 * 32, pool, {.budget = 8 * 65536});
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = i;
+    std::uint64_t sum = 0;
+    physmem::for_each_segment(std::as_const(a), [&](auto s) { for (auto x : s) sum += x; });  // frames warm
+    rusage before{}, after{};
+    ::getrusage(RUSAGE_SELF, &before);
+    for (int pass = 0; pass < 2; ++pass)
+        physmem::for_each_segment(std::as_const(a), [&](auto s) { for (auto x : s) sum += x; });
+    ::getrusage(RUSAGE_SELF, &after);
+    EXPECT_EQ(sum, 3 * (a.size() * (a.size() - 1) / 2));
+    EXPECT_GT(a.stats().loads, 32u);
+    EXPECT_LE(after.ru_minflt - before.ru_minflt, 2) << "minor faults while paging";
+    EXPECT_EQ(after.ru_majflt - before.ru_majflt, 0) << "major faults while paging";
+}
+
+}  // namespace

@@ -8,7 +8,9 @@
 //
 // Policy. Frames are taken from the pool up to the budget, then reused: CLOCK over the
 // frames (a reference bit per leaf, set by every access), skipping pinned frames and
-// frames with I/O in flight. A clean leaf is dropped; a dirty one is written first
+// frames with I/O in flight; but a leaf a sequential or strided pattern has just passed
+// goes first (most recently used first: a cyclic scan larger than the budget then keeps
+// part of the array in memory from pass to pass). A clean leaf is dropped; a dirty one is written first
 // (batched: the victims of one request are written together). A leaf never written is
 // not read: it is made in memory (value-initialised). Read-ahead: when consecutive faults
 // keep one stride (1 for a scan), the next `readahead` leaves along it are read
@@ -157,6 +159,7 @@ class Pager {
     void read_now(std::size_t k, std::uint32_t f);
     void link(std::size_t k, std::uint32_t f) noexcept;
     void read_ahead_after(std::size_t k);
+    void pass_behind(std::size_t k) noexcept;
     [[noreturn]] void fail(const char* op, std::size_t k, int error) const;
 
     BlockPool* pool_;
@@ -179,6 +182,7 @@ class Pager {
     std::size_t last_fault_ = kNone;
     std::ptrdiff_t stride_ = 0;
     std::size_t ahead_until_ = kNone;  // read-ahead issued up to here along stride_
+    std::vector<std::size_t> behind_;  // leaves a scan passed: preferred victims, last first
     std::unique_ptr<IoQueue> io_;
     int fd_ = -1;
     std::string file_;

@@ -207,6 +207,14 @@ std::size_t Pager::take_frames(std::size_t want, std::uint32_t* out) {
 // cleared and the frame passed over once). Dirty victims are written together first.
 std::size_t Pager::choose_victims(std::size_t want, std::uint32_t* out) {
     std::vector<std::uint32_t> chosen, dirty;
+    while (!behind_.empty() && chosen.size() < want) {  // leaves a scan has passed, last first
+        std::size_t k = behind_.back();
+        behind_.pop_back();
+        if ((state_[k] & (kInFrame | kLoading | kRef)) != kInFrame || frames_[frame_[k]].pins) continue;
+        ++frames_[frame_[k]].pins;
+        chosen.push_back(frame_[k]);
+        if (state_[k] & kDirty) dirty.push_back(frame_[k]);
+    }
     for (std::size_t step = 0, n = frames_.size(); step < 2 * n && chosen.size() < want; ++step) {
         auto f = static_cast<std::uint32_t>(hand_);
         hand_ = hand_ + 1 == n ? 0 : hand_ + 1;
@@ -365,7 +373,9 @@ void Pager::read_ahead_after(std::size_t k) {
     if (!confirmed) ahead_until_ = k;
     stride_ = last_fault_ == kNone ? 0 : d;
     last_fault_ = k;
-    if (!confirmed || window == 0) return;
+    if (!confirmed) return;
+    pass_behind(k - d);
+    if (window == 0) return;
     auto ahead = static_cast<std::ptrdiff_t>(ahead_until_ - k) / d;
     if (ahead > static_cast<std::ptrdiff_t>(window / 2)) return;
     std::uint32_t f = frame_[k];
@@ -380,6 +390,16 @@ void Pager::read_ahead_after(std::size_t k) {
     }
     start_reads(next, true);
     --frames_[f].pins;
+}
+
+// The leaf a scan just left is the first to go (most recently used first): of a
+// cyclic scan larger than the budget, the leaves loaded first then stay in memory and
+// each pass reads only the rest, where LRU (or CLOCK) would read everything every pass.
+void Pager::pass_behind(std::size_t k) noexcept {
+    if (k >= leaves_ || !(state_[k] & kInFrame)) return;
+    state_[k] &= static_cast<std::uint8_t>(~kRef);
+    if (behind_.size() >= 2 * max_frames_) behind_.erase(behind_.begin(), behind_.begin() + max_frames_);
+    behind_.push_back(k);
 }
 
 void Pager::prefetch(std::span<const std::size_t> leaves) {

@@ -463,6 +463,9 @@ TEST(PagedArray, EnospcOnAFullFileSystemLosesNothing) {
 // --- no kernel faults in the steady state ---------------------------------------------
 
 TEST(PagedArray, PagingCausesNoKernelPageFaults) {
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "AddressSanitizer's shadow memory faults in on the slow path's allocations";
+#endif
     BlockPool pool = make_pool(65536);
     PagedArray<std::uint64_t> a(8192 * 32, pool, {.budget = 8 * 65536});
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = i;

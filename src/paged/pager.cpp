@@ -188,7 +188,13 @@ std::size_t Pager::take_frames(std::size_t want, std::uint32_t* out) {
         out[got++] = static_cast<std::uint32_t>(frames_.size() - 1);
     }
     while (got < want) {
-        std::size_t more = choose_victims(want - got, out + got);
+        std::size_t more;
+        try {
+            more = choose_victims(want - got, out + got);
+        } catch (...) {
+            free_frames_.insert(free_frames_.end(), out, out + got);  // nothing taken is lost
+            throw;
+        }
         got += more;
         if (got) break;
         if (io_->in_flight()) {  // every frame is loading: wait for one to arrive

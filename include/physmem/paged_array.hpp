@@ -116,12 +116,22 @@ class PagedArray {
     }
 
     // --- paging -------------------------------------------------------------------------
-    // A hint: starts reading the leaves of these elements (asynchronously, as one batch;
-    // at most half the budget per call). Errors are left for the access that needs the leaf.
+    // A hint that these elements come next: an element whose leaf is in memory gets a CPU
+    // prefetch of its cache line; the leaves that are not start reading, asynchronously
+    // and as one batch (at most half the budget per call). Errors are left for the access
+    // that needs the leaf. Takes the lock only when a leaf is missing.
     void prefetch(std::span<const size_type> indices) const {
+        bool missing = false;
+        for (size_type i : indices) {
+            const void* p = pager_->peek(i >> shape_.leaf_shift);
+            if (p) __builtin_prefetch(static_cast<const T*>(p) + (i & shape_.leaf_mask()), 1);
+            else missing = true;
+        }
+        if (!missing) return;
         std::vector<size_type> leaves;
         leaves.reserve(indices.size());
-        for (size_type i : indices) leaves.push_back(i >> shape_.leaf_shift);
+        for (size_type i : indices)
+            if (!pager_->peek(i >> shape_.leaf_shift)) leaves.push_back(i >> shape_.leaf_shift);
         pager_->prefetch(leaves);
     }
     void prefetch_leaves(std::span<const size_type> leaves) const { pager_->prefetch(leaves); }

@@ -94,7 +94,10 @@ class IoQueue;  // src/paged/io_queue.hpp
 class Pager {
   public:
     // Leaf state bits (state_[k]).
-    static constexpr std::uint8_t kRef = 1, kDirty = 2, kOnFile = 4, kInFrame = 8, kLoading = 16, kAhead = 32;
+    // 16 bits, not 8: a store through a char type may alias anything, so the compiler
+    // would reload the table's root and shape after every access's reference bit.
+    using Bits = std::uint16_t;
+    static constexpr Bits kRef = 1, kDirty = 2, kOnFile = 4, kInFrame = 8, kLoading = 16, kAhead = 32;
     using InitFn = void (*)(void* leaf, std::size_t bytes);
 
     // `leaves` leaves of pool.block_size() bytes each; `init` makes a never-written leaf.
@@ -112,8 +115,21 @@ class Pager {
             node = static_cast<void* const*>(node[(k >> (fan_shift_ * (level - 1))) & fan_mask_]);
         return node[k & fan_mask_];
     }
+    // As lookup, but safe beside a thread that loads or evicts (relaxed atomic reads):
+    // the answer may be stale at once, so use it only for a CPU prefetch, which cannot fault.
+    const void* peek(std::size_t k) const noexcept {
+        void* const* node = root_;
+        for (unsigned level = depth_; level > 1; --level)
+            node = static_cast<void* const*>(node[(k >> (fan_shift_ * (level - 1))) & fan_mask_]);
+        return __atomic_load_n(&node[k & fan_mask_], __ATOMIC_RELAXED);
+    }
     // Marks an access: the reference bit, and the dirty bit when `write`. No lock.
-    void touch(std::size_t k, bool write) noexcept { state_[k] |= write ? (kRef | kDirty) : kRef; }
+    // Stores only when a bit is missing (CLOCK clears kRef rarely; a leaf stays dirty).
+    void touch(std::size_t k, bool write) noexcept {
+        Bits want = write ? (kRef | kDirty) : kRef;
+        if ((state_[k] & want) != want) [[unlikely]]
+            state_[k] |= want;
+    }
 
     // Makes leaf k present and returns it (the slow path of a walk).
     void* fault(std::size_t k);
@@ -172,7 +188,7 @@ class Pager {
     unsigned fan_shift_;
     std::size_t fan_mask_;
     std::vector<void*> inner_;                 // every inner block (to free them)
-    std::unique_ptr<std::uint8_t[]> state_;    // per leaf: k* bits above
+    std::unique_ptr<Bits[]> state_;            // per leaf: k* bits above
     std::unique_ptr<std::uint32_t[]> frame_;   // per leaf: its frame while kInFrame
     std::vector<Frame> frames_;
     std::vector<std::uint32_t> free_frames_;

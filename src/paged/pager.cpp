@@ -38,7 +38,7 @@ Pager::Pager(BlockPool& pool, std::size_t leaves, InitFn init, const PagingOptio
     unlink_path_ = o.path;
     try {
         io_ = std::make_unique<IoQueue>(fd_, o.io, o.queue_depth, file_);
-        state_ = std::make_unique<std::uint8_t[]>(leaves);
+        state_ = std::make_unique<Bits[]>(leaves);
         frame_ = std::make_unique<std::uint32_t[]>(leaves);
         build_table();
     } catch (...) {
@@ -118,7 +118,7 @@ void* Pager::fault_locked(std::size_t k) {
     if (state_[k] & kLoading) wait_for(k);
     if (state_[k] & kInFrame) {  // read ahead or hinted, now arrived
         if (state_[k] & kAhead) ++stats_.readahead_hits;
-        state_[k] &= static_cast<std::uint8_t>(~kAhead);
+        state_[k] &= static_cast<Bits>(~kAhead);
         link(k, frame_[k]);
     } else {
         std::uint32_t f;
@@ -155,7 +155,7 @@ void Pager::link(std::size_t k, std::uint32_t f) noexcept {
     frame_[k] = f;
     frames_[f].leaf = k;
     state_[k] |= kInFrame | kRef;
-    entry(k) = frames_[f].data;
+    __atomic_store_n(&entry(k), frames_[f].data, __ATOMIC_RELAXED);  // peek() may read it beside us
 }
 
 // A fault's own read: synchronous. On failure the frame goes back to the free list and
@@ -226,10 +226,10 @@ std::size_t Pager::choose_victims(std::size_t want, std::uint32_t* out) {
         hand_ = hand_ + 1 == n ? 0 : hand_ + 1;
         Frame& fr = frames_[f];
         if (fr.leaf == kNone || fr.pins) continue;
-        std::uint8_t& s = state_[fr.leaf];
+        Bits& s = state_[fr.leaf];
         if (s & kLoading) continue;
         if (s & kRef) {
-            s &= static_cast<std::uint8_t>(~kRef);
+            s &= static_cast<Bits>(~kRef);
             continue;
         }
         ++fr.pins;  // chosen: not again in this sweep
@@ -247,13 +247,13 @@ std::size_t Pager::choose_victims(std::size_t want, std::uint32_t* out) {
     for (std::uint32_t f : chosen) {
         Frame& fr = frames_[f];
         --fr.pins;
-        std::uint8_t& s = state_[fr.leaf];
+        Bits& s = state_[fr.leaf];
         if (s & kDirty) {  // its write failed: it stays
             failed_leaf = fr.leaf;
             continue;
         }
-        entry(fr.leaf) = nullptr;
-        s &= static_cast<std::uint8_t>(~(kInFrame | kRef | kAhead));
+        __atomic_store_n(&entry(fr.leaf), nullptr, __ATOMIC_RELAXED);
+        s &= static_cast<Bits>(~(kInFrame | kRef | kAhead));
         fr.leaf = kNone;
         ++stats_.evictions;
         out[got++] = f;
@@ -288,7 +288,7 @@ void Pager::write_back(std::span<const std::uint32_t> frames, bool evict) {
             --pending;
             std::size_t k = d.tag >> 1;
             if (d.result == static_cast<long>(leaf_bytes_)) {
-                state_[k] = static_cast<std::uint8_t>((state_[k] & ~kDirty) | kOnFile);
+                state_[k] = static_cast<Bits>((state_[k] & ~kDirty) | kOnFile);
                 ++stats_.writebacks;
                 stats_.bytes_written += leaf_bytes_;
             } else if (!error) {
@@ -306,18 +306,19 @@ void Pager::write_back(std::span<const std::uint32_t> frames, bool evict) {
 // read ahead (else hinted). Stops early when no frame is free to take.
 void Pager::start_reads(std::span<const std::size_t> leaves, bool ahead) {
     std::vector<std::size_t> todo, held;
-    for (std::size_t k : leaves) {
+    for (std::size_t k : leaves)
         if ((state_[k] & (kInFrame | kOnFile)) == kOnFile && std::find(todo.begin(), todo.end(), k) == todo.end())
             todo.push_back(k);
-        else if ((state_[k] & kInFrame) && !(state_[k] & kLoading)) {  // already here: keep it for the batch
+    if (todo.empty()) return;
+    for (std::size_t k : leaves)
+        if ((state_[k] & (kInFrame | kLoading)) == kInFrame) {  // already here: keep it for the batch
             ++frames_[frame_[k]].pins;
             held.push_back(k);
         }
-    }
     std::vector<std::uint32_t> f(todo.size());
     std::size_t got = 0;
     try {
-        if (!todo.empty()) got = take_frames(todo.size(), f.data());
+        got = take_frames(todo.size(), f.data());
     } catch (const std::exception&) {
         // a hint: the fault that needs the leaf will report the error
     }
@@ -339,7 +340,7 @@ void Pager::start_reads(std::span<const std::size_t> leaves, bool ahead) {
 // the leaf stays out; the fault that needs it reads it again and reports.
 void Pager::complete(std::uint64_t tag, long result) noexcept {
     std::size_t k = tag >> 1;
-    state_[k] &= static_cast<std::uint8_t>(~kLoading);
+    state_[k] &= static_cast<Bits>(~kLoading);
     if (result == static_cast<long>(leaf_bytes_)) {
         ++stats_.loads;
         stats_.bytes_read += leaf_bytes_;
@@ -348,7 +349,7 @@ void Pager::complete(std::uint64_t tag, long result) noexcept {
     std::uint32_t f = frame_[k];
     frames_[f].leaf = kNone;
     free_frames_.push_back(f);
-    state_[k] &= static_cast<std::uint8_t>(~(kInFrame | kAhead));
+    state_[k] &= static_cast<Bits>(~(kInFrame | kAhead));
 }
 
 void Pager::wait_for(std::size_t k) {
@@ -403,7 +404,7 @@ void Pager::read_ahead_after(std::size_t k) {
 // each pass reads only the rest, where LRU (or CLOCK) would read everything every pass.
 void Pager::pass_behind(std::size_t k) noexcept {
     if (k >= leaves_ || !(state_[k] & kInFrame)) return;
-    state_[k] &= static_cast<std::uint8_t>(~kRef);
+    state_[k] &= static_cast<Bits>(~kRef);
     if (behind_.size() >= 2 * max_frames_) behind_.erase(behind_.begin(), behind_.begin() + max_frames_);
     behind_.push_back(k);
 }

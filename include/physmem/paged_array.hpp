@@ -130,8 +130,7 @@ class PagedArray {
         if (!missing) return;
         std::vector<size_type> leaves;
         leaves.reserve(indices.size());
-        for (size_type i : indices)
-            if (!pager_->peek(i >> shape_.leaf_shift)) leaves.push_back(i >> shape_.leaf_shift);
+        for (size_type i : indices) leaves.push_back(i >> shape_.leaf_shift);  // the present ones stay for the batch
         pager_->prefetch(leaves);
     }
     void prefetch_leaves(std::span<const size_type> leaves) const { pager_->prefetch(leaves); }

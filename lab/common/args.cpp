@@ -27,6 +27,10 @@ constexpr KindInfo kKinds[] = {
     {"split-pool", "the -fsplit-stack build; each segment one --block-size block of a physmem BlockPool", 1},
     {"tree-fixed", "the data in a tree of blocks; each access walks a view whose depth is fixed at compile "
                    "time (with_fixed_depth)", 1},
+    {"paged", "a physmem::PagedArray: leaves in a file, up to a memory budget in --block-size pool blocks, "
+              "loaded by the software walk", 1},
+    {"mapped", "a MAP_SHARED file mapping, paged by the kernel inside a memory cgroup limited to the budget", 0},
+    {"stxxl", "STXXL's stxxl::vector (an out-of-core vector with its own block cache of the budget)", 0},
 };
 
 constexpr physmem::Backing kBackings[] = {physmem::Backing::page_4k, physmem::Backing::thp,

@@ -21,10 +21,13 @@ namespace lab {
 // How the measured data is laid out: see PROTOCOL.md, "--variant". The stack program's
 // kinds say where the measured thread's stack lives (contiguous, split into libgcc's
 // segments, split into BlockPool blocks).
-enum class Kind { array, tree_index, tree_iter, tree_seg, malloc, pool, contiguous, split, split_pool, tree_fixed };
+enum class Kind {
+    array, tree_index, tree_iter, tree_seg, malloc, pool, contiguous, split, split_pool, tree_fixed,
+    paged, mapped, stxxl,  // the paging suite: data larger than a memory budget
+};
 
 // "array", "tree-index", "tree-iter", "tree-seg", "malloc", "pool", "contiguous", "split",
-// "split-pool", "tree-fixed".
+// "split-pool", "tree-fixed", "paged", "mapped", "stxxl".
 std::string_view to_string(Kind k) noexcept;
 
 // What a kind means and what it maps, as --list declares it (args.cpp's one table).

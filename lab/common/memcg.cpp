@@ -1,0 +1,121 @@
+// lab/common/memcg.cpp — see memcg.hpp.
+#include "memcg.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <vector>
+
+namespace lab::memcg {
+namespace {
+
+constexpr const char* kRoot = "/sys/fs/cgroup/memory";
+
+void write_file(const std::string& path, const std::string& value) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) throw std::runtime_error("memory cgroup: cannot open " + path + ": " + std::strerror(errno));
+    bool ok = std::fputs(value.c_str(), f) >= 0;
+    ok = std::fclose(f) == 0 && ok;
+    if (!ok) throw std::runtime_error("memory cgroup: writing " + value + " to " + path + " failed: " + std::strerror(errno));
+}
+
+std::uint64_t read_number(const std::string& path) {
+    std::ifstream in(path);
+    std::uint64_t v = 0;
+    in >> v;
+    return v;
+}
+
+}  // namespace
+
+std::string unavailable_reason() {
+    if (::geteuid() != 0) return "needs root (a memory cgroup is created and joined)";
+    if (::access((std::string(kRoot) + "/memory.limit_in_bytes").c_str(), W_OK) != 0)
+        return std::string("no writable cgroup-v1 memory controller at ") + kRoot;
+    return "";
+}
+
+Limit::Limit(std::size_t limit) {
+    if (std::string why = unavailable_reason(); !why.empty()) throw std::runtime_error(why);
+    path_ = std::string(kRoot) + "/physmem-lab-" + std::to_string(::getpid());
+    if (::mkdir(path_.c_str(), 0755) != 0 && errno != EEXIST)
+        throw std::runtime_error("memory cgroup: mkdir " + path_ + ": " + std::strerror(errno));
+    try {
+        write_file(path_ + "/memory.limit_in_bytes", std::to_string(limit));
+        write_file(path_ + "/cgroup.procs", std::to_string(::getpid()));
+    } catch (...) {
+        ::rmdir(path_.c_str());
+        throw;
+    }
+}
+
+Limit::~Limit() {
+    try {
+        write_file(std::string(kRoot) + "/cgroup.procs", std::to_string(::getpid()));
+    } catch (...) {
+    }
+    ::rmdir(path_.c_str());
+}
+
+std::uint64_t Limit::max_usage() const { return read_number(path_ + "/memory.max_usage_in_bytes"); }
+std::uint64_t Limit::failcnt() const { return read_number(path_ + "/memory.failcnt"); }
+
+std::size_t drop_cache(int fd, std::size_t bytes) {
+    ::fsync(fd);
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    void* p = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) return 0;
+    std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+    std::vector<unsigned char> v((bytes + page - 1) / page);
+    std::size_t cached = 0;
+    if (::mincore(p, bytes, v.data()) == 0)
+        for (unsigned char c : v) cached += c & 1;
+    ::munmap(p, bytes);
+    return cached;
+}
+
+Counters counters() {
+    Counters c;
+    rusage r{};
+    ::getrusage(RUSAGE_SELF, &r);
+    c.minor_faults = static_cast<std::uint64_t>(r.ru_minflt);
+    c.major_faults = static_cast<std::uint64_t>(r.ru_majflt);
+    std::ifstream io("/proc/self/io");
+    std::string key;
+    std::uint64_t v;
+    while (io >> key >> v) {
+        if (key == "read_bytes:") c.read_bytes = v;
+        else if (key == "write_bytes:") c.write_bytes = v;
+    }
+    return c;
+}
+
+Counters operator-(const Counters& a, const Counters& b) {
+    return {a.minor_faults - b.minor_faults, a.major_faults - b.major_faults, a.read_bytes - b.read_bytes,
+            a.write_bytes - b.write_bytes};
+}
+
+Counters& operator+=(Counters& a, const Counters& b) {
+    a.minor_faults += b.minor_faults;
+    a.major_faults += b.major_faults;
+    a.read_bytes += b.read_bytes;
+    a.write_bytes += b.write_bytes;
+    return a;
+}
+
+std::size_t resident_bytes() {
+    std::ifstream in("/proc/self/statm");
+    std::size_t size = 0, resident = 0;
+    in >> size >> resident;
+    return resident * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+}
+
+}  // namespace lab::memcg

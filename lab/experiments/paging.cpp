@@ -1,0 +1,426 @@
+// lab/experiments/paging.cpp — the paging suite (issue 14, seed 001 Table 1 "swapping"):
+// 64-bit words larger than a memory budget, paged in software by physmem, by the kernel,
+// and by STXXL; the in-memory tree array is the ceiling.
+//
+//   physmem_lab_paging --variant paged-thp --size 128M --param kernel=seq --param ratio=2
+//
+// --size is the data (n = size / 8 words, a power of two); the budget is size / ratio.
+// Every variant starts from T[i] = i (written out before the measurement).
+//   paged-B       physmem::PagedArray on a pool strictly on B (frames and table); the
+//                 budget is its residency budget; its own file (--param dir).
+//   mapped-4k     the same bytes in a file mapped MAP_SHARED; the process joins a cgroup-v1
+//                 memory cgroup limited to budget + what it already holds (resident bytes
+//                 just before the mapping, recorded); the file's page cache is dropped
+//                 (fsync + POSIX_FADV_DONTNEED, mincore-checked) before measuring; madvise
+//                 gives the kernel the pattern (MADV_RANDOM for gups, MADV_SEQUENTIAL for
+//                 seq). Root only.
+//   stxxl-4k      stxxl::vector<uint64_t> with --block-size blocks (a template parameter
+//                 in STXXL: 4K and 64K are built in) and budget / block pages of cache
+//                 (LRU pager), its disk a file in the same directory.
+//   tree-index-B  physmem::TreeArray, all in memory (the ceiling; ratio is ignored).
+// Kernels (--param kernel):
+//   seq      sum of every element in order (segments for the trees; STXXL's bufreader)
+//   strided  the same sum, visiting --block-size chunks with a stride of 8 chunks
+//            (chunks 0, 8, 16, ..., then 1, 9, ...): every chunk once per pass
+//   gups     HPCC RandomAccess updates with its 128-slot look-ahead: each step's 128
+//            slots are found first (a prefetch() hint for the paged array, a CPU prefetch
+//            for the mapping and the tree; STXXL has no hint), then updated. Each pass
+//            continues the stream; verified by replaying every pass (XOR undoes it).
+// The record's "paging" field: budget, the counters of the measured passes (getrusage
+// minor/major faults of the whole process, /proc/self/io storage bytes) and the
+// variant's own (PagingStats, STXXL's I/O stats, the cgroup's peak).
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
+
+#include "context.hpp"
+#include "kernels/gups.hpp"
+#include "kernels/tree_sizing.hpp"
+#include "memcg.hpp"
+#include "physmem/paged_array.hpp"
+#include "physmem/region.hpp"
+#include "physmem/segments.hpp"
+#include "physmem/tree_array.hpp"
+
+#ifdef PHYSMEM_LAB_HAVE_STXXL
+#include <stxxl/vector>
+#endif
+
+namespace {
+
+using lab::Kind;
+using physmem::Backing;
+using Word = std::uint64_t;
+namespace G = lab::gups;
+
+constexpr std::size_t kStrideChunks = 8;
+
+const lab::ProgramSpec kSpec{
+    .name = "physmem_lab_paging",
+    .experiment = "paging",
+    .unit = "element",
+    .kinds = {Kind::paged, Kind::mapped, Kind::stxxl, Kind::tree_index},
+    .default_block_size = 64 << 10,
+    .params = {{"kernel", "seq", {"seq", "strided", "gups"}, "what a pass does (see the file's header)"},
+               {"ratio", "2", {"1", "2", "4", "8"}, "data size / memory budget"},
+               {"updates", "8192", {}, "gups: updates per pass (rounded up to a multiple of 128)"},
+               {"readahead", "16", {}, "paged: leaves read ahead on a pattern"},
+               {"dir", "", {}, "directory of the files (default $TMPDIR, else /var/tmp)"}},
+    .only_backings = {{Kind::paged, {Backing::thp, Backing::page_4k}},
+                      {Kind::mapped, {Backing::page_4k}},
+                      {Kind::stxxl, {Backing::page_4k}},
+                      {Kind::tree_index, {Backing::thp, Backing::page_4k}}},
+};
+
+std::string data_dir(const lab::Settings& s) {
+    if (!s.param("dir").empty()) return s.param("dir");
+    const char* t = std::getenv("TMPDIR");
+    return t && *t ? t : "/var/tmp";
+}
+
+lab::Json counters_json(const lab::memcg::Counters& c) {
+    return {{"minor_faults", c.minor_faults}, {"major_faults", c.major_faults}, {"read_bytes", c.read_bytes},
+            {"write_bytes", c.write_bytes}};
+}
+
+// --- the kernels, over an access object A with the operations each needs -------------
+
+// sum of every element, chunk by chunk in `order` (chunk = block_size bytes).
+template <class Chunk>
+Word strided_sum(std::size_t n, std::size_t chunk, Chunk&& sum_chunk) {
+    std::size_t chunks = (n + chunk - 1) / chunk;
+    Word s = 0;
+    for (std::size_t first = 0; first < kStrideChunks; ++first)
+        for (std::size_t k = first; k < chunks; k += kStrideChunks) s += sum_chunk(k * chunk, std::min(n, (k + 1) * chunk));
+    return s;
+}
+
+// HPCC's updates with the look-ahead, `steps` steps of the 128 streams in `ran` (each
+// continues where it stopped): `hint(idx)` for the 128 slots, then `update(i, v)`.
+template <class Hint, class Update>
+Word gups_steps(std::array<Word, G::kStreams>& ran, Word steps, Word mask, Hint&& hint, Update&& update) {
+    std::array<std::size_t, G::kStreams> idx;
+    for (Word i = 0; i < steps; ++i) {
+        for (unsigned j = 0; j < G::kStreams; ++j) {
+            ran[j] = G::step(ran[j]);
+            idx[j] = ran[j] & mask;
+        }
+        hint(std::span<const std::size_t>(idx));
+        for (unsigned j = 0; j < G::kStreams; ++j) update(idx[j], ran[j]);
+    }
+    return ran[0];
+}
+
+// Runs the chosen kernel on one variant and verifies it. `at(i)` reads element i (for
+// the identity check), the others are the kernel's operations.
+struct Ops {
+    std::function<Word()> seq;
+    std::function<Word(std::size_t lo, std::size_t hi)> chunk_sum;
+    std::function<void(std::span<const std::size_t>)> hint;
+    std::function<void(std::size_t, Word)> update;  // T[i] ^= v
+};
+
+void run_kernel(lab::Context& ctx, std::size_t n, const Ops& ops, lab::memcg::Counters& measured) {
+    const lab::Settings& s = ctx.settings();
+    const std::string& kernel = s.param("kernel");
+    const Word total = static_cast<Word>(n) * (n - 1) / 2;
+    auto counted = [&measured](auto&& f) {
+        auto before = lab::memcg::counters();
+        Word r = f();
+        measured += lab::memcg::counters() - before;
+        return r;
+    };
+    if (kernel == "seq" || kernel == "strided") {
+        const std::size_t chunk = s.block_size / sizeof(Word);
+        bool ok = true;
+        auto pass = [&] {
+            Word sum = kernel == "seq" ? ops.seq() : strided_sum(n, chunk, ops.chunk_sum);
+            ok = ok && sum == total;
+            return sum;
+        };
+        ctx.measure(n, [&] { return counted(pass); });
+        ctx.checksum(total);
+        ctx.verify(ok, "every pass's sum equals n(n-1)/2 (T[i] = i)");
+        return;
+    }
+    // Stream j starts at x^(2^40 + j 2^34) of HPCC's sequence and every pass continues
+    // each stream where the last stopped (repeating one pass would measure a working set
+    // that fits the budget once loaded; the stream's first values, x^k for small k, are
+    // sparse polynomials whose low bits hit a handful of slots).
+    const Word updates = G::round_updates(s.param_size("updates"));
+    const Word steps = updates / G::kStreams;
+    ctx.set_param("updates", updates);
+    std::array<Word, G::kStreams> start;
+    for (unsigned j = 0; j < G::kStreams; ++j) start[j] = G::starts((Word{1} << 40) + j * (Word{1} << 34));
+    std::array<Word, G::kStreams> ran = start;
+    Word passes = 0;
+    auto pass = [&] {
+        ++passes;
+        return gups_steps(ran, steps, n - 1, ops.hint, ops.update);
+    };
+    ctx.measure(updates, [&] { return counted(pass); });
+    ran = start;
+    gups_steps(ran, passes * steps, n - 1, ops.hint, ops.update);  // the same values again: XOR undoes them
+    ctx.set_param("passes", passes);
+    std::size_t wrong = 0;
+    std::size_t chunk = s.block_size / sizeof(Word);
+    for (std::size_t lo = 0; lo < n; lo += chunk) {
+        Word got = ops.chunk_sum(lo, std::min(n, lo + chunk));
+        Word want = 0;
+        for (std::size_t i = lo; i < std::min(n, lo + chunk); ++i) want += i;
+        wrong += got != want;
+    }
+    ctx.checksum(ops.seq());
+    ctx.verify(wrong == 0, "after the measured passes and a replay of each (XOR undoes itself) every chunk's sum is "
+                           "that of T[i] = i; " +
+                               std::to_string(wrong) + " chunks differ");
+}
+
+// --- the variants -------------------------------------------------------------------------
+
+void run_tree(lab::Context& ctx, std::size_t n, lab::memcg::Counters& measured) {
+    const lab::Settings& s = ctx.settings();
+    physmem::TreeArray<Word> t(n, ctx.pool("table", lab::tree_bytes<Word>(s.block_size, n)));
+    ctx.set_tree(s.block_size, t.depth(), t.leaf_length());
+    G::reset(t);
+    Ops ops;
+    ops.seq = [&] {
+        Word sum = 0;
+        physmem::for_each_segment(std::as_const(t), [&](std::span<const Word> seg) {
+            for (Word x : seg) sum += x;
+        });
+        return sum;
+    };
+    ops.chunk_sum = [&](std::size_t lo, std::size_t hi) {
+        Word sum = 0;
+        physmem::for_each_segment(std::as_const(t), lo, hi, [&](std::span<const Word> seg) {
+            for (Word x : seg) sum += x;
+        });
+        return sum;
+    };
+    ops.hint = [&](std::span<const std::size_t> idx) {
+        for (std::size_t i : idx) __builtin_prefetch(&t[i], 1);
+    };
+    ops.update = [&](std::size_t i, Word v) { t[i] ^= v; };
+    run_kernel(ctx, n, ops, measured);
+}
+
+void run_paged(lab::Context& ctx, std::size_t n, std::size_t budget, lab::memcg::Counters& measured) {
+    const lab::Settings& s = ctx.settings();
+    physmem::TreeShape shape = physmem::TreeShape::make(s.block_size, sizeof(Word));
+    std::size_t table = (shape.leaves_for(n) / (std::size_t{1} << shape.fan_shift) + 2) * s.block_size;
+    physmem::BlockPool& pool = ctx.pool("frames", budget + table);
+    physmem::PagingOptions o;
+    o.budget = budget;
+    o.dir = data_dir(s);
+    o.readahead = s.param_size("readahead");
+    physmem::PagedArray<Word> a(n, pool, o);
+    physmem::for_each_segment(a, [i = Word{0}](std::span<Word> seg) mutable {
+        for (Word& x : seg) x = i++;
+    });
+    a.flush();
+    const physmem::PagingStats before = a.stats();
+    Ops ops;
+    ops.seq = [&] {
+        Word sum = 0;
+        physmem::for_each_segment(std::as_const(a), [&](std::span<const Word> seg) {
+            for (Word x : seg) sum += x;
+        });
+        return sum;
+    };
+    ops.chunk_sum = [&](std::size_t lo, std::size_t hi) {
+        Word sum = 0;
+        physmem::for_each_segment(std::as_const(a), lo, hi, [&](std::span<const Word> seg) {
+            for (Word x : seg) sum += x;
+        });
+        return sum;
+    };
+    ops.hint = [&](std::span<const std::size_t> idx) { a.prefetch(idx); };
+    ops.update = [&](std::size_t i, Word v) { a[i] ^= v; };
+    run_kernel(ctx, n, ops, measured);
+    const physmem::PagingStats after = a.stats();
+    ctx.set_tree(s.block_size, 0, a.leaf_length());
+    ctx.set_field("paged", {{"io", after.io}, {"direct", after.direct}, {"file", a.file()},
+                            {"leaves", after.leaves}, {"frames", after.frames}, {"resident", after.resident},
+                            {"faults", after.faults - before.faults}, {"loads", after.loads - before.loads},
+                            {"evictions", after.evictions - before.evictions},
+                            {"writebacks", after.writebacks - before.writebacks},
+                            {"bytes_read", after.bytes_read - before.bytes_read},
+                            {"bytes_written", after.bytes_written - before.bytes_written},
+                            {"readahead_issued", after.readahead_issued - before.readahead_issued},
+                            {"readahead_hits", after.readahead_hits - before.readahead_hits},
+                            {"hinted", after.hinted - before.hinted}});
+}
+
+// A file of n words T[i] = i, written through a mapping outside any limit.
+struct DataFile {
+    int fd = -1;
+    std::string path;
+    DataFile(const std::string& dir, std::size_t bytes) {
+        path = dir + "/physmem-lab-mapped-" + std::to_string(::getpid());
+        fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0) throw std::runtime_error("cannot create " + path + ": " + std::strerror(errno));
+        if (::ftruncate(fd, static_cast<off_t>(bytes)) != 0)
+            throw std::runtime_error("cannot size " + path + ": " + std::strerror(errno));
+    }
+    ~DataFile() {
+        ::close(fd);
+        ::unlink(path.c_str());
+    }
+};
+
+struct Mapping {
+    Word* p;
+    std::size_t bytes;
+    Mapping(int fd, std::size_t b) : bytes(b) {
+        void* m = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (m == MAP_FAILED) throw std::runtime_error(std::string("mmap of the data file: ") + std::strerror(errno));
+        p = static_cast<Word*>(m);
+    }
+    ~Mapping() { ::munmap(p, bytes); }
+};
+
+void run_mapped(lab::Context& ctx, std::size_t n, std::size_t budget, lab::memcg::Counters& measured) {
+    if (std::string why = lab::memcg::unavailable_reason(); !why.empty())
+        throw physmem::backing_unavailable("mapped: " + why);
+    const std::size_t bytes = n * sizeof(Word);
+    DataFile file(data_dir(ctx.settings()), bytes);
+    {
+        Mapping m(file.fd, bytes);
+        for (std::size_t i = 0; i < n; ++i) m.p[i] = i;
+        ::msync(m.p, bytes, MS_SYNC);
+    }
+    std::size_t held = lab::memcg::resident_bytes();
+    lab::memcg::Limit limit(budget + held);
+    std::size_t cached = lab::memcg::drop_cache(file.fd, bytes);
+    Mapping m(file.fd, bytes);
+    Word* p = m.p;
+    // The kernel's best hint for the kernel's access pattern (no read-around for random
+    // updates; aggressive read-ahead for a scan).
+    const std::string& kernel = ctx.settings().param("kernel");
+    int advice = kernel == "gups" ? MADV_RANDOM : kernel == "seq" ? MADV_SEQUENTIAL : MADV_NORMAL;
+    ::madvise(p, bytes, advice);
+    Ops ops;
+    ops.seq = [p, n] {
+        Word sum = 0;
+        for (std::size_t i = 0; i < n; ++i) sum += p[i];
+        return sum;
+    };
+    ops.chunk_sum = [p](std::size_t lo, std::size_t hi) {
+        Word sum = 0;
+        for (std::size_t i = lo; i < hi; ++i) sum += p[i];
+        return sum;
+    };
+    ops.hint = [p](std::span<const std::size_t> idx) {
+        for (std::size_t i : idx) __builtin_prefetch(p + i, 1);
+    };
+    ops.update = [p](std::size_t i, Word v) { p[i] ^= v; };
+    run_kernel(ctx, n, ops, measured);
+    ctx.set_field("mapped", {{"cgroup", limit.path()},
+                             {"madvise", advice == MADV_RANDOM ? "random" : advice == MADV_SEQUENTIAL ? "sequential" : "normal"}, {"limit_bytes", budget + held}, {"held_before_bytes", held},
+                             {"cached_pages_after_drop", cached}, {"cgroup_max_usage_bytes", limit.max_usage()},
+                             {"cgroup_failcnt", limit.failcnt()}, {"file", file.path}});
+}
+
+#ifdef PHYSMEM_LAB_HAVE_STXXL
+template <std::size_t Block>
+using StxxlVector = typename stxxl::VECTOR_GENERATOR<Word, 1, 8, Block, stxxl::RC, stxxl::lru>::result;
+
+// STXXL's disk: a file in `dir`, grown as needed, deleted at exit; its messages to stderr
+// (the record owns stdout) and no log files in the working directory.
+void configure_stxxl(const std::string& dir, std::size_t bytes) {
+    ::setenv("STXXLLOGFILE", "/dev/null", 1);
+    ::setenv("STXXLERRLOGFILE", "/dev/null", 1);
+    std::cout.rdbuf(std::cerr.rdbuf());
+    stxxl::disk_config disk(dir + "/physmem-lab-stxxl-" + std::to_string(::getpid()), bytes,
+                            "syscall direct=try unlink_on_open");
+    disk.autogrow = true;
+    disk.delete_on_exit = true;
+    stxxl::config::get_instance()->add_disk(disk);
+}
+
+lab::Json stxxl_json(const stxxl::stats_data& d) {
+    return {{"reads", d.get_reads()}, {"writes", d.get_writes()}, {"bytes_read", d.get_read_volume()},
+            {"bytes_written", d.get_written_volume()}};
+}
+
+template <std::size_t Block>
+void run_stxxl_blocks(lab::Context& ctx, std::size_t n, std::size_t budget, lab::memcg::Counters& measured) {
+    using V = StxxlVector<Block>;
+    configure_stxxl(data_dir(ctx.settings()), 2 * n * sizeof(Word));
+    const std::size_t pages = std::max<std::size_t>(1, budget / Block);
+    V v(n, pages);
+    {
+        typename V::bufwriter_type w(v);
+        for (std::size_t i = 0; i < n; ++i) w << static_cast<Word>(i);
+        w.finish();
+    }
+    v.flush();
+    stxxl::stats_data before(*stxxl::stats::get_instance());
+    const V& cv = v;
+    Ops ops;
+    ops.seq = [&] {
+        Word sum = 0;
+        for (typename V::bufreader_type r(cv); !r.empty(); ++r) sum += *r;
+        return sum;
+    };
+    ops.chunk_sum = [&](std::size_t lo, std::size_t hi) {
+        Word sum = 0;
+        for (std::size_t i = lo; i < hi; ++i) sum += cv[i];
+        return sum;
+    };
+    ops.hint = [](std::span<const std::size_t>) {};
+    ops.update = [&](std::size_t i, Word x) { v[i] ^= x; };
+    run_kernel(ctx, n, ops, measured);
+    stxxl::stats_data after(*stxxl::stats::get_instance());
+    ctx.set_field("stxxl", {{"block_bytes", Block}, {"cache_pages", pages}, {"pager", "lru"},
+                            {"io", "syscall, direct=try"}, {"version", stxxl::get_version_string()},
+                            {"measured", stxxl_json(after - before)}});
+}
+
+// STXXL's block size is a template parameter: the two the suite uses are built in.
+void run_stxxl(lab::Context& ctx, std::size_t n, std::size_t budget, lab::memcg::Counters& measured) {
+    switch (ctx.settings().block_size) {
+        case 4 << 10: return run_stxxl_blocks<4 << 10>(ctx, n, budget, measured);
+        case 64 << 10: return run_stxxl_blocks<64 << 10>(ctx, n, budget, measured);
+        default: throw std::invalid_argument("stxxl: --block-size must be 4K or 64K (built in)");
+    }
+}
+#else
+void run_stxxl(lab::Context&, std::size_t, std::size_t, lab::memcg::Counters&) {
+    throw physmem::backing_unavailable("stxxl: this build has no STXXL (Debian libstxxl-dev)");
+}
+#endif
+
+void body(lab::Context& ctx) {
+    const lab::Settings& s = ctx.settings();
+    const std::size_t n = std::bit_floor(std::max<std::size_t>(s.size_bytes / sizeof(Word), 2));
+    const std::size_t ratio = s.param_size("ratio");
+    const std::size_t budget = n * sizeof(Word) / ratio;
+    ctx.set_elements(n);
+    lab::memcg::Counters measured;
+    switch (s.kind) {
+        case Kind::paged: run_paged(ctx, n, budget, measured); break;
+        case Kind::mapped: run_mapped(ctx, n, budget, measured); break;
+        case Kind::stxxl: run_stxxl(ctx, n, budget, measured); break;
+        default: run_tree(ctx, n, measured); break;
+    }
+    ctx.set_field("paging", {{"budget_bytes", s.kind == Kind::tree_index ? n * sizeof(Word) : budget},
+                             {"data_bytes", n * sizeof(Word)},
+                             {"ratio", s.kind == Kind::tree_index ? 1 : ratio},
+                             {"measured", counters_json(measured)}});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return lab::run(kSpec, argc, argv, body); }

@@ -128,8 +128,8 @@ class PagedArray {
             else missing = true;
         }
         if (!missing) return;
-        std::vector<size_type> leaves;
-        leaves.reserve(indices.size());
+        thread_local std::vector<size_type> leaves;  // reused: no allocation per batch
+        leaves.clear();
         for (size_type i : indices) leaves.push_back(i >> shape_.leaf_shift);  // the present ones stay for the batch
         pager_->prefetch(leaves);
     }

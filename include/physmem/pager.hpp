@@ -87,6 +87,10 @@ class PagingError : public std::runtime_error {
     int error_;
 };
 
+namespace os {
+struct IoDone;  // src/port/os.hpp
+}
+
 namespace detail {
 
 class IoQueue;  // src/paged/io_queue.hpp
@@ -97,7 +101,8 @@ class Pager {
     // 16 bits, not 8: a store through a char type may alias anything, so the compiler
     // would reload the table's root and shape after every access's reference bit.
     using Bits = std::uint16_t;
-    static constexpr Bits kRef = 1, kDirty = 2, kOnFile = 4, kInFrame = 8, kLoading = 16, kAhead = 32;
+    static constexpr Bits kRef = 1, kDirty = 2, kOnFile = 4, kInFrame = 8, kLoading = 16, kAhead = 32,
+                          kWriting = 64;
     using InitFn = void (*)(void* leaf, std::size_t bytes);
 
     // `leaves` leaves of pool.block_size() bytes each; `init` makes a never-written leaf.
@@ -166,9 +171,13 @@ class Pager {
     void free_table() noexcept;
     void*& entry(std::size_t k) noexcept;
     std::size_t take_frames(std::size_t want, std::uint32_t* out);
+    bool evictable(const Frame& fr) const noexcept;
     std::size_t choose_victims(std::size_t want, std::uint32_t* out);
-    void write_back(std::span<const std::uint32_t> frames, bool evict);
+    void start_write(std::uint32_t f);
+    void write_back(std::span<const std::uint32_t> frames);
+    void clean_ahead(std::size_t n);
     void start_reads(std::span<const std::size_t> leaves, bool ahead);  // ahead: read-ahead, else a hint
+    void pump(std::size_t min);
     void wait_for(std::size_t k);
     void drain() noexcept;
     void complete(std::uint64_t tag, long result) noexcept;
@@ -199,6 +208,13 @@ class Pager {
     std::ptrdiff_t stride_ = 0;
     std::size_t ahead_until_ = kNone;  // read-ahead issued up to here along stride_
     std::vector<std::size_t> behind_;  // leaves a scan passed: preferred victims, last first
+    int write_error_ = 0;                      // first failed write since write_back began
+    std::size_t write_failed_ = 0;             // its leaf
+    // Scratch of the slow paths (under the mutex), reserved at construction so that
+    // paging allocates no heap memory in the steady state.
+    std::vector<std::size_t> todo_, held_, next_;
+    std::vector<std::uint32_t> chosen_, dirty_, taken_;
+    std::vector<os::IoDone> done_;
     std::unique_ptr<IoQueue> io_;
     int fd_ = -1;
     std::string file_;

@@ -82,12 +82,16 @@ std::size_t drop_cache(int fd, std::size_t bytes) {
     return cached;
 }
 
-Counters counters() {
-    Counters c;
+namespace {
+
+void read_faults(Counters& c) {
     rusage r{};
     ::getrusage(RUSAGE_SELF, &r);
     c.minor_faults = static_cast<std::uint64_t>(r.ru_minflt);
     c.major_faults = static_cast<std::uint64_t>(r.ru_majflt);
+}
+
+void read_io(Counters& c) {
     std::ifstream io("/proc/self/io");
     std::string key;
     std::uint64_t v;
@@ -95,6 +99,21 @@ Counters counters() {
         if (key == "read_bytes:") c.read_bytes = v;
         else if (key == "write_bytes:") c.write_bytes = v;
     }
+}
+
+}  // namespace
+
+Counters counters() {
+    Counters c;
+    read_io(c);
+    read_faults(c);
+    return c;
+}
+
+Counters counters_end() {
+    Counters c;
+    read_faults(c);
+    read_io(c);
     return c;
 }
 

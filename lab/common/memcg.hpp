@@ -43,7 +43,10 @@ struct Counters {
     std::uint64_t minor_faults = 0, major_faults = 0;  // getrusage(RUSAGE_SELF)
     std::uint64_t read_bytes = 0, write_bytes = 0;     // /proc/self/io (storage I/O)
 };
+// Reads /proc/self/io, then getrusage last: the file's buffer is allocated before the
+// fault count is taken (call counters_end() to close a bracket: getrusage first).
 Counters counters();
+Counters counters_end();
 Counters operator-(const Counters& a, const Counters& b);
 Counters& operator+=(Counters& a, const Counters& b);
 

@@ -27,8 +27,9 @@
 //            for the mapping and the tree; STXXL has no hint), then updated. Each pass
 //            continues the stream; verified by replaying every pass (XOR undoes it).
 // The record's "paging" field: budget, the counters of the measured passes (getrusage
-// minor/major faults of the whole process, /proc/self/io storage bytes) and the
-// variant's own (PagingStats, STXXL's I/O stats, the cgroup's peak).
+// minor/major faults of the whole process, /proc/self/io storage bytes, bracketing each
+// pass and nothing else) and the variant's own (PagingStats and STXXL's I/O stats up to
+// the end of the timed passes, the cgroup's peak).
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -128,16 +129,25 @@ struct Ops {
     std::function<Word(std::size_t lo, std::size_t hi)> chunk_sum;
     std::function<void(std::span<const std::size_t>)> hint;
     std::function<void(std::size_t, Word)> update;  // T[i] ^= v
+    std::function<void()> measured = [] {};       // called right after the timed passes
 };
+
+// Touches 256 KiB of stack below this frame, so that no pass faults in a stack page
+// (the measured passes count the process's faults).
+[[gnu::noinline]] void prefault_stack() {
+    volatile char buf[256 << 10];
+    for (std::size_t i = 0; i < sizeof buf; i += 4096) buf[i] = 0;
+}
 
 void run_kernel(lab::Context& ctx, std::size_t n, const Ops& ops, lab::memcg::Counters& measured) {
     const lab::Settings& s = ctx.settings();
+    prefault_stack();
     const std::string& kernel = s.param("kernel");
     const Word total = static_cast<Word>(n) * (n - 1) / 2;
     auto counted = [&measured](auto&& f) {
         auto before = lab::memcg::counters();
         Word r = f();
-        measured += lab::memcg::counters() - before;
+        measured += lab::memcg::counters_end() - before;
         return r;
     };
     if (kernel == "seq" || kernel == "strided") {
@@ -149,6 +159,7 @@ void run_kernel(lab::Context& ctx, std::size_t n, const Ops& ops, lab::memcg::Co
             return sum;
         };
         ctx.measure(n, [&] { return counted(pass); });
+        ops.measured();
         ctx.checksum(total);
         ctx.verify(ok, "every pass's sum equals n(n-1)/2 (T[i] = i)");
         return;
@@ -169,6 +180,7 @@ void run_kernel(lab::Context& ctx, std::size_t n, const Ops& ops, lab::memcg::Co
         return gups_steps(ran, steps, n - 1, ops.hint, ops.update);
     };
     ctx.measure(updates, [&] { return counted(pass); });
+    ops.measured();
     ran = start;
     gups_steps(ran, passes * steps, n - 1, ops.hint, ops.update);  // the same values again: XOR undoes them
     ctx.set_param("passes", passes);
@@ -247,8 +259,9 @@ void run_paged(lab::Context& ctx, std::size_t n, std::size_t budget, lab::memcg:
     };
     ops.hint = [&](std::span<const std::size_t> idx) { a.prefetch(idx); };
     ops.update = [&](std::size_t i, Word v) { a[i] ^= v; };
+    physmem::PagingStats after;
+    ops.measured = [&] { after = a.stats(); };
     run_kernel(ctx, n, ops, measured);
-    const physmem::PagingStats after = a.stats();
     ctx.set_tree(s.block_size, 0, a.leaf_length());
     ctx.set_field("paged", {{"io", after.io}, {"direct", after.direct}, {"file", a.file()},
                             {"leaves", after.leaves}, {"frames", after.frames}, {"resident", after.resident},
@@ -381,8 +394,9 @@ void run_stxxl_blocks(lab::Context& ctx, std::size_t n, std::size_t budget, lab:
     };
     ops.hint = [](std::span<const std::size_t>) {};
     ops.update = [&](std::size_t i, Word x) { v[i] ^= x; };
+    stxxl::stats_data after;
+    ops.measured = [&] { after = stxxl::stats_data(*stxxl::stats::get_instance()); };
     run_kernel(ctx, n, ops, measured);
-    stxxl::stats_data after(*stxxl::stats::get_instance());
     ctx.set_field("stxxl", {{"block_bytes", Block}, {"cache_pages", pages}, {"pager", "lru"},
                             {"io", "syscall, direct=try"}, {"version", stxxl::get_version_string()},
                             {"measured", stxxl_json(after - before)}});
@@ -418,6 +432,7 @@ void body(lab::Context& ctx) {
     ctx.set_field("paging", {{"budget_bytes", s.kind == Kind::tree_index ? n * sizeof(Word) : budget},
                              {"data_bytes", n * sizeof(Word)},
                              {"ratio", s.kind == Kind::tree_index ? 1 : ratio},
+                             {"block_bytes", s.block_size},
                              {"measured", counters_json(measured)}});
 }
 

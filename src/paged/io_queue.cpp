@@ -8,6 +8,7 @@ namespace physmem::detail {
 
 IoQueue::IoQueue(int fd, PagingIo mode, unsigned depth, const std::string& file)
     : fd_(fd), depth_(std::max(1u, depth)) {
+    ready_.reserve(4096);
     if (mode == PagingIo::sync) return;
     int error = 0;
     ring_ = os::ring_open(depth_, &error);

@@ -41,6 +41,12 @@ Pager::Pager(BlockPool& pool, std::size_t leaves, InitFn init, const PagingOptio
         state_ = std::make_unique<Bits[]>(leaves);
         frame_ = std::make_unique<std::uint32_t[]>(leaves);
         build_table();
+        std::size_t batch = std::min<std::size_t>(max_frames_, 4096) + o.readahead + 64;
+        for (auto* v : {&todo_, &held_, &next_}) v->reserve(batch);
+        for (auto* v : {&chosen_, &dirty_, &taken_}) v->reserve(batch);
+        done_.reserve(std::max<std::size_t>(o.queue_depth, 1) + batch);
+        behind_.reserve(std::min<std::size_t>(2 * max_frames_, 8192));
+        free_frames_.reserve(max_frames_ < 65536 ? max_frames_ : 65536);
     } catch (...) {
         free_table();
         io_.reset();
@@ -197,10 +203,8 @@ std::size_t Pager::take_frames(std::size_t want, std::uint32_t* out) {
         }
         got += more;
         if (got) break;
-        if (io_->in_flight()) {  // every frame is loading: wait for one to arrive
-            std::vector<os::IoDone> done;
-            io_->collect(1, done);
-            for (auto& d : done) complete(d.tag, d.result);
+        if (io_->in_flight()) {  // every frame is loading or being written: wait for one
+            pump(1);
             continue;
         }
         throw std::runtime_error("physmem::PagedArray: every one of its " + std::to_string(frames_.size()) +
@@ -209,42 +213,43 @@ std::size_t Pager::take_frames(std::size_t want, std::uint32_t* out) {
     return got;
 }
 
-// CLOCK: frames not pinned and not loading, whose reference bit is clear (a set bit is
-// cleared and the frame passed over once). Dirty victims are written together first.
+// Whether CLOCK may take the frame now: a leaf, not pinned, no I/O in flight.
+bool Pager::evictable(const Frame& fr) const noexcept {
+    return fr.leaf != kNone && !fr.pins && !(state_[fr.leaf] & (kLoading | kWriting));
+}
+
+// CLOCK: evictable frames whose reference bit is clear (a set bit is cleared and the
+// frame passed over once); leaves a scan has passed first. Dirty victims are written
+// together before any frame is reused.
 std::size_t Pager::choose_victims(std::size_t want, std::uint32_t* out) {
-    std::vector<std::uint32_t> chosen, dirty;
-    while (!behind_.empty() && chosen.size() < want) {  // leaves a scan has passed, last first
+    chosen_.clear();
+    dirty_.clear();
+    auto choose = [this](std::uint32_t f) {
+        ++frames_[f].pins;  // chosen: not again in this sweep
+        chosen_.push_back(f);
+        if (state_[frames_[f].leaf] & kDirty) dirty_.push_back(f);
+    };
+    while (!behind_.empty() && chosen_.size() < want) {  // last passed first
         std::size_t k = behind_.back();
         behind_.pop_back();
-        if ((state_[k] & (kInFrame | kLoading | kRef)) != kInFrame || frames_[frame_[k]].pins) continue;
-        ++frames_[frame_[k]].pins;
-        chosen.push_back(frame_[k]);
-        if (state_[k] & kDirty) dirty.push_back(frame_[k]);
+        if ((state_[k] & (kInFrame | kRef)) == kInFrame && evictable(frames_[frame_[k]])) choose(frame_[k]);
     }
-    for (std::size_t step = 0, n = frames_.size(); step < 2 * n && chosen.size() < want; ++step) {
+    for (std::size_t step = 0, n = frames_.size(); step < 2 * n && chosen_.size() < want; ++step) {
         auto f = static_cast<std::uint32_t>(hand_);
         hand_ = hand_ + 1 == n ? 0 : hand_ + 1;
-        Frame& fr = frames_[f];
-        if (fr.leaf == kNone || fr.pins) continue;
-        Bits& s = state_[fr.leaf];
-        if (s & kLoading) continue;
-        if (s & kRef) {
-            s &= static_cast<Bits>(~kRef);
-            continue;
-        }
-        ++fr.pins;  // chosen: not again in this sweep
-        chosen.push_back(f);
-        if (s & kDirty) dirty.push_back(f);
+        if (!evictable(frames_[f])) continue;
+        Bits& s = state_[frames_[f].leaf];
+        if (s & kRef) s &= static_cast<Bits>(~kRef);
+        else choose(f);
     }
-    std::size_t got = 0;
     int error = 0;
-    std::size_t failed_leaf = 0;
     try {
-        write_back(dirty, true);
+        write_back(dirty_);
     } catch (const PagingError& e) {
         error = e.code();
     }
-    for (std::uint32_t f : chosen) {
+    std::size_t got = 0, failed_leaf = 0;
+    for (std::uint32_t f : chosen_) {
         Frame& fr = frames_[f];
         --fr.pins;
         Bits& s = state_[fr.leaf];
@@ -266,82 +271,110 @@ std::size_t Pager::choose_victims(std::size_t want, std::uint32_t* out) {
     return got;
 }
 
-// Writes the leaves in these frames (batched), marks them clean and on file. Leaves
-// whose write failed stay dirty; the first failure is thrown after all have finished.
-void Pager::write_back(std::span<const std::uint32_t> frames, bool evict) {
-    (void)evict;
+// Starts writing one dirty leaf. Its dirty bit clears now: an access during the write
+// sets it again (touch), so the leaf is written again before it can be dropped.
+void Pager::start_write(std::uint32_t f) {
+    std::size_t k = frames_[f].leaf;
+    state_[k] = static_cast<Bits>((state_[k] & ~kDirty) | kWriting);
+    ++epoch_;  // iterators that cached this leaf mark it dirty again when they next write
+    io_->queue(true, frames_[f].data, leaf_bytes_, k * leaf_bytes_, k << 1 | kWriteTag);
+}
+
+// Writes the leaves in these frames (batched) and waits for them (and for writes already
+// in flight: a flush means everything). A leaf whose write failed stays dirty; the
+// first failure is thrown once all have finished.
+void Pager::write_back(std::span<const std::uint32_t> frames) {
     if (frames.empty()) return;
+    write_error_ = 0;
+    for (std::uint32_t f : frames) start_write(f);
     for (std::uint32_t f : frames)
-        io_->queue(true, frames_[f].data, leaf_bytes_, frames_[f].leaf * leaf_bytes_, frames_[f].leaf << 1 | kWriteTag);
-    std::size_t pending = frames.size();
-    int error = 0;
-    std::size_t failed = 0;
-    std::vector<os::IoDone> done;
-    while (pending) {
-        done.clear();
-        io_->collect(1, done);
-        for (auto& d : done) {
-            if (!(d.tag & kWriteTag)) {
-                complete(d.tag, d.result);
-                continue;
-            }
-            --pending;
-            std::size_t k = d.tag >> 1;
-            if (d.result == static_cast<long>(leaf_bytes_)) {
-                state_[k] = static_cast<Bits>((state_[k] & ~kDirty) | kOnFile);
-                ++stats_.writebacks;
-                stats_.bytes_written += leaf_bytes_;
-            } else if (!error) {
-                error = d.result < 0 ? static_cast<int>(-d.result) : EIO;
-                failed = k;
-            }
+        while (state_[frames_[f].leaf] & kWriting) pump(1);
+    if (write_error_) fail("write", write_failed_, write_error_);
+}
+
+// Write-behind: starts writing up to `n` dirty frames that CLOCK reaches next, without
+// waiting, so that later evictions find clean
+// victims instead of writing while a reader waits. Failures are kept for the eviction.
+void Pager::clean_ahead(std::size_t n) {
+    std::size_t started = 0;
+    for (std::size_t step = 0, i = hand_, m = frames_.size(); step < m && started < n; ++step) {
+        const Frame& fr = frames_[i];
+        if (evictable(fr) && (state_[fr.leaf] & kDirty)) {
+            start_write(static_cast<std::uint32_t>(i));
+            ++started;
         }
+        i = i + 1 == m ? 0 : i + 1;
     }
-    if (error) fail("write", failed, error);
 }
 
 // --- reading ahead ----------------------------------------------------------------------
 
 // Starts reading the leaves that are on file and not in memory; `ahead` marks them as
-// read ahead (else hinted). Stops early when no frame is free to take.
+// read ahead (else hinted). Stops early when no frame is free to take. Then cleans as
+// many frames ahead of the CLOCK hand as it read.
 void Pager::start_reads(std::span<const std::size_t> leaves, bool ahead) {
-    std::vector<std::size_t> todo, held;
+    todo_.clear();
+    held_.clear();
     for (std::size_t k : leaves)
-        if ((state_[k] & (kInFrame | kOnFile)) == kOnFile && std::find(todo.begin(), todo.end(), k) == todo.end())
-            todo.push_back(k);
-    if (todo.empty()) return;
+        if ((state_[k] & (kInFrame | kOnFile)) == kOnFile && std::find(todo_.begin(), todo_.end(), k) == todo_.end())
+            todo_.push_back(k);
+    if (todo_.empty()) return;
     for (std::size_t k : leaves)
         if ((state_[k] & (kInFrame | kLoading)) == kInFrame) {  // already here: keep it for the batch
             ++frames_[frame_[k]].pins;
-            held.push_back(k);
+            held_.push_back(k);
         }
-    std::vector<std::uint32_t> f(todo.size());
+    taken_.resize(todo_.size());
     std::size_t got = 0;
     try {
-        got = take_frames(todo.size(), f.data());
+        got = take_frames(todo_.size(), taken_.data());
     } catch (const std::exception&) {
         // a hint: the fault that needs the leaf will report the error
     }
-    for (std::size_t k : held) --frames_[frame_[k]].pins;
+    for (std::size_t k : held_) --frames_[frame_[k]].pins;
     for (std::size_t i = 0; i < got; ++i) {
-        std::size_t k = todo[i];
-        frame_[k] = f[i];
-        frames_[f[i]].leaf = k;
+        std::size_t k = todo_[i];
+        frame_[k] = taken_[i];
+        frames_[taken_[i]].leaf = k;
         state_[k] |= kInFrame | kLoading | kRef | kAhead;
-        io_->queue(false, frames_[f[i]].data, leaf_bytes_, k * leaf_bytes_, k << 1);
+        io_->queue(false, frames_[taken_[i]].data, leaf_bytes_, k * leaf_bytes_, k << 1);
     }
     (ahead ? stats_.readahead_issued : stats_.hinted) += got;
-    std::vector<os::IoDone> done;
-    io_->collect(0, done);  // submits
-    for (auto& d : done) complete(d.tag, d.result);
+    clean_ahead(got);
+    pump(0);  // submits
 }
 
-// A read finished (writes are consumed by write_back). Failure: the frame is freed and
-// the leaf stays out; the fault that needs it reads it again and reports.
+// Collects finished transfers (at least `min`, fewer when fewer are in flight) and
+// applies them (complete).
+void Pager::pump(std::size_t min) {
+    done_.clear();
+    io_->collect(min, done_);
+    for (const os::IoDone& d : done_) complete(d.tag, d.result);
+}
+
+// A transfer finished. A read that failed frees its frame and the leaf stays out (the
+// fault that needs it reads it again and reports); a write that failed leaves the leaf
+// dirty and records the error for write_back.
 void Pager::complete(std::uint64_t tag, long result) noexcept {
     std::size_t k = tag >> 1;
+    bool ok = result == static_cast<long>(leaf_bytes_);
+    if (tag & kWriteTag) {
+        state_[k] &= static_cast<Bits>(~kWriting);
+        if (ok) {
+            state_[k] |= kOnFile;
+            ++stats_.writebacks;
+            stats_.bytes_written += leaf_bytes_;
+        } else {
+            state_[k] |= kDirty;
+            if (!write_error_) {
+                write_error_ = result < 0 ? static_cast<int>(-result) : EIO;
+                write_failed_ = k;
+            }
+        }
+        return;
+    }
     state_[k] &= static_cast<Bits>(~kLoading);
-    if (result == static_cast<long>(leaf_bytes_)) {
+    if (ok) {
         ++stats_.loads;
         stats_.bytes_read += leaf_bytes_;
         return;
@@ -353,21 +386,14 @@ void Pager::complete(std::uint64_t tag, long result) noexcept {
 }
 
 void Pager::wait_for(std::size_t k) {
-    std::vector<os::IoDone> done;
-    while (state_[k] & kLoading) {
-        done.clear();
-        io_->collect(1, done);
-        for (auto& d : done) complete(d.tag, d.result);
-    }
+    while (state_[k] & kLoading) pump(1);
 }
 
 void Pager::drain() noexcept {
-    std::vector<os::IoDone> done;
     while (io_ && io_->in_flight()) {
-        done.clear();
-        io_->collect(io_->in_flight(), done);
-        for (auto& d : done)
-            if (!(d.tag & kWriteTag)) complete(d.tag, d.result);
+        done_.clear();
+        io_->collect(io_->in_flight(), done_);
+        for (const os::IoDone& d : done_) complete(d.tag, d.result);
     }
 }
 
@@ -387,15 +413,15 @@ void Pager::read_ahead_after(std::size_t k) {
     if (ahead > static_cast<std::ptrdiff_t>(window / 2)) return;
     std::uint32_t f = frame_[k];
     ++frames_[f].pins;  // the leaf just loaded must not make room for its own read-ahead
-    std::vector<std::size_t> next;
+    next_.clear();
     auto from = std::max<std::ptrdiff_t>(ahead, 0) + 1;
     for (auto i = from; i <= static_cast<std::ptrdiff_t>(window); ++i) {
         auto j = static_cast<std::ptrdiff_t>(k) + i * d;
         if (j < 0 || j >= static_cast<std::ptrdiff_t>(leaves_)) break;
-        next.push_back(static_cast<std::size_t>(j));
+        next_.push_back(static_cast<std::size_t>(j));
         ahead_until_ = static_cast<std::size_t>(j);
     }
-    start_reads(next, true);
+    start_reads(next_, true);
     --frames_[f].pins;
 }
 
@@ -405,7 +431,7 @@ void Pager::read_ahead_after(std::size_t k) {
 void Pager::pass_behind(std::size_t k) noexcept {
     if (k >= leaves_ || !(state_[k] & kInFrame)) return;
     state_[k] &= static_cast<Bits>(~kRef);
-    if (behind_.size() >= 2 * max_frames_) behind_.erase(behind_.begin(), behind_.begin() + max_frames_);
+    if (behind_.size() == behind_.capacity()) behind_.erase(behind_.begin(), behind_.begin() + behind_.size() / 2);
     behind_.push_back(k);
 }
 
@@ -417,11 +443,12 @@ void Pager::prefetch(std::span<const std::size_t> leaves) {
 
 void Pager::flush() {
     std::lock_guard lock(mutex_);
-    std::vector<std::uint32_t> dirty;
+    while (io_->in_flight()) pump(1);  // write-behind in flight finishes first
+    dirty_.clear();
     for (std::uint32_t f = 0; f < frames_.size(); ++f)
-        if (frames_[f].leaf != kNone && (state_[frames_[f].leaf] & kDirty)) dirty.push_back(f);
+        if (frames_[f].leaf != kNone && (state_[frames_[f].leaf] & kDirty)) dirty_.push_back(f);
     ++epoch_;
-    write_back(dirty, false);
+    write_back(dirty_);
 }
 
 PagingStats Pager::stats() const {

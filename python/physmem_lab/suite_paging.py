@@ -1,0 +1,227 @@
+"""The ``paging`` suite (issue 14, seed 001 Table 1 "swapping"): data larger than a memory
+budget, paged in software by physmem's PagedArray, by the kernel (a MAP_SHARED mapping in
+a cgroup-v1 memory cgroup limited to the budget), and by STXXL's ``stxxl::vector``; the
+in-memory TreeArray is the ceiling.
+
+Program: lab/experiments/paging.cpp. Kernels (``kernel``): ``seq`` (a sum in order),
+``strided`` (the same sum over block-sized chunks 8 apart) and ``gups`` (HPCC updates with
+the 128-slot look-ahead: a ``prefetch()`` hint for the paged array). ``ratio`` is data /
+budget (1, 2, 4). Scans use 64 KiB blocks; GUPS uses 4 KiB blocks (a random update wants
+the smallest unit; the mapping's unit is a 4 KiB page) — STXXL gets the same block size as
+the paged array in every row. The payloads (``paging``, ``paged``, ``mapped``, ``stxxl``)
+are lab/schema/payloads/paging.schema.json, checked with every record.
+"""
+from typing import List, Optional
+
+from .analysis import Goal, Item, Ratio, Scalar
+from .suitedef import K, M, G, Point, Row, SuiteDef, Variant
+from .units import format_size
+
+EXP = "paging"
+PAGED, MAPPED, STXXL, MEMORY = (Variant("paged", "thp"), Variant("mapped", "4k"), Variant("stxxl", "4k"),
+                                Variant("tree-index", "thp"))
+KINDS = {"paged": "PagedArray", "mapped": "kernel mmap (cgroup)", "stxxl": "STXXL vector",
+         "tree-index": "in memory (TreeArray)"}
+SCAN_BLOCK, GUPS_BLOCK = 64 * K, 4 * K
+RATIOS = ("1", "2", "4")
+
+_SIZES = {"tiny": (16 * M,), "default": (64 * M,), "full": (1 * G,)}
+
+
+def _p(kernel, ratios):
+    return tuple({"kernel": kernel, "ratio": r} for r in ratios)
+
+
+ROWS = (
+    Row(EXP, (PAGED, MAPPED), params=_p("seq", RATIOS) + _p("strided", RATIOS), sizes=_SIZES,
+        block_sizes=(SCAN_BLOCK,), priority=0),
+    Row(EXP, (PAGED, MAPPED), params=_p("gups", RATIOS), sizes=_SIZES, block_sizes=(GUPS_BLOCK,), cap="updates",
+        priority=0),
+    Row(EXP, (STXXL,), params=_p("seq", ("2",)) + _p("strided", ("2",)), sizes=_SIZES, block_sizes=(SCAN_BLOCK,),
+        priority=0),
+    Row(EXP, (STXXL,), params=_p("gups", ("2",)), sizes=_SIZES, block_sizes=(GUPS_BLOCK,), cap="updates"),
+    Row(EXP, (MEMORY,), params=_p("seq", ("1",)) + _p("strided", ("1",)), sizes=_SIZES, block_sizes=(SCAN_BLOCK,),
+        priority=0),
+    Row(EXP, (MEMORY,), params=_p("gups", ("1",)), sizes=_SIZES, block_sizes=(GUPS_BLOCK,), cap="updates",
+        priority=0),
+)
+
+# cap: GUPS updates per pass (each pass continues the stream).
+SCALES = {
+    "tiny": {"reps": 2, "warmup": 0, "min_rep_ms": 5, "cap": 2048, "budget_s": 40},
+    "default": {"reps": 4, "rounds": 2, "warmup": 0, "min_rep_ms": 20, "cap": 4096, "budget_s": 75,
+                "min_reps": 2, "target_spread": 0.05},
+    "full": {"reps": 5, "rounds": 2, "warmup": 0, "min_rep_ms": 50, "cap": 65536, "budget_s": None},
+}
+
+# Rough ns per element (scans) or per update (gups) when half the data is out: ETA only.
+_NS = {("seq", "paged"): 2, ("seq", "mapped"): 6, ("seq", "stxxl"): 15, ("strided", "paged"): 3,
+       ("strided", "mapped"): 35, ("strided", "stxxl"): 16, ("gups", "paged"): 5000, ("gups", "mapped"): 30000,
+       ("gups", "stxxl"): 40000}
+
+
+def pass_s(p: Point, cap: Optional[int]) -> float:
+    if p.params.get("kernel") == "gups":
+        return _NS.get(("gups", p.kind), 30) * 1e-9 * (cap or 4096)
+    return _NS.get((p.params.get("kernel"), p.kind), 0.3) * 1e-9 * p.size_bytes / 8
+
+
+def setup_s(p: Point) -> float:
+    """Writing the data out (and, for GUPS, the verifying replay)."""
+    return 0.3 + 2.0 * p.size_bytes / G
+
+
+def _of(recs) -> List[dict]:
+    return [r for r in recs.all if r["experiment"] == EXP]
+
+
+def _find(recs, kind: str, kernel: str, ratio: str) -> Optional[dict]:
+    for r in _of(recs):
+        if r["kind"] == kind and r["params"].get("kernel") == kernel and (
+                kind == "tree-index" or str(r["params"].get("ratio")) == ratio):
+            return r
+    return None
+
+
+def _per_op(r) -> str:
+    ns = r["median_ns"]
+    return f"{ns / 1000:.1f} us" if ns >= 1000 else f"{ns:.2f} ns"
+
+
+def _io(r) -> str:
+    """Storage bytes per op of the measured passes: the pager's own count for the paged
+    array (io_uring's workers are not always charged to /proc/self/io), else the process's."""
+    ops = r.get("ops_per_pass", 1) * r.get("passes_per_rep", 1) * (r.get("reps", 1) + r.get("warmup", 0))
+    if "paged" in r:
+        rd, wr = r["paged"]["bytes_read"], r["paged"]["bytes_written"]
+    elif "stxxl" in r:
+        rd, wr = r["stxxl"]["measured"]["bytes_read"], r["stxxl"]["measured"]["bytes_written"]
+    else:
+        rd, wr = r["paging"]["measured"]["read_bytes"], r["paging"]["measured"]["write_bytes"]
+    return f"{rd / ops:.1f} / {wr / ops:.1f}"
+
+
+def _faults(r) -> str:
+    m = r["paging"]["measured"]
+    return f"{m['major_faults']} / {m['minor_faults']}"
+
+
+def _extra(r) -> str:
+    if "paged" in r:
+        p = r["paged"]
+        return (f"{p['io']}{' O_DIRECT' if p['direct'] else ''}; loads {p['loads']}, read-ahead hits "
+                f"{p['readahead_hits']}, hinted {p['hinted']}, write-backs {p['writebacks']}")
+    if "mapped" in r:
+        m = r["mapped"]
+        return (f"limit {format_size(m['limit_bytes'])} (budget + {format_size(m['held_before_bytes'])} held), "
+                f"madvise {m['madvise']}, {m['cached_pages_after_drop']} pages cached after the drop")
+    if "stxxl" in r:
+        s = r["stxxl"]
+        return f"{s['cache_pages']} pages of {format_size(s['block_bytes'])}, {s.get('version', '')}"
+    return ""
+
+
+def report(doc, recs, results, out_dir):
+    """One table per kernel: every variant and ratio, time per op, its ratio to the
+    in-memory array, storage bytes per op and kernel faults of the measured passes."""
+    for kernel, title in (("seq", "Sequential scan"), ("strided", "Strided scan (chunks 8 apart)"),
+                          ("gups", "Random updates (GUPS, 128-slot look-ahead)")):
+        mem = _find(recs, "tree-index", kernel, "1")
+        rows = []
+        for ratio in RATIOS:
+            for kind in ("paged", "mapped", "stxxl", "tree-index"):
+                r = _find(recs, kind, kernel, ratio) if kind != "tree-index" or ratio == "1" else None
+                if r is None:
+                    continue
+                vs = f"{r['median_ns'] / mem['median_ns']:.2f}x" if mem else "-"
+                rows.append([f"{ratio}x" if kind != "tree-index" else "-", KINDS[kind], format_size(r["size_bytes"]),
+                             format_size(r["paging"]["block_bytes"]), _per_op(r), f"{r['rel_spread']:.0%}", vs,
+                             _io(r), _faults(r), _extra(r)])
+        if not rows:
+            continue
+        doc.h(3, title)
+        doc.table(["data / budget", "variant", "data", "block", "time per " + ("update" if kernel == "gups" else "element"),
+                   "spread", "vs in memory", "bytes read / written per op", "major / minor faults", "details"], rows)
+    doc.p("Faults and bytes are those of the measured passes. The mapping's cgroup limit is the budget plus "
+          "what the process held just before mapping; its page cache is dropped (and checked with mincore) "
+          "before measuring. STXXL is Debian's libstxxl build. THEIRS: AIFM (OSDI 2020) reports up to 13x "
+          "the throughput of kernel swapping (Fastswap) for application-integrated far memory.")
+
+
+GOAL_TITLES = {
+    1: "sequential scan at 2x the budget: >= 1.2x the throughput of the cgroup-limited mapping and >= 1.0x STXXL's",
+    2: "random updates (GUPS with look-ahead) at 2x the budget: >= 3x the mapping's throughput",
+    3: "at 1x the budget (everything fits): within 1.10x of the in-memory array",
+    4: "zero kernel page faults in the paged array's measured passes",
+}
+
+
+def _item(g: Goal, what: str, num, den, target: float, absent: str):
+    if num is None or den is None:
+        g.missing.append(absent)
+    else:
+        g.items.append(Item(what, Ratio(num, den), target))
+
+
+def _goal_scan(recs):
+    g = Goal("paging-1", GOAL_TITLES[1])
+    paged = _find(recs, "paged", "seq", "2")
+    _item(g, "seq 2x: paged / mapped time", paged, _find(recs, "mapped", "seq", "2"), 1 / 1.2,
+          "no seq ratio=2 record of paged and mapped")
+    _item(g, "seq 2x: paged / STXXL time", paged, _find(recs, "stxxl", "seq", "2"), 1.0,
+          "no seq ratio=2 record of paged and stxxl")
+    for kind in ("mapped", "stxxl"):
+        n, d = _find(recs, "paged", "strided", "2"), _find(recs, kind, "strided", "2")
+        if n and d:
+            g.notes.append(f"strided 2x: paged / {kind} time {n['median_ns'] / d['median_ns']:.2f}x")
+    return g
+
+
+def _goal_gups(recs):
+    g = Goal("paging-2", GOAL_TITLES[2])
+    _item(g, "gups 2x: paged / mapped time", _find(recs, "paged", "gups", "2"), _find(recs, "mapped", "gups", "2"),
+          1 / 3, "no gups ratio=2 record of paged and mapped")
+    n, d = _find(recs, "paged", "gups", "2"), _find(recs, "stxxl", "gups", "2")
+    if n and d:
+        g.notes.append(f"gups 2x: paged / STXXL time {n['median_ns'] / d['median_ns']:.2f}x")
+    return g
+
+
+def _goal_fits(recs):
+    g = Goal("paging-3", GOAL_TITLES[3])
+    for kernel in ("seq", "strided", "gups"):
+        _item(g, f"{kernel} 1x: paged / in-memory time", _find(recs, "paged", kernel, "1"),
+              _find(recs, "tree-index", kernel, "1"), 1.10, f"no {kernel} record of paged ratio=1 and tree-index")
+    return g
+
+
+class Faults(Scalar):
+    """Kernel page faults (major + minor) of a record's measured passes; target 0."""
+
+    @property
+    def value(self):
+        m = self.num["paging"]["measured"]
+        return m["major_faults"] + m["minor_faults"]
+
+    def cell(self):
+        m = self.num["paging"]["measured"]
+        return f"{m['major_faults']} major, {m['minor_faults']} minor"
+
+
+def _goal_faults(recs):
+    g = Goal("paging-4", GOAL_TITLES[4])
+    for r in _of(recs):
+        if r["kind"] == "paged":
+            p = r["params"]
+            g.items.append(Item(f"{p['kernel']} {p['ratio']}x: kernel faults while paging", Faults(r, r), 0))
+    if not g.items:
+        g.missing.append("no paged records")
+    return g
+
+
+def goals(recs) -> List[Goal]:
+    return [_goal_scan(recs), _goal_gups(recs), _goal_fits(recs), _goal_faults(recs)]
+
+
+SUITE = SuiteDef("paging", "Application-controlled swapping: data larger than memory (seed 001, Table 1)", ROWS,
+                 SCALES, pass_s=pass_s, setup_s=setup_s, report=report, goals=goals, rank=60)

@@ -29,8 +29,9 @@
 // leaf is pinned while a callback reads it). Everything else (operator[], at, set,
 // iterators, the non-const algorithms, flush) needs the array to itself.
 //
-// Cost when nothing pages: operator[] is the tree walk plus a null test and a one-byte
-// store (the reference/dirty bit); TreeArray, which does not page, pays none of this.
+// Cost when nothing pages: operator[] is the tree walk plus one test of the entry's tag
+// bits (pager.hpp: the software accessed/dirty bits); TreeArray, which does not page,
+// pays none of this.
 #pragma once
 
 #include <algorithm>
@@ -92,7 +93,7 @@ class PagedArray {
     T& at(size_type i) { return check(i), (*this)[i]; }
     // By value, under the lock: safe beside other readers.
     T get(size_type i) const {
-        std::lock_guard lock(pager_->mutex());
+        std::lock_guard lock(pager_->mutex());  // held while copying: another reader may evict
         size_type k = i >> shape_.leaf_shift;
         void* p = pager_->lookup(k);
         if (!p) p = pager_->fault_locked(k);
@@ -104,11 +105,11 @@ class PagedArray {
     // First element of leaf k, present (loaded if needed) and marked accessed (and dirty
     // when `write`). Valid as operator[]'s references are. pre: k < leaf_count().
     T* leaf(size_type k, bool write) const {
-        void* p = pager_->lookup(k);
-        if (!p) [[unlikely]]
-            p = pager_->fault(k);
-        pager_->touch(k, write);
-        return static_cast<T*>(p);
+        using P = detail::Pager;
+        std::uintptr_t e = pager_->raw(k);
+        if (e & (write ? P::kTags : P::kCold)) [[unlikely]]
+            return static_cast<T*>(pager_->access(k, write));
+        return reinterpret_cast<T*>(e & ~P::kTags);
     }
     // Elements of leaf k in use.
     size_type segment_length(size_type k) const noexcept {

@@ -1,10 +1,12 @@
 // physmem/pager.hpp — the untyped engine under PagedArray: leaves of a tree that live in
 // a file and, up to a budget, in pool blocks (frames), moved between the two in software.
 //
-// The leaf table is a tree of inner blocks (always in memory). Entry k points at leaf k's
-// frame while the leaf is present, and is null while it is not: the walk that meets a
-// null entry calls fault(k), which loads the leaf (a software page fault, no kernel
-// fault) and returns it. Leaf k lives at byte k * leaf_bytes of the file.
+// The leaf table is a tree of inner blocks (always in memory). Entry k holds leaf k's
+// frame while the leaf is present, tagged in its low bits like a page-table entry's
+// accessed and dirty bits (kCold, kClean below), and kAbsent while it is not: the walk
+// that meets a tag it needs cleared calls access(k), which loads the leaf if needed (a
+// software page fault, no kernel fault), records the access and returns the frame.
+// Leaf k lives at byte k * leaf_bytes of the file.
 //
 // Policy. Frames are taken from the pool up to the budget, then reused: CLOCK over the
 // frames (a reference bit per leaf, set by every access), skipping pinned frames and
@@ -23,9 +25,9 @@
 // table stays consistent: a leaf that failed to load stays out (its frame freed); a dirty
 // leaf whose write failed stays in memory, dirty — nothing is lost.
 //
-// Threads: one mutex guards every slow path (fault, prefetch, flush, pins, stats). The
-// fast path (lookup + reference bit) takes no lock, so it is safe only while no other
-// thread can evict: see PagedArray's contract.
+// Threads: one mutex guards every slow path (access, fault, prefetch, flush, pins,
+// stats). The fast path (raw + a tag test) takes no lock, so it is safe only while no
+// other thread can evict: see PagedArray's contract.
 #pragma once
 
 #include <cstddef>
@@ -113,28 +115,37 @@ class Pager {
     Pager(const Pager&) = delete;
     Pager& operator=(const Pager&) = delete;
 
-    // The table entry of leaf k: its frame, or nullptr when not present. No lock.
-    void* lookup(std::size_t k) const noexcept {
+    // Table entries carry the leaf's state for the walk, as a page table's accessed and
+    // dirty bits do: the frame's address (block-aligned) with kCold set while the
+    // leaf's reference bit is clear and kClean while it is not dirty; a leaf not present
+    // is kAbsent (both). So the fast path is one test: a read takes the slow path only
+    // when kCold is set, a write when either is — at most once per leaf per CLOCK sweep
+    // or write-back, and never a store on the fast path.
+    static constexpr std::uintptr_t kCold = 1, kClean = 2, kAbsent = kCold | kClean, kTags = 3;
+
+    // The raw entry of leaf k (above). No lock.
+    std::uintptr_t raw(std::size_t k) const noexcept {
         void* const* node = root_;
         for (unsigned level = depth_; level > 1; --level)
             node = static_cast<void* const*>(node[(k >> (fan_shift_ * (level - 1))) & fan_mask_]);
-        return node[k & fan_mask_];
+        return reinterpret_cast<std::uintptr_t>(node[k & fan_mask_]);
     }
+    // Leaf k's frame, or nullptr when not present. No lock.
+    void* lookup(std::size_t k) const noexcept { return reinterpret_cast<void*>(raw(k) & ~kTags); }
     // As lookup, but safe beside a thread that loads or evicts (relaxed atomic reads):
     // the answer may be stale at once, so use it only for a CPU prefetch, which cannot fault.
     const void* peek(std::size_t k) const noexcept {
         void* const* node = root_;
         for (unsigned level = depth_; level > 1; --level)
             node = static_cast<void* const*>(node[(k >> (fan_shift_ * (level - 1))) & fan_mask_]);
-        return __atomic_load_n(&node[k & fan_mask_], __ATOMIC_RELAXED);
+        return reinterpret_cast<const void*>(
+            reinterpret_cast<std::uintptr_t>(__atomic_load_n(&node[k & fan_mask_], __ATOMIC_RELAXED)) & ~kTags);
     }
-    // Marks an access: the reference bit, and the dirty bit when `write`. No lock.
-    // Stores only when a bit is missing (CLOCK clears kRef rarely; a leaf stays dirty).
-    void touch(std::size_t k, bool write) noexcept {
-        Bits want = write ? (kRef | kDirty) : kRef;
-        if ((state_[k] & want) != want) [[unlikely]]
-            state_[k] |= want;
-    }
+    // The walk's slow path: makes leaf k present if it is not, sets its reference bit
+    // (and dirty bit when `write`), and returns its frame. Takes the lock.
+    void* access(std::size_t k, bool write);
+    // Marks an access (caller holds the lock; leaf k present).
+    void touch(std::size_t k, bool write) noexcept;
 
     // Makes leaf k present and returns it (the slow path of a walk).
     void* fault(std::size_t k);
@@ -183,6 +194,8 @@ class Pager {
     void complete(std::uint64_t tag, long result) noexcept;
     void read_now(std::size_t k, std::uint32_t f);
     void link(std::size_t k, std::uint32_t f) noexcept;
+    void sync_tags(std::size_t k) noexcept;
+    void unlink(std::size_t k) noexcept;
     void read_ahead_after(std::size_t k);
     void pass_behind(std::size_t k) noexcept;
     [[noreturn]] void fail(const char* op, std::size_t k, int error) const;

@@ -79,7 +79,11 @@ void Pager::build_table() {
         std::memset(b, 0, leaf_bytes_);
         return b;
     };
-    for (std::size_t i = 0; i < count; ++i) level.push_back(take());
+    for (std::size_t i = 0; i < count; ++i) {
+        level.push_back(take());
+        auto* e = static_cast<std::uintptr_t*>(level.back());
+        std::fill(e, e + (leaf_bytes_ / sizeof(void*)), kAbsent);  // no leaf present
+    }
     depth_ = 1;
     while (level.size() > 1) {
         std::vector<void*> up((level.size() + fan_mask_) >> fan_shift_);
@@ -118,8 +122,23 @@ void* Pager::fault(std::size_t k) {
     return fault_locked(k);
 }
 
+void* Pager::access(std::size_t k, bool write) {
+    std::lock_guard lock(mutex_);
+    void* p = lookup(k);
+    if (!p) p = fault_locked(k);
+    touch(k, write);
+    return p;
+}
+
+void Pager::touch(std::size_t k, bool write) noexcept {
+    Bits want = write ? (kRef | kDirty) : kRef;
+    if ((state_[k] & want) == want) return;
+    state_[k] |= want;
+    sync_tags(k);
+}
+
 void* Pager::fault_locked(std::size_t k) {
-    if (void* p = entry(k)) return p;  // another reader loaded it meanwhile
+    if (void* p = lookup(k)) return p;  // another reader loaded it meanwhile
     ++stats_.faults;
     if (state_[k] & kLoading) wait_for(k);
     if (state_[k] & kInFrame) {  // read ahead or hinted, now arrived
@@ -143,7 +162,7 @@ void* Pager::pin(std::size_t k, bool write) {
 }
 
 void* Pager::pin_locked(std::size_t k, bool write) {
-    void* p = entry(k);
+    void* p = lookup(k);
     if (!p) p = fault_locked(k);
     ++frames_[frame_[k]].pins;
     touch(k, write);
@@ -161,7 +180,19 @@ void Pager::link(std::size_t k, std::uint32_t f) noexcept {
     frame_[k] = f;
     frames_[f].leaf = k;
     state_[k] |= kInFrame | kRef;
-    __atomic_store_n(&entry(k), frames_[f].data, __ATOMIC_RELAXED);  // peek() may read it beside us
+    sync_tags(k);
+}
+
+// Leaf k's entry from its frame and its reference and dirty bits (kCold, kClean). The
+// stores are relaxed atomics: peek() may read beside us.
+void Pager::sync_tags(std::size_t k) noexcept {
+    auto data = reinterpret_cast<std::uintptr_t>(frames_[frame_[k]].data);
+    std::uintptr_t e = data | (state_[k] & kRef ? 0 : kCold) | (state_[k] & kDirty ? 0 : kClean);
+    __atomic_store_n(&entry(k), reinterpret_cast<void*>(e), __ATOMIC_RELAXED);
+}
+
+void Pager::unlink(std::size_t k) noexcept {
+    __atomic_store_n(&entry(k), reinterpret_cast<void*>(kAbsent), __ATOMIC_RELAXED);
 }
 
 // A fault's own read: synchronous. On failure the frame goes back to the free list and
@@ -238,9 +269,13 @@ std::size_t Pager::choose_victims(std::size_t want, std::uint32_t* out) {
         auto f = static_cast<std::uint32_t>(hand_);
         hand_ = hand_ + 1 == n ? 0 : hand_ + 1;
         if (!evictable(frames_[f])) continue;
-        Bits& s = state_[frames_[f].leaf];
-        if (s & kRef) s &= static_cast<Bits>(~kRef);
-        else choose(f);
+        std::size_t k = frames_[f].leaf;
+        if (state_[k] & kRef) {
+            state_[k] &= static_cast<Bits>(~kRef);
+            if (lookup(k)) sync_tags(k);  // the next access sets it again (slow path once)
+        } else {
+            choose(f);
+        }
     }
     int error = 0;
     try {
@@ -257,7 +292,7 @@ std::size_t Pager::choose_victims(std::size_t want, std::uint32_t* out) {
             failed_leaf = fr.leaf;
             continue;
         }
-        __atomic_store_n(&entry(fr.leaf), nullptr, __ATOMIC_RELAXED);
+        unlink(fr.leaf);
         s &= static_cast<Bits>(~(kInFrame | kRef | kAhead));
         fr.leaf = kNone;
         ++stats_.evictions;
@@ -276,6 +311,7 @@ std::size_t Pager::choose_victims(std::size_t want, std::uint32_t* out) {
 void Pager::start_write(std::uint32_t f) {
     std::size_t k = frames_[f].leaf;
     state_[k] = static_cast<Bits>((state_[k] & ~kDirty) | kWriting);
+    if (lookup(k)) sync_tags(k);  // clean again: the next write takes the slow path
     ++epoch_;  // iterators that cached this leaf mark it dirty again when they next write
     io_->queue(true, frames_[f].data, leaf_bytes_, k * leaf_bytes_, k << 1 | kWriteTag);
 }
@@ -366,6 +402,7 @@ void Pager::complete(std::uint64_t tag, long result) noexcept {
             stats_.bytes_written += leaf_bytes_;
         } else {
             state_[k] |= kDirty;
+            if (lookup(k)) sync_tags(k);
             if (!write_error_) {
                 write_error_ = result < 0 ? static_cast<int>(-result) : EIO;
                 write_failed_ = k;
@@ -431,6 +468,7 @@ void Pager::read_ahead_after(std::size_t k) {
 void Pager::pass_behind(std::size_t k) noexcept {
     if (k >= leaves_ || !(state_[k] & kInFrame)) return;
     state_[k] &= static_cast<Bits>(~kRef);
+    if (lookup(k)) sync_tags(k);
     if (behind_.size() == behind_.capacity()) behind_.erase(behind_.begin(), behind_.begin() + behind_.size() / 2);
     behind_.push_back(k);
 }

@@ -1,0 +1,112 @@
+"""The paging suite: its report section and goals on synthetic records (MET, MISSED, NOT
+MEASURED), and the real program run by ``physmem bench --suite paging --scale tiny``
+(skipped unless built; fails under PHYSMEM_LAB_REQUIRE_BUILD=1 like conftest.real_bin)."""
+
+import pytest
+
+import synth
+from conftest import lab_bin, tiny_bench
+from physmem_lab import analysis, report
+from physmem_lab.suite_paging import SUITE, goals
+
+M = 1 << 20
+
+
+def _rec(kind, kernel, ratio, ns, faults=0, major=0, block=64 << 10):
+    backing = "thp" if kind in ("paged", "tree-index") else "4k"
+    r = synth.record("paging", f"{kind}-{backing}", 64 * M, [ns * 0.98, ns, ns * 1.02],
+                     params={"kernel": kernel, "ratio": ratio}, block_size=block)
+    r["counters"]["page_faults"]["per_rep"] = [faults, 0, 0]
+    r["paging"] = {"budget_bytes": 64 * M // int(ratio), "data_bytes": 64 * M, "ratio": int(ratio),
+                   "block_bytes": block,
+                   "measured": {"minor_faults": 3, "major_faults": major, "read_bytes": 8 * M, "write_bytes": 0}}
+    if kind == "paged":
+        r["paged"] = {"io": "io_uring", "direct": True, "leaves": 1024, "frames": 512, "resident": 512,
+                      "faults": 600, "loads": 600, "evictions": 600, "writebacks": 0, "bytes_read": 600 * 65536,
+                      "bytes_written": 0, "readahead_issued": 590, "readahead_hits": 580, "hinted": 0}
+    elif kind == "mapped":
+        r["mapped"] = {"limit_bytes": 36 * M, "held_before_bytes": 4 * M, "cached_pages_after_drop": 0,
+                       "cgroup_max_usage_bytes": 36 * M, "madvise": "sequential"}
+    elif kind == "stxxl":
+        r["stxxl"] = {"block_bytes": block, "cache_pages": 512, "version": "1.4.1",
+                      "measured": {"bytes_read": 64 * M, "bytes_written": 0, "reads": 1024, "writes": 0}}
+    return r
+
+
+def _results(seq_mapped=6.0, seq_stxxl=14.0, gups_mapped=27000.0, fits=1.0, faults=0, major=0):
+    recs = []
+    for kernel, mem, paged2 in (("seq", 0.2, 1.5), ("strided", 0.25, 2.5), ("gups", 5.0, 5500.0)):
+        block = 4096 if kernel == "gups" else 65536
+        recs.append(_rec("tree-index", kernel, "1", mem, block=block))
+        recs.append(_rec("paged", kernel, "1", mem * fits, faults=faults, major=major, block=block))
+        recs.append(_rec("paged", kernel, "2", paged2, block=block))
+    recs.append(_rec("mapped", "seq", "2", seq_mapped))
+    recs.append(_rec("stxxl", "seq", "2", seq_stxxl))
+    recs.append(_rec("mapped", "strided", "2", 30.0))
+    recs.append(_rec("mapped", "gups", "2", gups_mapped, block=4096))
+    return synth.results(recs)
+
+
+def test_report_section_has_a_table_per_kernel(tmp_path):
+    md = report.build(_results(), "synthetic", None, tmp_path).markdown()
+    assert md.count(f"## {SUITE.title}") == 1
+    for title in ("### Sequential scan", "### Strided scan", "### Random updates"):
+        assert title in md
+    assert "| 2x | PagedArray | 64M | 64K | 1.50 ns |" in md
+    assert "| 2x | kernel mmap (cgroup) | 64M | 64K | 6.00 ns |" in md
+    assert "| - | in memory (TreeArray) | 64M | 4K | 5.00 ns |" in md
+    assert "io_uring O_DIRECT; loads 600, read-ahead hits 580" in md
+    assert "AIFM (OSDI 2020)" in md
+
+
+def test_goals_met():
+    g = {x.number: x for x in goals(analysis.Records(_results()))}
+    assert [g[f"paging-{i}"].verdict for i in range(1, 5)] == ["MET"] * 4
+    assert abs(g["paging-1"].items[0].ratio.value - 1.5 / 6.0) < 1e-9
+    assert any("strided 2x: paged / mapped" in n for n in g["paging-1"].notes)
+
+
+@pytest.mark.parametrize("worse, missed", [
+    ({"seq_mapped": 1.7}, "paging-1"),       # paged only 1.13x the mapping's throughput
+    ({"seq_stxxl": 1.4}, "paging-1"),        # slower than STXXL
+    ({"gups_mapped": 15000.0}, "paging-2"),  # only 2.7x the mapping
+    ({"fits": 1.2}, "paging-3"),             # 1.2x the in-memory array at 1x
+    ({"faults": 2}, "paging-4"),             # faults in the timed repetitions
+    ({"major": 1}, "paging-4"),              # a major fault in the measured region
+])
+def test_goals_missed(worse, missed):
+    g = {x.number: x for x in goals(analysis.Records(_results(**worse)))}
+    assert g[missed].verdict == "MISSED"
+    assert all(x.verdict == "MET" for k, x in g.items() if k != missed)
+
+
+def test_goals_not_measured_without_records():
+    assert {x.verdict for x in goals(analysis.Records(synth.results([])))} == {"NOT MEASURED"}
+
+
+def test_rows_give_stxxl_the_paged_arrays_block_size():
+    blocks = {}
+    for row in SUITE.rows:
+        for v in row.variants:
+            for p in row.params:
+                blocks.setdefault(p["kernel"], {}).setdefault(v.kind, set()).update(row.block_sizes)
+    for kernel, by_kind in blocks.items():
+        assert by_kind["stxxl"] == by_kind["paged"], kernel
+
+
+@pytest.fixture(scope="module")
+def paging_bin():
+    return lab_bin(("paging",))
+
+
+def test_tiny_bench_on_the_real_program(paging_bin, tmp_path):
+    res = tiny_bench("paging", paging_bin, tmp_path)
+    assert not res["errors"] and res["records"]
+    assert all(r["verified"] for r in res["records"])
+    kinds = {r["kind"] for r in res["records"]}
+    assert {"paged", "tree-index"} <= kinds
+    for r in res["records"]:
+        if r["kind"] == "paged" and r["params"]["ratio"] != "1":
+            assert r["paged"]["loads"] > 0, "a paged run at data > budget read nothing"
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"## {SUITE.title}" in md and "### Random updates" in md

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
@@ -212,6 +213,21 @@ TEST(PagedArray, SequentialAndStridedPatternsAreReadAhead) {
     EXPECT_EQ(got, want);
     auto strided = a.stats();
     EXPECT_GT(strided.readahead_hits, seq.readahead_hits) << "a stride of 3 leaves was not detected";
+}
+
+TEST(PagedArray, IteratorsAreReadAheadAndWriteThrough) {
+    BlockPool pool = make_pool(4096);
+    PagedArray<std::uint64_t> a(512 * 40, pool, {.budget = 8 * 4096, .readahead = 4});
+    std::uint64_t v = 0;
+    for (auto& x : a) x = v++;  // non-const iterators: every leaf dirty, written out behind
+    a.flush();
+    auto before = a.stats();
+    std::uint64_t sum = 0;
+    for (auto it = a.cbegin(); it != a.cend(); ++it) sum += *it;
+    EXPECT_EQ(sum, a.size() * (a.size() - 1) / 2);
+    EXPECT_GT(a.stats().readahead_hits - before.readahead_hits, 20u) << "an iterator's scan was not read ahead";
+    auto r = std::find(a.cbegin(), a.cend(), std::uint64_t{512 * 33 + 7});
+    EXPECT_EQ(r.index(), 512u * 33 + 7);
 }
 
 // Cyclic scans of twice the budget: CLOCK alone would read every leaf every pass; the

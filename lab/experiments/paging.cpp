@@ -404,7 +404,7 @@ void run_stxxl_blocks(lab::Context& ctx, std::size_t n, std::size_t budget, lab:
     ops.measured = [&] { after = stxxl::stats_data(*stxxl::stats::get_instance()); };
     run_kernel(ctx, n, ops, measured);
     ctx.set_field("stxxl", {{"block_bytes", Block}, {"cache_pages", pages}, {"pager", "lru"},
-                            {"io", "syscall, direct=try"}, {"version", stxxl::get_version_string()},
+                            {"io", "syscall, direct=try"}, {"version", stxxl::get_version_string_long()},
                             {"measured", stxxl_json(after - before)}});
 }
 

@@ -144,7 +144,8 @@ def report(doc, recs, results, out_dir):
                    "spread", "vs in memory", "bytes read / written per op", "major / minor faults", "details"], rows)
     doc.p("Faults and bytes are those of the measured passes. The mapping's cgroup limit is the budget plus "
           "what the process held just before mapping; its page cache is dropped (and checked with mincore) "
-          "before measuring. STXXL is Debian's libstxxl build. THEIRS: AIFM (OSDI 2020) reports up to 13x "
+          "before measuring. STXXL is Debian's libstxxl build (its version string, shown per row, names "
+          "the build's phase). THEIRS: AIFM (OSDI 2020) reports up to 13x "
           "the throughput of kernel swapping (Fastswap) for application-integrated far memory.")
 
 

@@ -204,26 +204,28 @@ void run_kernel(lab::Context& ctx, std::size_t n, const Ops& ops, lab::memcg::Co
 
 // --- the variants -------------------------------------------------------------------------
 
+// The scans of an array with segments (TreeArray, PagedArray): a leaf at a time.
+template <class A>
+Ops segment_ops(const A& a) {
+    auto sum_range = [&a](std::size_t lo, std::size_t hi) {
+        Word sum = 0;
+        physmem::for_each_segment(a, lo, hi, [&](std::span<const Word> seg) {
+            for (Word x : seg) sum += x;
+        });
+        return sum;
+    };
+    Ops ops;
+    ops.seq = [&a, sum_range] { return sum_range(0, a.size()); };
+    ops.chunk_sum = sum_range;
+    return ops;
+}
+
 void run_tree(lab::Context& ctx, std::size_t n, lab::memcg::Counters& measured) {
     const lab::Settings& s = ctx.settings();
     physmem::TreeArray<Word> t(n, ctx.pool("table", lab::tree_bytes<Word>(s.block_size, n)));
     ctx.set_tree(s.block_size, t.depth(), t.leaf_length());
     G::reset(t);
-    Ops ops;
-    ops.seq = [&] {
-        Word sum = 0;
-        physmem::for_each_segment(std::as_const(t), [&](std::span<const Word> seg) {
-            for (Word x : seg) sum += x;
-        });
-        return sum;
-    };
-    ops.chunk_sum = [&](std::size_t lo, std::size_t hi) {
-        Word sum = 0;
-        physmem::for_each_segment(std::as_const(t), lo, hi, [&](std::span<const Word> seg) {
-            for (Word x : seg) sum += x;
-        });
-        return sum;
-    };
+    Ops ops = segment_ops(t);
     std::array<Word*, G::kStreams> slot;
     ops.hint = [&](std::span<const std::size_t> idx) {
         for (unsigned j = 0; j < G::kStreams; ++j) __builtin_prefetch(slot[j] = &t[idx[j]], 1);
@@ -247,21 +249,7 @@ void run_paged(lab::Context& ctx, std::size_t n, std::size_t budget, lab::memcg:
     });
     a.flush();
     const physmem::PagingStats before = a.stats();
-    Ops ops;
-    ops.seq = [&] {
-        Word sum = 0;
-        physmem::for_each_segment(std::as_const(a), [&](std::span<const Word> seg) {
-            for (Word x : seg) sum += x;
-        });
-        return sum;
-    };
-    ops.chunk_sum = [&](std::size_t lo, std::size_t hi) {
-        Word sum = 0;
-        physmem::for_each_segment(std::as_const(a), lo, hi, [&](std::span<const Word> seg) {
-            for (Word x : seg) sum += x;
-        });
-        return sum;
-    };
+    Ops ops = segment_ops(a);
     ops.hint = [&](std::span<const std::size_t> idx) { a.prefetch(idx); };
     ops.update = [&](unsigned, std::size_t i, Word v) { a[i] ^= v; };
     physmem::PagingStats after;

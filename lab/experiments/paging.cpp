@@ -204,13 +204,19 @@ void run_kernel(lab::Context& ctx, std::size_t n, const Ops& ops, lab::memcg::Co
 
 // --- the variants -------------------------------------------------------------------------
 
-// The scans of an array with segments (TreeArray, PagedArray): a leaf at a time.
+// The scans of an array with segments (TreeArray, PagedArray): a leaf at a time. Each
+// segment is summed into a local (the compiler cannot keep an outer `sum` it reaches
+// by reference in a register when the data are of the same type: whether it did
+// depended on inlining, and made the in-memory tree's scan 1.4x slower than the paged
+// one's).
 template <class A>
 Ops segment_ops(const A& a) {
     auto sum_range = [&a](std::size_t lo, std::size_t hi) {
         Word sum = 0;
-        physmem::for_each_segment(a, lo, hi, [&](std::span<const Word> seg) {
-            for (Word x : seg) sum += x;
+        physmem::for_each_segment(a, lo, hi, [&sum](std::span<const Word> seg) {
+            Word s = 0;
+            for (Word x : seg) s += x;
+            sum += s;
         });
         return sum;
     };

@@ -84,6 +84,14 @@ def test_goals_not_measured_without_records():
     assert {x.verdict for x in goals(analysis.Records(synth.results([])))} == {"NOT MEASURED"}
 
 
+def test_sanity_flags_a_paged_variant_beating_memory():
+    from physmem_lab import sanity
+    assert sanity.findings(_results()) == []
+    bad = sanity.findings(_results(fits=0.5))  # paged at 1x twice as fast as in memory
+    assert {f.ratio.num["kind"] for f in bad} == {"paged"}
+    assert all("faster than the same data in memory" in f.rule for f in bad)
+
+
 def test_rows_give_stxxl_the_paged_arrays_block_size():
     blocks = {}
     for row in SUITE.rows:

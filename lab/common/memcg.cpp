@@ -121,12 +121,17 @@ std::size_t drop_cache(int fd, std::size_t bytes) {
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     void* p = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) return 0;
+    std::size_t cached = cached_pages(p, bytes);
+    ::munmap(p, bytes);
+    return cached;
+}
+
+std::size_t cached_pages(const void* p, std::size_t bytes) {
     std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
     std::vector<unsigned char> v((bytes + page - 1) / page);
     std::size_t cached = 0;
-    if (::mincore(p, bytes, v.data()) == 0)
+    if (::mincore(const_cast<void*>(p), bytes, v.data()) == 0)
         for (unsigned char c : v) cached += c & 1;
-    ::munmap(p, bytes);
     return cached;
 }
 

@@ -47,6 +47,9 @@ std::string unavailable_reason();
 // cache. Returns the file's pages still cached afterwards (mincore over a mapping).
 std::size_t drop_cache(int fd, std::size_t bytes);
 
+// Pages of the mapping [p, p + bytes) in memory (mincore; p page-aligned).
+std::size_t cached_pages(const void* p, std::size_t bytes);
+
 struct Counters {
     std::uint64_t minor_faults = 0, major_faults = 0;  // getrusage(RUSAGE_SELF)
     std::uint64_t read_bytes = 0, write_bytes = 0;     // /proc/self/io (storage I/O)

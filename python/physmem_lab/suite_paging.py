@@ -114,7 +114,8 @@ def _extra(r) -> str:
     if "mapped" in r:
         m = r["mapped"]
         return (f"limit {format_size(m['limit_bytes'])} (budget + {format_size(m['held_before_bytes'])} held), "
-                f"madvise {m['madvise']}, {m['cached_pages_after_drop']} pages cached after the drop")
+                f"madvise {m['madvise']}, {m['cached_pages_after_drop']} pages cached after the drop"
+                + (f", {m['cached_pages_after_warm']} after the warm read" if "cached_pages_after_warm" in m else ""))
     if "stxxl" in r:
         s = r["stxxl"]
         return f"{s['cache_pages']} pages of {format_size(s['block_bytes'])}, {s.get('version', '')}"
@@ -143,8 +144,10 @@ def report(doc, recs, results, out_dir):
         doc.table(["data / budget", "variant", "data", "block", "time per " + ("update" if kernel == "gups" else "element"),
                    "spread", "vs in memory", "bytes read / written per op", "major / minor faults", "details"], rows)
     doc.p("Faults and bytes are those of the measured passes. The mapping's cgroup limit is the budget plus "
-          "what the process held just before mapping; its page cache is dropped (and checked with mincore) "
-          "before measuring. STXXL is Debian's libstxxl build (its version string, shown per row, names "
+          "what the process held just before mapping; its page cache is dropped (and checked with mincore), "
+          "then the file is read once in order inside the limit, untimed: every variant starts warm, "
+          "where the paged array starts after its fill (a budget's worth in memory; STXXL's vector is "
+          "read once through its cache too). STXXL is Debian's libstxxl build (its version string, shown per row, names "
           "the build's phase). THEIRS: AIFM (OSDI 2020) reports up to 13x "
           "the throughput of kernel swapping (Fastswap) for application-integrated far memory.")
 

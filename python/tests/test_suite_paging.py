@@ -26,6 +26,7 @@ def _rec(kind, kernel, ratio, ns, faults=0, major=0, block=64 << 10):
                       "bytes_written": 0, "readahead_issued": 590, "readahead_hits": 580, "hinted": 0}
     elif kind == "mapped":
         r["mapped"] = {"limit_bytes": 36 * M, "held_before_bytes": 4 * M, "cached_pages_after_drop": 0,
+                       "cached_pages_after_warm": 8192,
                        "cgroup_max_usage_bytes": 36 * M, "madvise": "sequential"}
     elif kind == "stxxl":
         r["stxxl"] = {"block_bytes": block, "cache_pages": 512, "version": "1.4.1",
@@ -56,6 +57,7 @@ def test_report_section_has_a_table_per_kernel(tmp_path):
     assert "| 2x | kernel mmap (cgroup) | 64M | 64K | 6.00 ns |" in md
     assert "| - | in memory (TreeArray) | 64M | 4K | 5.00 ns |" in md
     assert "io_uring O_DIRECT; loads 600, read-ahead hits 580" in md
+    assert "0 pages cached after the drop, 8192 after the warm read" in md
     assert "AIFM (OSDI 2020)" in md
 
 
@@ -116,5 +118,11 @@ def test_tiny_bench_on_the_real_program(paging_bin, tmp_path):
     for r in res["records"]:
         if r["kind"] == "paged" and r["params"]["ratio"] != "1":
             assert r["paged"]["loads"] > 0, "a paged run at data > budget read nothing"
+        if r["kind"] == "mapped":  # root only: dropped to nothing, then warm with about the budget
+            m, budget_pages = r["mapped"], r["paging"]["budget_bytes"] // 4096
+            assert m["cached_pages_after_drop"] == 0
+            assert budget_pages // 2 <= m["cached_pages_after_warm"] <= budget_pages + m["held_before_bytes"] // 4096
+        if r["kind"] == "stxxl":
+            assert r["stxxl"]["warm_pass"] is True
     md = (tmp_path / "rep" / "report.md").read_text()
     assert f"## {SUITE.title}" in md and "### Random updates" in md

@@ -28,10 +28,11 @@
 //            slots are found first (a prefetch() hint for the paged array, a CPU prefetch
 //            for the mapping and the tree; STXXL has no hint), then updated. Each pass
 //            continues the stream; verified by replaying every pass (XOR undoes it).
-// The record's "paging" field: budget, the counters of the measured passes (getrusage
-// minor/major faults of the whole process, /proc/self/io storage bytes, bracketing each
-// pass and nothing else) and the variant's own (PagingStats and STXXL's I/O stats up to
-// the end of the timed passes, the cgroup's peak).
+// The record's "paging" field: budget, and the counters of the measured region (getrusage
+// minor/major faults of the whole process, /proc/self/io storage bytes) bracketing
+// ctx.measure and nothing else, with the passes and ops they cover (calibration
+// included); then the variant's own (PagingStats and STXXL's I/O stats over the same
+// passes, the cgroup's peak).
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -91,9 +92,18 @@ std::string data_dir(const lab::Settings& s) {
     return t && *t ? t : "/var/tmp";
 }
 
-lab::Json counters_json(const lab::memcg::Counters& c) {
+// What the counters bracketed: every call of the pass inside ctx.measure (warm-up,
+// calibration and timed repetitions), so bytes and faults per op are counter / ops of
+// one process (a record pooled over rounds keeps its first round's payload).
+struct Measured {
+    lab::memcg::Counters counters;
+    std::uint64_t passes = 0, ops = 0;
+};
+
+lab::Json measured_json(const Measured& m) {
+    const lab::memcg::Counters& c = m.counters;
     return {{"minor_faults", c.minor_faults}, {"major_faults", c.major_faults}, {"read_bytes", c.read_bytes},
-            {"write_bytes", c.write_bytes}};
+            {"write_bytes", c.write_bytes}, {"passes", m.passes}, {"ops", m.ops}};
 }
 
 // --- the kernels, over an access object A with the operations each needs -------------
@@ -144,7 +154,7 @@ struct Ops {
     for (std::size_t i = 0; i < sizeof buf; i += 4096) buf[i] = 0;
 }
 
-void run_kernel(lab::Context& ctx, std::size_t n, const Ops& ops, lab::memcg::Counters& measured) {
+void run_kernel(lab::Context& ctx, std::size_t n, const Ops& ops, Measured& measured) {
     const lab::Settings& s = ctx.settings();
     prefault_stack();
     const std::string& kernel = s.param("kernel");
@@ -152,9 +162,13 @@ void run_kernel(lab::Context& ctx, std::size_t n, const Ops& ops, lab::memcg::Co
     // The counters bracket the whole timed region (reading them per pass would add tens of
     // microseconds to each pass); the measuring code between passes allocates nothing.
     auto counted = [&ctx, &measured](std::uint64_t ops, const std::function<Word()>& pass) {
+        std::uint64_t calls = 0;
+        const std::function<Word()> each = [&calls, &pass] { ++calls; return pass(); };  // built outside the bracket
         auto before = lab::memcg::counters();
-        ctx.measure(ops, pass);
-        measured += lab::memcg::counters_end() - before;
+        ctx.measure(ops, each);
+        measured.counters += lab::memcg::counters_end() - before;
+        measured.passes += calls;
+        measured.ops += calls * ops;
     };
     if (kernel == "seq" || kernel == "strided") {
         const std::size_t chunk = s.block_size / sizeof(Word);
@@ -189,7 +203,6 @@ void run_kernel(lab::Context& ctx, std::size_t n, const Ops& ops, lab::memcg::Co
     ops.measured();
     ran = start;
     gups_steps(ran, passes * steps, n - 1, ops.hint, ops.update);  // the same values again: XOR undoes them
-    ctx.set_param("passes", passes);
     std::size_t wrong = 0;
     std::size_t chunk = s.block_size / sizeof(Word);
     for (std::size_t lo = 0; lo < n; lo += chunk) {
@@ -228,7 +241,7 @@ Ops segment_ops(const A& a) {
     return ops;
 }
 
-void run_tree(lab::Context& ctx, std::size_t n, lab::memcg::Counters& measured) {
+void run_tree(lab::Context& ctx, std::size_t n, Measured& measured) {
     const lab::Settings& s = ctx.settings();
     physmem::TreeArray<Word> t(n, ctx.pool("table", lab::tree_bytes<Word>(s.block_size, n)));
     ctx.set_tree(s.block_size, t.depth(), t.leaf_length());
@@ -242,7 +255,7 @@ void run_tree(lab::Context& ctx, std::size_t n, lab::memcg::Counters& measured) 
     run_kernel(ctx, n, ops, measured);
 }
 
-void run_paged(lab::Context& ctx, std::size_t n, std::size_t budget, lab::memcg::Counters& measured) {
+void run_paged(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& measured) {
     const lab::Settings& s = ctx.settings();
     physmem::TreeShape shape = physmem::TreeShape::make(s.block_size, sizeof(Word));
     std::size_t table = (shape.leaves_for(n) / (std::size_t{1} << shape.fan_shift) + 2) * s.block_size;
@@ -318,7 +331,7 @@ std::size_t warm_mapping(const Word* p, std::size_t bytes) {
     return lab::memcg::cached_pages(p, bytes);
 }
 
-void run_mapped(lab::Context& ctx, std::size_t n, std::size_t budget, lab::memcg::Counters& measured) {
+void run_mapped(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& measured) {
     if (std::string why = lab::memcg::unavailable_reason(); !why.empty())
         throw physmem::backing_unavailable("mapped: " + why);
     const std::size_t bytes = n * sizeof(Word);
@@ -386,7 +399,7 @@ lab::Json stxxl_json(const stxxl::stats_data& d) {
 }
 
 template <std::size_t Block>
-void run_stxxl_blocks(lab::Context& ctx, std::size_t n, std::size_t budget, lab::memcg::Counters& measured) {
+void run_stxxl_blocks(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& measured) {
     using V = StxxlVector<Block>;
     configure_stxxl(data_dir(ctx.settings()), 2 * n * sizeof(Word));
     const std::size_t pages = std::max<std::size_t>(1, budget / Block);
@@ -426,7 +439,7 @@ void run_stxxl_blocks(lab::Context& ctx, std::size_t n, std::size_t budget, lab:
 }
 
 // STXXL's block size is a template parameter: the two the suite uses are built in.
-void run_stxxl(lab::Context& ctx, std::size_t n, std::size_t budget, lab::memcg::Counters& measured) {
+void run_stxxl(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& measured) {
     switch (ctx.settings().block_size) {
         case 4 << 10: return run_stxxl_blocks<4 << 10>(ctx, n, budget, measured);
         case 64 << 10: return run_stxxl_blocks<64 << 10>(ctx, n, budget, measured);
@@ -445,7 +458,7 @@ void body(lab::Context& ctx) {
     const std::size_t ratio = s.param_size("ratio");
     const std::size_t budget = n * sizeof(Word) / ratio;
     ctx.set_elements(n);
-    lab::memcg::Counters measured;
+    Measured measured;
     switch (s.kind) {
         case Kind::paged: run_paged(ctx, n, budget, measured); break;
         case Kind::mapped: run_mapped(ctx, n, budget, measured); break;
@@ -456,7 +469,7 @@ void body(lab::Context& ctx) {
                              {"data_bytes", n * sizeof(Word)},
                              {"ratio", s.kind == Kind::tree_index ? 1 : ratio},
                              {"block_bytes", s.block_size},
-                             {"measured", counters_json(measured)}});
+                             {"measured", measured_json(measured)}});
 }
 
 }  // namespace

@@ -90,8 +90,12 @@ def _per_op(r) -> str:
 
 def _io(r) -> str:
     """Storage bytes per op of the measured passes: the pager's own count for the paged
-    array (io_uring's workers are not always charged to /proc/self/io), else the process's."""
-    ops = r.get("ops_per_pass", 1) * r.get("passes_per_rep", 1) * (r.get("reps", 1) + r.get("warmup", 0))
+    array (io_uring's workers are not always charged to /proc/self/io), else the process's.
+    Divided by the ops those passes did in the same process (``measured.ops``: a record
+    pooled over rounds keeps its first round's payload but every round's repetitions, and
+    the calibration pass is counted too); older records: estimated from the repetitions."""
+    ops = r["paging"]["measured"].get("ops") or (
+        r.get("ops_per_pass", 1) * r.get("passes_per_rep", 1) * (r.get("reps", 1) + r.get("warmup", 0)))
     if "paged" in r:
         rd, wr = r["paged"]["bytes_read"], r["paged"]["bytes_written"]
     elif "stxxl" in r:

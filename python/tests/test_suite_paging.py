@@ -110,8 +110,18 @@ def paging_bin():
 
 
 def test_tiny_bench_on_the_real_program(paging_bin, tmp_path):
-    res = tiny_bench("paging", paging_bin, tmp_path)
+    res = tiny_bench("paging", paging_bin, tmp_path, "--rounds", "2")
     assert not res["errors"] and res["records"]
+    # one record per point, pooled over both rounds (no run-dependent count in params
+    # splits a point), and the counters' ops cover at least the timed repetitions
+    keys = [(r["variant"], r["size_bytes"], r["paging"]["block_bytes"], r["params"]["kernel"],
+             r["params"]["ratio"]) for r in res["records"]]
+    assert len(keys) == len(set(keys)), "a point split into several records"
+    assert all(len(r["rounds"]) == 2 for r in res["records"])
+    for r in res["round_runs"]:
+        m = r["paging"]["measured"]
+        assert m["ops"] >= r["ops_per_pass"] * r["passes_per_rep"] * r["reps"]
+        assert m["ops"] == m["passes"] * r["ops_per_pass"]
     assert all(r["verified"] for r in res["records"])
     kinds = {r["kind"] for r in res["records"]}
     assert {"paged", "tree-index"} <= kinds
@@ -126,3 +136,17 @@ def test_tiny_bench_on_the_real_program(paging_bin, tmp_path):
             assert r["stxxl"]["warm_pass"] is True
     md = (tmp_path / "rep" / "report.md").read_text()
     assert f"## {SUITE.title}" in md and "### Random updates" in md
+
+
+def test_bytes_per_op_divide_by_the_ops_the_counters_covered():
+    """A record pooled over two rounds keeps round 0's payload but both rounds' reps: the
+    per-op bytes come from the payload's own ``measured.ops`` (calibration included)."""
+    from physmem_lab.suite_paging import _io
+    r = _rec("paged", "gups", "2", 5500.0, block=4096)
+    r["reps"], r["warmup"], r["ops_per_pass"], r["passes_per_rep"] = 6, 0, 4096, 1  # both rounds' reps
+    r["paged"]["bytes_read"], r["paged"]["bytes_written"] = 3 * 4096 * 2000, 3 * 4096 * 1000
+    r["paging"]["measured"].update(passes=3, ops=3 * 4096)          # round 0: calibration + 2 reps
+    assert _io(r) == "2000.0 / 1000.0"
+    del r["paging"]["measured"]["ops"]                               # an older record: estimated
+    assert _io(r) == "1000.0 / 500.0"
+

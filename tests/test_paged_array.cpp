@@ -271,6 +271,34 @@ TEST(PagedArray, HintsLoadABatchBeforeItIsTouched) {
     EXPECT_EQ(after.loads - before.loads, hinted.hinted - before.hinted) << "a hinted leaf was read twice";
 }
 
+TEST(PagedArray, SlotsOfABatchInMemoryAreWrittenThrough) {
+    BlockPool pool = make_pool(4096);
+    PagedArray<std::uint64_t> a(512 * 16, pool, {.budget = 16 * 4096, .readahead = 0});
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = i;
+    a.flush();  // every leaf clean: the slots must mark them dirty again
+    std::size_t idx[4] = {5, 512 * 3 + 1, 512 * 9 + 2, 512 * 15 + 3};
+    std::uint64_t* slot[4];
+    ASSERT_TRUE(a.prefetch_slots(idx, slot));
+    for (int j = 0; j < 4; ++j) *slot[j] += 1000;
+    // Shrink the budget's room: a second array's worth of faults evicts these leaves.
+    PagedArray<std::uint64_t> b(512 * 4, pool, {.budget = 4096});
+    a.flush();
+    EXPECT_EQ(a.stats().writebacks, 16u + 4u) << "slot writes did not dirty their leaves";
+    for (int j = 0; j < 4; ++j) EXPECT_EQ(a.get(idx[j]), idx[j] + 1000);
+}
+
+TEST(PagedArray, SlotsFallBackToAHintWhenALeafIsOut) {
+    BlockPool pool = make_pool(4096);
+    PagedArray<std::uint64_t> a(512 * 16, pool, {.budget = 4 * 4096, .readahead = 0});
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = i;
+    std::size_t idx[3] = {512 * 15, 512 * 5 + 1, 512 * 8};  // 5 and 8 went out as the fill passed them
+    std::uint64_t* slot[3];
+    auto before = a.stats();
+    EXPECT_FALSE(a.prefetch_slots(idx, slot));
+    EXPECT_GT(a.stats().hinted, before.hinted) << "the missing leaf was not requested";
+    for (std::size_t i : idx) EXPECT_EQ(std::as_const(a)[i], i);
+}
+
 TEST(PagedArray, ConcurrentReadersSeeTheirValues) {
     BlockPool pool = make_pool(4096);
     PagedArray<std::uint64_t> a(512 * 48, pool, {.budget = 6 * 4096, .readahead = 2});

@@ -135,6 +135,31 @@ class PagedArray {
         pager_->prefetch(leaves);
     }
     void prefetch_leaves(std::span<const size_type> leaves) const { pager_->prefetch(leaves); }
+    // Look-ahead for a batch about to be updated (HPCC's 128 slots): when the leaves of
+    // all these elements are in memory, marks them accessed (and dirty: the batch will
+    // write), prefetches the elements' cache lines, stores their addresses in
+    // slots[0..indices.size()) and returns true — one walk per element, as an in-memory
+    // look-ahead kernel makes. The addresses stay valid until the next call on this array
+    // that may load a leaf (any access but through them). Otherwise it is prefetch() and
+    // returns false: access the batch with operator[].
+    bool prefetch_slots(std::span<const size_type> indices, T** slots) {
+        using P = detail::Pager;
+        for (size_type j = 0; j < indices.size(); ++j) {
+            size_type i = indices[j], k = i >> shape_.leaf_shift;
+            std::uintptr_t e = pager_->raw(k);
+            if (e & P::kTags) [[unlikely]] {
+                if ((e & ~P::kTags) == 0) {  // not in memory: load the batch instead
+                    prefetch(indices);
+                    return false;
+                }
+                e = reinterpret_cast<std::uintptr_t>(pager_->access(k, true));  // present: sets its bits
+            }
+            T* p = reinterpret_cast<T*>(e & ~P::kTags) + (i & shape_.leaf_mask());
+            __builtin_prefetch(p, 1);
+            slots[j] = p;
+        }
+        return true;
+    }
     // Writes every dirty leaf (they stay in memory). Throws PagingError on an I/O error.
     void flush() { pager_->flush(); }
     detail::Pager& pager() const noexcept { return *pager_; }

@@ -25,8 +25,9 @@
 //   strided  the same sum, visiting --block-size chunks with a stride of 8 chunks
 //            (chunks 0, 8, 16, ..., then 1, 9, ...): every chunk once per pass
 //   gups     HPCC RandomAccess updates with its 128-slot look-ahead: each step's 128
-//            slots are found first (a prefetch() hint for the paged array, a CPU prefetch
-//            for the mapping and the tree; STXXL has no hint), then updated. Each pass
+//            slots are found first (prefetch_slots() for the paged array: the slots'
+//            addresses when their leaves are in memory, else a batch of reads; a CPU
+//            prefetch for the mapping and the tree; STXXL has no hint), then updated. Each pass
 //            continues the stream; verified by replaying every pass (XOR undoes it).
 // The record's "paging" field: budget, and the counters of the measured region (getrusage
 // minor/major faults of the whole process, /proc/self/io storage bytes) bracketing
@@ -271,8 +272,16 @@ void run_paged(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& m
     a.flush();
     const physmem::PagingStats before = a.stats();
     Ops ops = segment_ops(a);
-    ops.hint = [&](std::span<const std::size_t> idx) { a.prefetch(idx); };
-    ops.update = [&](unsigned, std::size_t i, Word v) { a[i] ^= v; };
+    // The look-ahead: when the batch's leaves are all in memory, prefetch_slots gives
+    // their addresses (one walk per update, as in memory); otherwise it starts their reads
+    // as one batch and the updates go through operator[].
+    std::array<Word*, G::kStreams> slot;
+    bool slots = false;
+    ops.hint = [&](std::span<const std::size_t> idx) { slots = a.prefetch_slots(idx, slot.data()); };
+    ops.update = [&](unsigned j, std::size_t i, Word v) {
+        if (slots) *slot[j] ^= v;
+        else a[i] ^= v;
+    };
     physmem::PagingStats after;
     ops.measured = [&] { after = a.stats(); };
     run_kernel(ctx, n, ops, measured);

@@ -156,11 +156,14 @@ def report(doc, recs, results, out_dir):
         doc.h(3, title)
         doc.table(["data / budget", "variant", "data", "block", "time per " + ("update" if kernel == "gups" else "element"),
                    "spread", "vs in memory", "bytes read / written per op", "major / minor faults", "details"], rows)
-    doc.p("Faults and bytes are those of the measured passes. The mapping's cgroup limit is the budget plus "
+    doc.p("Faults and bytes are those of the measured passes (calibration included) of the point's first "
+          "process; bytes per op divide by the ops of those passes. The mapping's cgroup limit is the budget plus "
           "what the process held just before mapping; its page cache is dropped (and checked with mincore), "
           "then the file is read once in order inside the limit, untimed: every variant starts warm, "
           "where the paged array starts after its fill (a budget's worth in memory; STXXL's vector is "
-          "read once through its cache too). STXXL is Debian's libstxxl build (its version string, shown per row, names "
+          "read once through its cache too). STXXL's sequential scan is its bufreader (overlapped "
+          "streaming reads past the vector's cache: it reads every block at 1x too); its strided scan and "
+          "GUPS go through the cache. STXXL is Debian's libstxxl build (its version string, shown per row, names "
           "the build's phase). THEIRS: AIFM (OSDI 2020) reports up to 13x "
           "the throughput of kernel swapping (Fastswap) for application-integrated far memory.")
 

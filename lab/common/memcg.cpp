@@ -1,14 +1,18 @@
 // lab/common/memcg.cpp — see memcg.hpp.
 #include "memcg.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -18,6 +22,7 @@ namespace lab::memcg {
 namespace {
 
 constexpr const char* kRoot = "/sys/fs/cgroup/memory";
+constexpr const char* kPrefix = "physmem-lab-";
 
 void write_file(const std::string& path, const std::string& value) {
     std::FILE* f = std::fopen(path.c_str(), "w");
@@ -34,7 +39,44 @@ std::uint64_t read_number(const std::string& path) {
     return v;
 }
 
+// Removes the groups of processes that died inside one (SIGKILL skips ~Limit): names
+// kPrefix<pid> whose pid is gone. rmdir refuses a group that still has tasks.
+void remove_stale_groups() {
+    DIR* d = ::opendir(kRoot);
+    if (!d) return;
+    const std::string prefix = kPrefix;
+    while (dirent* e = ::readdir(d)) {
+        std::string name = e->d_name;
+        if (name.rfind(prefix, 0) != 0) continue;
+        char* end = nullptr;
+        long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
+        if (pid > 0 && *end == '\0' && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
+            ::rmdir((std::string(kRoot) + "/" + name).c_str());
+    }
+    ::closedir(d);
+}
+
 }  // namespace
+
+std::string current_group() {
+    std::ifstream in("/proc/self/cgroup");
+    std::string line;
+    while (std::getline(in, line)) {
+        // hierarchy-id:controller,controller:/path
+        auto a = line.find(':'), b = line.find(':', a + 1);
+        if (a == std::string::npos || b == std::string::npos) continue;
+        bool memory = false;  // the controllers field is a comma-separated list
+        for (std::size_t i = a + 1; i < b && !memory;) {
+            std::size_t end = std::min(line.find(',', i), b);
+            memory = line.compare(i, end - i, "memory") == 0;
+            i = end + 1;
+        }
+        if (!memory) continue;
+        std::string path = line.substr(b + 1);
+        return path == "/" ? kRoot : kRoot + path;
+    }
+    return kRoot;
+}
 
 std::string unavailable_reason() {
     if (::geteuid() != 0) return "needs root (a memory cgroup is created and joined)";
@@ -45,7 +87,9 @@ std::string unavailable_reason() {
 
 Limit::Limit(std::size_t limit) {
     if (std::string why = unavailable_reason(); !why.empty()) throw std::runtime_error(why);
-    path_ = std::string(kRoot) + "/physmem-lab-" + std::to_string(::getpid());
+    remove_stale_groups();
+    origin_ = current_group();
+    path_ = std::string(kRoot) + "/" + kPrefix + std::to_string(::getpid());
     if (::mkdir(path_.c_str(), 0755) != 0 && errno != EEXIST)
         throw std::runtime_error("memory cgroup: mkdir " + path_ + ": " + std::strerror(errno));
     try {
@@ -59,8 +103,12 @@ Limit::Limit(std::size_t limit) {
 
 Limit::~Limit() {
     try {
-        write_file(std::string(kRoot) + "/cgroup.procs", std::to_string(::getpid()));
+        write_file(origin_ + "/cgroup.procs", std::to_string(::getpid()));
     } catch (...) {
+        try {  // the group it came from is gone: the root holds every process
+            write_file(std::string(kRoot) + "/cgroup.procs", std::to_string(::getpid()));
+        } catch (...) {
+        }
     }
     ::rmdir(path_.c_str());
 }
@@ -73,12 +121,17 @@ std::size_t drop_cache(int fd, std::size_t bytes) {
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
     void* p = ::mmap(nullptr, bytes, PROT_READ, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) return 0;
+    std::size_t cached = cached_pages(p, bytes);
+    ::munmap(p, bytes);
+    return cached;
+}
+
+std::size_t cached_pages(const void* p, std::size_t bytes) {
     std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
     std::vector<unsigned char> v((bytes + page - 1) / page);
     std::size_t cached = 0;
-    if (::mincore(p, bytes, v.data()) == 0)
+    if (::mincore(const_cast<void*>(p), bytes, v.data()) == 0)
         for (unsigned char c : v) cached += c & 1;
-    ::munmap(p, bytes);
     return cached;
 }
 

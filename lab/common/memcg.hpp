@@ -14,9 +14,12 @@
 
 namespace lab::memcg {
 
-// Joins a new memory cgroup limited to `limit` bytes for the object's life; moves the
-// process back to the root cgroup and removes the group on destruction. Throws
-// std::runtime_error naming the step (not root, no v1 memory controller, a write refused).
+// Joins a new memory cgroup (a child of the v1 root, named after the pid) limited to
+// `limit` bytes for the object's life; on destruction moves the process back to the
+// memory cgroup it was in before (/proc/self/cgroup, read at construction) and removes
+// the group. Groups left by processes that died inside one (the name's pid is gone) are
+// removed first. Throws std::runtime_error naming the step (not root, no v1 memory
+// controller, a write refused).
 class Limit {
   public:
     explicit Limit(std::size_t limit);
@@ -30,7 +33,12 @@ class Limit {
 
   private:
     std::string path_;
+    std::string origin_;  // the memory cgroup the process came from (a directory under the root)
 };
+
+// The directory of this process's v1 memory cgroup (the root's path, or a
+// descendant's, from /proc/self/cgroup); the root when the file names none.
+std::string current_group();
 
 // Whether this process can use Limit here, and if not why not ("" when it can).
 std::string unavailable_reason();
@@ -38,6 +46,9 @@ std::string unavailable_reason();
 // fsync, then POSIX_FADV_DONTNEED over the whole file: its clean pages leave the page
 // cache. Returns the file's pages still cached afterwards (mincore over a mapping).
 std::size_t drop_cache(int fd, std::size_t bytes);
+
+// Pages of the mapping [p, p + bytes) in memory (mincore; p page-aligned).
+std::size_t cached_pages(const void* p, std::size_t bytes);
 
 struct Counters {
     std::uint64_t minor_faults = 0, major_faults = 0;  // getrusage(RUSAGE_SELF)

@@ -11,12 +11,14 @@
 //   mapped-4k     the same bytes in a file mapped MAP_SHARED; the process joins a cgroup-v1
 //                 memory cgroup limited to budget + what it already holds (resident bytes
 //                 just before the mapping, recorded); the file's page cache is dropped
-//                 (fsync + POSIX_FADV_DONTNEED, mincore-checked) before measuring; madvise
-//                 gives the kernel the pattern (MADV_RANDOM for gups, MADV_SEQUENTIAL for
-//                 seq). Root only.
+//                 (fsync + POSIX_FADV_DONTNEED, mincore-checked), then the file is read
+//                 once in order inside the limit, untimed (the paged array's warm start
+//                 after its fill); madvise gives the kernel the pattern (MADV_RANDOM for
+//                 gups, MADV_SEQUENTIAL for seq). Root only.
 //   stxxl-4k      stxxl::vector<uint64_t> with --block-size blocks (a template parameter
 //                 in STXXL: 4K and 64K are built in) and budget / block pages of cache
-//                 (LRU pager), its disk a file in the same directory.
+//                 (LRU pager), its disk a file in the same directory; read once in
+//                 order through its cache before measuring (the same warm start).
 //   tree-index-B  physmem::TreeArray, all in memory (the ceiling; ratio is ignored).
 // Kernels (--param kernel):
 //   seq      sum of every element in order (segments for the trees; STXXL's bufreader)
@@ -27,10 +29,11 @@
 //            addresses when their leaves are in memory, else a batch of reads; a CPU
 //            prefetch for the mapping and the tree; STXXL has no hint), then updated. Each pass
 //            continues the stream; verified by replaying every pass (XOR undoes it).
-// The record's "paging" field: budget, the counters of the measured passes (getrusage
-// minor/major faults of the whole process, /proc/self/io storage bytes, bracketing each
-// pass and nothing else) and the variant's own (PagingStats and STXXL's I/O stats up to
-// the end of the timed passes, the cgroup's peak).
+// The record's "paging" field: budget, and the counters of the measured region (getrusage
+// minor/major faults of the whole process, /proc/self/io storage bytes) bracketing
+// ctx.measure and nothing else, with the passes and ops they cover (calibration
+// included); then the variant's own (PagingStats and STXXL's I/O stats over the same
+// passes, the cgroup's peak).
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -90,9 +93,18 @@ std::string data_dir(const lab::Settings& s) {
     return t && *t ? t : "/var/tmp";
 }
 
-lab::Json counters_json(const lab::memcg::Counters& c) {
+// What the counters bracketed: every call of the pass inside ctx.measure (warm-up,
+// calibration and timed repetitions), so bytes and faults per op are counter / ops of
+// one process (a record pooled over rounds keeps its first round's payload).
+struct Measured {
+    lab::memcg::Counters counters;
+    std::uint64_t passes = 0, ops = 0;
+};
+
+lab::Json measured_json(const Measured& m) {
+    const lab::memcg::Counters& c = m.counters;
     return {{"minor_faults", c.minor_faults}, {"major_faults", c.major_faults}, {"read_bytes", c.read_bytes},
-            {"write_bytes", c.write_bytes}};
+            {"write_bytes", c.write_bytes}, {"passes", m.passes}, {"ops", m.ops}};
 }
 
 // --- the kernels, over an access object A with the operations each needs -------------
@@ -143,7 +155,7 @@ struct Ops {
     for (std::size_t i = 0; i < sizeof buf; i += 4096) buf[i] = 0;
 }
 
-void run_kernel(lab::Context& ctx, std::size_t n, const Ops& ops, lab::memcg::Counters& measured) {
+void run_kernel(lab::Context& ctx, std::size_t n, const Ops& ops, Measured& measured) {
     const lab::Settings& s = ctx.settings();
     prefault_stack();
     const std::string& kernel = s.param("kernel");
@@ -151,9 +163,13 @@ void run_kernel(lab::Context& ctx, std::size_t n, const Ops& ops, lab::memcg::Co
     // The counters bracket the whole timed region (reading them per pass would add tens of
     // microseconds to each pass); the measuring code between passes allocates nothing.
     auto counted = [&ctx, &measured](std::uint64_t ops, const std::function<Word()>& pass) {
+        std::uint64_t calls = 0;
+        const std::function<Word()> each = [&calls, &pass] { ++calls; return pass(); };  // built outside the bracket
         auto before = lab::memcg::counters();
-        ctx.measure(ops, pass);
-        measured += lab::memcg::counters_end() - before;
+        ctx.measure(ops, each);
+        measured.counters += lab::memcg::counters_end() - before;
+        measured.passes += calls;
+        measured.ops += calls * ops;
     };
     if (kernel == "seq" || kernel == "strided") {
         const std::size_t chunk = s.block_size / sizeof(Word);
@@ -188,7 +204,6 @@ void run_kernel(lab::Context& ctx, std::size_t n, const Ops& ops, lab::memcg::Co
     ops.measured();
     ran = start;
     gups_steps(ran, passes * steps, n - 1, ops.hint, ops.update);  // the same values again: XOR undoes them
-    ctx.set_param("passes", passes);
     std::size_t wrong = 0;
     std::size_t chunk = s.block_size / sizeof(Word);
     for (std::size_t lo = 0; lo < n; lo += chunk) {
@@ -227,7 +242,7 @@ Ops segment_ops(const A& a) {
     return ops;
 }
 
-void run_tree(lab::Context& ctx, std::size_t n, lab::memcg::Counters& measured) {
+void run_tree(lab::Context& ctx, std::size_t n, Measured& measured) {
     const lab::Settings& s = ctx.settings();
     physmem::TreeArray<Word> t(n, ctx.pool("table", lab::tree_bytes<Word>(s.block_size, n)));
     ctx.set_tree(s.block_size, t.depth(), t.leaf_length());
@@ -241,7 +256,7 @@ void run_tree(lab::Context& ctx, std::size_t n, lab::memcg::Counters& measured) 
     run_kernel(ctx, n, ops, measured);
 }
 
-void run_paged(lab::Context& ctx, std::size_t n, std::size_t budget, lab::memcg::Counters& measured) {
+void run_paged(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& measured) {
     const lab::Settings& s = ctx.settings();
     physmem::TreeShape shape = physmem::TreeShape::make(s.block_size, sizeof(Word));
     std::size_t table = (shape.leaves_for(n) / (std::size_t{1} << shape.fan_shift) + 2) * s.block_size;
@@ -311,7 +326,24 @@ struct Mapping {
     ~Mapping() { ::munmap(p, bytes); }
 };
 
-void run_mapped(lab::Context& ctx, std::size_t n, std::size_t budget, lab::memcg::Counters& measured) {
+// The warm start every variant shares: the paged array's measurement starts after its
+// fill (the data written once in order, a budget's worth of leaves in memory), so the
+// mapping, after its page cache is dropped, is read once in order inside its limit,
+// untimed and uncounted (a cold start would measure compulsory misses: at 1x, every
+// fault of a GUPS run, at 2x fewer misses than the steady state). Called after the
+// madvise for the kernel: read under MADV_NORMAL, the cache made GUPS's updates write
+// 25-40 KB per update at 2x (read-ahead's large folios written back whole, presumably;
+// 6.18 here), against 3 KB when the pages come in as its own faults bring them.
+// Returns the file's pages in memory afterwards (mincore).
+std::size_t warm_mapping(const Word* p, std::size_t bytes) {
+    const std::size_t step = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)) / sizeof(Word);
+    Word sum = 0;
+    for (std::size_t i = 0; i < bytes / sizeof(Word); i += step) sum += p[i];
+    asm volatile("" ::"r"(sum));
+    return lab::memcg::cached_pages(p, bytes);
+}
+
+void run_mapped(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& measured) {
     if (std::string why = lab::memcg::unavailable_reason(); !why.empty())
         throw physmem::backing_unavailable("mapped: " + why);
     const std::size_t bytes = n * sizeof(Word);
@@ -331,6 +363,7 @@ void run_mapped(lab::Context& ctx, std::size_t n, std::size_t budget, lab::memcg
     const std::string& kernel = ctx.settings().param("kernel");
     int advice = kernel == "gups" ? MADV_RANDOM : kernel == "seq" ? MADV_SEQUENTIAL : MADV_NORMAL;
     ::madvise(p, bytes, advice);
+    std::size_t warm = warm_mapping(p, bytes);
     Ops ops;
     ops.seq = [p, n] {
         Word sum = 0;
@@ -350,7 +383,8 @@ void run_mapped(lab::Context& ctx, std::size_t n, std::size_t budget, lab::memcg
     run_kernel(ctx, n, ops, measured);
     ctx.set_field("mapped", {{"cgroup", limit.path()},
                              {"madvise", advice == MADV_RANDOM ? "random" : advice == MADV_SEQUENTIAL ? "sequential" : "normal"}, {"limit_bytes", budget + held}, {"held_before_bytes", held},
-                             {"cached_pages_after_drop", cached}, {"cgroup_max_usage_bytes", limit.max_usage()},
+                             {"cached_pages_after_drop", cached}, {"cached_pages_after_warm", warm},
+                             {"cgroup_max_usage_bytes", limit.max_usage()},
                              {"cgroup_failcnt", limit.failcnt()}, {"file", file.path}});
 }
 
@@ -377,7 +411,7 @@ lab::Json stxxl_json(const stxxl::stats_data& d) {
 }
 
 template <std::size_t Block>
-void run_stxxl_blocks(lab::Context& ctx, std::size_t n, std::size_t budget, lab::memcg::Counters& measured) {
+void run_stxxl_blocks(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& measured) {
     using V = StxxlVector<Block>;
     configure_stxxl(data_dir(ctx.settings()), 2 * n * sizeof(Word));
     const std::size_t pages = std::max<std::size_t>(1, budget / Block);
@@ -388,8 +422,13 @@ void run_stxxl_blocks(lab::Context& ctx, std::size_t n, std::size_t budget, lab:
         w.finish();
     }
     v.flush();
-    stxxl::stats_data before(*stxxl::stats::get_instance());
     const V& cv = v;
+    {  // the warm start (see warm_mapping): one read in order through the vector's cache
+        Word sum = 0;
+        for (std::size_t i = 0; i < n; i += Block / sizeof(Word)) sum += cv[i];
+        asm volatile("" ::"r"(sum));
+    }
+    stxxl::stats_data before(*stxxl::stats::get_instance());
     Ops ops;
     ops.seq = [&] {
         Word sum = 0;
@@ -407,12 +446,12 @@ void run_stxxl_blocks(lab::Context& ctx, std::size_t n, std::size_t budget, lab:
     ops.measured = [&] { after = stxxl::stats_data(*stxxl::stats::get_instance()); };
     run_kernel(ctx, n, ops, measured);
     ctx.set_field("stxxl", {{"block_bytes", Block}, {"cache_pages", pages}, {"pager", "lru"},
-                            {"io", "syscall, direct=try"}, {"version", stxxl::get_version_string_long()},
+                            {"io", "syscall, direct=try"}, {"warm_pass", true}, {"version", stxxl::get_version_string_long()},
                             {"measured", stxxl_json(after - before)}});
 }
 
 // STXXL's block size is a template parameter: the two the suite uses are built in.
-void run_stxxl(lab::Context& ctx, std::size_t n, std::size_t budget, lab::memcg::Counters& measured) {
+void run_stxxl(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& measured) {
     switch (ctx.settings().block_size) {
         case 4 << 10: return run_stxxl_blocks<4 << 10>(ctx, n, budget, measured);
         case 64 << 10: return run_stxxl_blocks<64 << 10>(ctx, n, budget, measured);
@@ -431,7 +470,7 @@ void body(lab::Context& ctx) {
     const std::size_t ratio = s.param_size("ratio");
     const std::size_t budget = n * sizeof(Word) / ratio;
     ctx.set_elements(n);
-    lab::memcg::Counters measured;
+    Measured measured;
     switch (s.kind) {
         case Kind::paged: run_paged(ctx, n, budget, measured); break;
         case Kind::mapped: run_mapped(ctx, n, budget, measured); break;
@@ -442,7 +481,7 @@ void body(lab::Context& ctx) {
                              {"data_bytes", n * sizeof(Word)},
                              {"ratio", s.kind == Kind::tree_index ? 1 : ratio},
                              {"block_bytes", s.block_size},
-                             {"measured", counters_json(measured)}});
+                             {"measured", measured_json(measured)}});
 }
 
 }  // namespace

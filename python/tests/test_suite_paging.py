@@ -26,6 +26,7 @@ def _rec(kind, kernel, ratio, ns, faults=0, major=0, block=64 << 10):
                       "bytes_written": 0, "readahead_issued": 590, "readahead_hits": 580, "hinted": 0}
     elif kind == "mapped":
         r["mapped"] = {"limit_bytes": 36 * M, "held_before_bytes": 4 * M, "cached_pages_after_drop": 0,
+                       "cached_pages_after_warm": 8192,
                        "cgroup_max_usage_bytes": 36 * M, "madvise": "sequential"}
     elif kind == "stxxl":
         r["stxxl"] = {"block_bytes": block, "cache_pages": 512, "version": "1.4.1",
@@ -56,6 +57,7 @@ def test_report_section_has_a_table_per_kernel(tmp_path):
     assert "| 2x | kernel mmap (cgroup) | 64M | 64K | 6.00 ns |" in md
     assert "| - | in memory (TreeArray) | 64M | 4K | 5.00 ns |" in md
     assert "io_uring O_DIRECT; loads 600, read-ahead hits 580" in md
+    assert "0 pages cached after the drop, 8192 after the warm read" in md
     assert "AIFM (OSDI 2020)" in md
 
 
@@ -108,13 +110,43 @@ def paging_bin():
 
 
 def test_tiny_bench_on_the_real_program(paging_bin, tmp_path):
-    res = tiny_bench("paging", paging_bin, tmp_path)
+    res = tiny_bench("paging", paging_bin, tmp_path, "--rounds", "2", "--no-reserve")
     assert not res["errors"] and res["records"]
+    # one record per point, pooled over both rounds (no run-dependent count in params
+    # splits a point), and the counters' ops cover at least the timed repetitions
+    keys = [(r["variant"], r["size_bytes"], r["paging"]["block_bytes"], r["params"]["kernel"],
+             r["params"]["ratio"]) for r in res["records"]]
+    assert len(keys) == len(set(keys)), "a point split into several records"
+    assert all(len(r["rounds"]) == 2 for r in res["records"])
+    for r in res["round_runs"]:
+        m = r["paging"]["measured"]
+        assert m["ops"] >= r["ops_per_pass"] * r["passes_per_rep"] * r["reps"]
+        assert m["ops"] == m["passes"] * r["ops_per_pass"]
     assert all(r["verified"] for r in res["records"])
     kinds = {r["kind"] for r in res["records"]}
     assert {"paged", "tree-index"} <= kinds
     for r in res["records"]:
         if r["kind"] == "paged" and r["params"]["ratio"] != "1":
             assert r["paged"]["loads"] > 0, "a paged run at data > budget read nothing"
+        if r["kind"] == "mapped":  # root only: dropped to nothing, then warm with about the budget
+            m, budget_pages = r["mapped"], r["paging"]["budget_bytes"] // 4096
+            assert m["cached_pages_after_drop"] == 0
+            assert budget_pages // 2 <= m["cached_pages_after_warm"] <= budget_pages + m["held_before_bytes"] // 4096
+        if r["kind"] == "stxxl":
+            assert r["stxxl"]["warm_pass"] is True
     md = (tmp_path / "rep" / "report.md").read_text()
     assert f"## {SUITE.title}" in md and "### Random updates" in md
+
+
+def test_bytes_per_op_divide_by_the_ops_the_counters_covered():
+    """A record pooled over two rounds keeps round 0's payload but both rounds' reps: the
+    per-op bytes come from the payload's own ``measured.ops`` (calibration included)."""
+    from physmem_lab.suite_paging import _io
+    r = _rec("paged", "gups", "2", 5500.0, block=4096)
+    r["reps"], r["warmup"], r["ops_per_pass"], r["passes_per_rep"] = 6, 0, 4096, 1  # both rounds' reps
+    r["paged"]["bytes_read"], r["paged"]["bytes_written"] = 3 * 4096 * 2000, 3 * 4096 * 1000
+    r["paging"]["measured"].update(passes=3, ops=3 * 4096)          # round 0: calibration + 2 reps
+    assert _io(r) == "2000.0 / 1000.0"
+    del r["paging"]["measured"]["ops"]                               # an older record: estimated
+    assert _io(r) == "1000.0 / 500.0"
+

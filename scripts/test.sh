@@ -31,7 +31,10 @@ else
   export PHYSMEM_TEST_RESERVE_HUGE_PAGES=0
 fi
 
-HUGE_TESTS='BackingRung|OneGigPage'
+# Run alone, after the others: the tests that reserve huge pages (a reservation compacts
+# memory, migrating other processes' pages) and the tests that count page faults on memory
+# already populated (a page migrated under them faults once on the next touch).
+HUGE_TESTS='BackingRung|OneGigPage|Hugetlb|TakesNoFaults|BeforeFirstTouch|FromPrefaultedMemory|NoKernelPageFaults'
 log="$(mktemp)"
 # ctest, with its output kept in $log for the closing count.
 run_ctest() { ctest --output-on-failure "$@" 2>&1 | tee -a "$log"; return "${PIPESTATUS[0]}"; }

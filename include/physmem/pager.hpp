@@ -123,23 +123,22 @@ class Pager {
     // or write-back, and never a store on the fast path.
     static constexpr std::uintptr_t kCold = 1, kClean = 2, kAbsent = kCold | kClean, kTags = 3;
 
-    // The raw entry of leaf k (above). No lock.
-    std::uintptr_t raw(std::size_t k) const noexcept {
+    // The table slot of leaf k (in a block of the lowest inner level). No lock.
+    void* const* slot(std::size_t k) const noexcept {
         void* const* node = root_;
         for (unsigned level = depth_; level > 1; --level)
             node = static_cast<void* const*>(node[(k >> (fan_shift_ * (level - 1))) & fan_mask_]);
-        return reinterpret_cast<std::uintptr_t>(node[k & fan_mask_]);
+        return &node[k & fan_mask_];
     }
+    // The raw entry of leaf k (above). No lock.
+    std::uintptr_t raw(std::size_t k) const noexcept { return reinterpret_cast<std::uintptr_t>(*slot(k)); }
     // Leaf k's frame, or nullptr when not present. No lock.
     void* lookup(std::size_t k) const noexcept { return reinterpret_cast<void*>(raw(k) & ~kTags); }
     // As lookup, but safe beside a thread that loads or evicts (relaxed atomic reads):
     // the answer may be stale at once, so use it only for a CPU prefetch, which cannot fault.
     const void* peek(std::size_t k) const noexcept {
-        void* const* node = root_;
-        for (unsigned level = depth_; level > 1; --level)
-            node = static_cast<void* const*>(node[(k >> (fan_shift_ * (level - 1))) & fan_mask_]);
-        return reinterpret_cast<const void*>(
-            reinterpret_cast<std::uintptr_t>(__atomic_load_n(&node[k & fan_mask_], __ATOMIC_RELAXED)) & ~kTags);
+        auto e = reinterpret_cast<std::uintptr_t>(__atomic_load_n(slot(k), __ATOMIC_RELAXED));
+        return reinterpret_cast<const void*>(e & ~kTags);
     }
     // The walk's slow path: makes leaf k present if it is not, sets its reference bit
     // (and dirty bit when `write`), and returns its frame. Takes the lock.
@@ -147,16 +146,14 @@ class Pager {
     // Marks an access (caller holds the lock; leaf k present).
     void touch(std::size_t k, bool write) noexcept;
 
-    // Makes leaf k present and returns it (the slow path of a walk).
-    void* fault(std::size_t k);
-    // As fault, and pins the frame so no eviction takes it until unpin(k).
+    // As access, and pins the frame so no eviction takes it until unpin(k).
     void* pin(std::size_t k, bool write);
     void unpin(std::size_t k) noexcept;
     // Starts reading these leaves (a hint; errors are left for the fault that needs them).
     void prefetch(std::span<const std::size_t> leaves);
     // Writes every dirty leaf; they stay in memory, clean.
     void flush();
-    // A counter bumped whenever a present leaf leaves memory or a flush cleans leaves:
+    // A counter bumped whenever a present leaf leaves memory or is cleaned (flush, write-behind):
     // cached leaf pointers (iterators) revalidate when it changes.
     std::uint64_t epoch() const noexcept { return epoch_; }
 
@@ -165,7 +162,8 @@ class Pager {
     std::size_t leaf_bytes() const noexcept { return leaf_bytes_; }
     const std::string& file() const noexcept { return file_; }
     std::mutex& mutex() const noexcept { return mutex_; }
-    // Caller holds mutex(): fault/pin/unpin without taking it again.
+    // Caller holds mutex(): fault_locked makes leaf k present (the slow path of a walk);
+    // pin/unpin without taking the lock again.
     void* fault_locked(std::size_t k);
     void* pin_locked(std::size_t k, bool write);
     void unpin_locked(std::size_t k) noexcept;

@@ -101,12 +101,7 @@ void Pager::free_table() noexcept {
     root_ = nullptr;
 }
 
-void*& Pager::entry(std::size_t k) noexcept {
-    void** node = root_;
-    for (unsigned level = depth_; level > 1; --level)
-        node = static_cast<void**>(node[(k >> (fan_shift_ * (level - 1))) & fan_mask_]);
-    return node[k & fan_mask_];
-}
+void*& Pager::entry(std::size_t k) noexcept { return *const_cast<void**>(slot(k)); }
 
 void Pager::fail(const char* op, std::size_t k, int error) const {
     throw PagingError(std::string("physmem::PagedArray: ") + op + " of leaf " + std::to_string(k) + " (bytes " +
@@ -116,11 +111,6 @@ void Pager::fail(const char* op, std::size_t k, int error) const {
 }
 
 // --- the slow path ----------------------------------------------------------------------
-
-void* Pager::fault(std::size_t k) {
-    std::lock_guard lock(mutex_);
-    return fault_locked(k);
-}
 
 void* Pager::access(std::size_t k, bool write) {
     std::lock_guard lock(mutex_);

@@ -1,0 +1,102 @@
+// physmem/tlbsim/config.hpp — what a simulated machine's translation hardware looks like.
+//
+// A MachineConfig describes, for one CPU core: its L1 and L2 (second-level, "STLB") data
+// TLBs as one or more set-associative arrays each holding some page sizes (4 KiB, 2 MiB,
+// 1 GiB); its page-walk caches (split per level as Intel's paging-structure caches, or one
+// unified array as AMD's page walk cache); the number of page-table levels (4, or 5 with
+// LA57); and optionally data caches a walk's page-table reads can hit in. presets.cpp holds
+// the CPUs the lab meets, each with the documents its numbers come from.
+//
+// Replacement in every array is true LRU (stated, not claimed to be the hardware's: real
+// parts use pseudo-LRU variants; analytic checks in the tests are for LRU).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace physmem::tlbsim {
+
+// A page size the trace can tag an access with. Values are stable (trace files use them).
+enum class PageSize : std::uint8_t { k4K = 0, k2M = 1, k1G = 2 };
+inline constexpr unsigned kPageSizes = 3;
+constexpr unsigned page_shift(PageSize s) noexcept { return 12 + 9 * static_cast<unsigned>(s); }
+// The page-table level whose entry maps a page of this size: 1 (PTE), 2 (PDE), 3 (PDPTE).
+constexpr unsigned leaf_level(PageSize s) noexcept { return 1 + static_cast<unsigned>(s); }
+constexpr std::uint8_t size_bit(PageSize s) noexcept { return std::uint8_t(1u << static_cast<unsigned>(s)); }
+// "4k", "2m", "1g".
+std::string_view to_string(PageSize s) noexcept;
+// From 4096 / 2097152 / 1073741824 bytes; nullopt for any other size.
+std::optional<PageSize> page_size_of_bytes(std::uint64_t bytes) noexcept;
+
+// One set-associative array. entries: any count >= 1; ways: 0 means fully associative
+// (ways = entries); otherwise entries must be a multiple of ways (sets = entries / ways,
+// any count, not only powers of two). sizes: bitmask of size_bit()s this array holds.
+struct ArrayConfig {
+    unsigned entries = 0;
+    unsigned ways = 0;
+    std::uint8_t sizes = 0;
+};
+
+// One TLB level: its arrays. A page size held by no array of the level always misses there
+// (e.g. a level without 1 GiB entries). pre: no size in two arrays of one level.
+struct TlbLevelConfig {
+    std::vector<ArrayConfig> arrays;
+};
+
+// Page-walk caches: entries of the non-leaf levels (level L >= 2 entries point at a table of
+// level L-1) kept so a walk can start below the root. split[L] for L = 2..5 is the array
+// caching level-L entries (entries 0 = none), keyed by the virtual address bits above that
+// entry's span; with `unified` set, one array holds entries of every level instead.
+struct PwcConfig {
+    std::array<ArrayConfig, 6> split{};  // index = level; [0] and [1] unused
+    std::optional<ArrayConfig> unified;
+};
+
+// A data cache level for the walk's (and the data's) memory references: bytes, ways, 64-byte
+// lines, LRU. Levels are looked up in order; a miss fills every level looked up.
+struct CacheConfig {
+    std::uint64_t bytes = 0;
+    unsigned ways = 0;
+};
+
+struct MachineConfig {
+    std::string name;         // e.g. "skylake"
+    std::string description;  // e.g. "Intel Skylake (client and -SP server cores)"
+    std::vector<std::string> sources;  // documents the numbers come from
+    TlbLevelConfig l1;
+    TlbLevelConfig l2;
+    PwcConfig pwc;
+    unsigned levels = 4;  // page-table levels: 4, or 5 (LA57)
+    // false: the seeds' physically addressed machine — no TLB, no walks; only the data
+    // references (and the software walk's loads) remain, and the data caches if any.
+    bool translate = true;
+    // The part's data caches (L1d, then L2), per core. Modelled only when model_caches is
+    // set; otherwise every walk reference counts as a memory reference.
+    std::vector<CacheConfig> caches;
+    bool model_caches = false;
+};
+
+// Throws std::invalid_argument (naming what is wrong) for an inconsistent configuration.
+void validate(const MachineConfig& m);
+
+// The presets by name ("skylake", "skylake-sp", "zen1", ..., "none"); throws
+// std::invalid_argument listing the names for an unknown one.
+const MachineConfig& preset(std::string_view name);
+std::vector<std::string> preset_names();
+
+// The preset for a CPU as /proc/cpuinfo names it (vendor_id, cpu family, model), or nullopt
+// when none matches.
+std::optional<std::string> preset_for_cpu(std::string_view vendor, unsigned family, unsigned model);
+
+// A copy of `m` with 5-level paging (LA57): one more level above the root.
+MachineConfig with_five_levels(MachineConfig m);
+// A copy of `m` that models its data caches (model_caches = true).
+MachineConfig with_caches(MachineConfig m);
+// A copy of `m` without translation (translate = false).
+MachineConfig without_translation(MachineConfig m);
+
+}  // namespace physmem::tlbsim

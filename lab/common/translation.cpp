@@ -25,26 +25,36 @@ physmem::tlbsim::MachineConfig configure(const physmem::tlbsim::MachineConfig& b
     return m;
 }
 
-// One attempt: `passes` passes through a fresh simulator (and trace file) with `window`.
-struct Attempt {
-    std::uint64_t seen = 0;  // references recorded, all passes
-    std::uint64_t untagged = 0;
-    std::optional<physmem::tlbsim::Stats> half, total;
-};
+// A simulator (and trace file) with a tracer over them, windowed once.
+class Session {
+  public:
+    Session(const Machine& m, const SimSettings& s, const std::vector<TracedBuffer>& buffers, TraceWindow window)
+        : sim_(m.config ? std::make_unique<physmem::tlbsim::Simulator>(*m.config) : nullptr),
+          writer_(s.trace.empty() ? nullptr : std::make_unique<physmem::tlbsim::TraceWriter>(s.trace)),
+          tracer_(buffers, window, sim_.get(), writer_.get()) {}
+    void run(unsigned passes, const std::function<void(Tracer&)>& pass) {
+        for (unsigned p = 0; p < passes; ++p) pass(tracer_);
+    }
+    // References simulated (warm-up and window, as far as filled).
+    std::uint64_t simulated() const noexcept {
+        return std::min(tracer_.seen(), tracer_.window().warmup + tracer_.window().refs);
+    }
+    // References in the window (counted), as far as filled.
+    std::uint64_t counted() const noexcept { return simulated() - std::min(simulated(), tracer_.window().warmup); }
+    const Tracer& tracer() const noexcept { return tracer_; }
+    const physmem::tlbsim::Simulator* sim() const noexcept { return sim_.get(); }
+    // Closes the trace file; its entries (0 without one).
+    std::uint64_t close() {
+        if (!writer_) return 0;
+        writer_->close();
+        return writer_->written();
+    }
 
-Attempt attempt(const Machine& m, const SimSettings& s, const std::vector<TracedBuffer>& buffers, TraceWindow window,
-                unsigned passes, const std::function<void(Tracer&)>& pass, std::uint64_t* written) {
-    std::unique_ptr<physmem::tlbsim::Simulator> sim;
-    if (m.config) sim = std::make_unique<physmem::tlbsim::Simulator>(*m.config);
-    std::unique_ptr<physmem::tlbsim::TraceWriter> writer;
-    if (!s.trace.empty()) writer = std::make_unique<physmem::tlbsim::TraceWriter>(s.trace);
-    Tracer tr(buffers, window, sim.get(), writer.get());
-    for (unsigned p = 0; p < passes; ++p) pass(tr);
-    if (writer) writer->close(), *written = writer->written();
-    Attempt a{tr.seen(), tr.untagged(), tr.first_half(), {}};
-    if (sim) a.total = sim->stats();
-    return a;
-}
+  private:
+    std::unique_ptr<physmem::tlbsim::Simulator> sim_;
+    std::unique_ptr<physmem::tlbsim::TraceWriter> writer_;
+    Tracer tracer_;
+};
 
 }  // namespace
 
@@ -86,26 +96,35 @@ std::optional<Json> run(const SimSettings& s, const std::vector<TracedBuffer>& b
     const double t0 = now_s();
     const Machine m = resolve(s);
     if (!m.config && s.trace.empty()) return machine_json(m);
-    std::uint64_t written = 0;
-    Plan p{{s.warmup(), s.refs}, 1, false};
-    Attempt a = attempt(m, s, buffers, p.window, 1, pass, &written);
-    const std::uint64_t per_pass = a.seen;
-    std::uint64_t simulated = std::min(a.seen, p.window.warmup + p.window.refs);
-    if (per_pass > 0 && per_pass < p.window.warmup + p.window.refs) {  // too short: repeat, re-window
-        p = plan(per_pass, s.warmup(), s.refs);
-        a = attempt(m, s, buffers, p.window, p.passes, pass, &written);
-        simulated += std::min(a.seen, p.window.warmup + p.window.refs);
-    } else {
-        p.capped = per_pass > p.window.warmup + p.window.refs;
+    // Pass 1 with the asked window tells the references of a pass. Shorter than W + N:
+    // more passes on the same window, or (when even kMaxPasses are too few) a fresh
+    // simulator with a window of what there is.
+    const TraceWindow asked{s.warmup(), s.refs};
+    auto session = std::make_unique<Session>(m, s, buffers, asked);
+    session->run(1, pass);
+    const std::uint64_t per_pass = session->tracer().seen();
+    std::uint64_t simulated = 0;
+    Plan p{asked, 1, per_pass > asked.warmup + asked.refs};
+    if (per_pass > 0 && per_pass < asked.warmup + asked.refs) {
+        p = plan(per_pass, asked.warmup, asked.refs);
+        if (p.window.warmup == asked.warmup && p.window.refs == asked.refs) {
+            session->run(p.passes - 1, pass);
+        } else {
+            simulated += session->simulated();
+            session->close();
+            session = std::make_unique<Session>(m, s, buffers, p.window);
+            session->run(p.passes, pass);
+        }
     }
-    Window w{p.window.warmup, std::min(a.seen, p.window.warmup + p.window.refs) - std::min(a.seen, p.window.warmup),
-             per_pass, p.capped, p.passes, a.untagged};
+    simulated += session->simulated();
+    const std::uint64_t written = session->close();
+    const Window w{p.window.warmup, session->counted(), per_pass, p.capped, p.passes, session->tracer().untagged()};
     Json j = machine_json(m);
     j["window"] = window_json(w);
     j["buffers"] = buffers_json(buffers);
-    if (a.total) {
+    if (session->sim()) {
         const double ops = per_pass ? double(ops_per_pass) * double(w.refs) / double(per_pass) : 0;
-        add_counts(j, *a.total, a.half, ops);
+        add_counts(j, session->sim()->stats(), session->tracer().first_half(), ops);
     }
     if (!s.trace.empty()) j["trace"] = Json{{"path", s.trace}, {"entries", written}};
     const double secs = now_s() - t0;

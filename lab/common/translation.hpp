@@ -28,7 +28,7 @@ namespace lab::translation {
 
 using Json = nlohmann::ordered_json;
 
-inline constexpr unsigned kMaxPasses = 4;
+inline constexpr unsigned kMaxPasses = 8;
 
 // The machine asked for: its configuration (levels and caches applied), or none and why.
 struct Machine {

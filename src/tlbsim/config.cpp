@@ -59,8 +59,11 @@ void validate(const MachineConfig& m) {
     if (m.caches.size() > 4) throw std::invalid_argument("at most 4 cache levels");
 }
 
+// Split page-walk caches get a level-5 array shaped like the level-4 one (an assumption:
+// no part documents its PML5E cache); a unified cache simply holds level-5 entries too.
 MachineConfig with_five_levels(MachineConfig m) {
     m.levels = 5;
+    if (m.pwc.split[4].entries && !m.pwc.split[5].entries) m.pwc.split[5] = m.pwc.split[4];
     m.name += "+la57";
     return m;
 }

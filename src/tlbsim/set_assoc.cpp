@@ -1,7 +1,8 @@
-// src/tlbsim/set_assoc.cpp — SetAssoc's construction, insertion and hash index (the hot
-// lookup is inline in the header).
+// src/tlbsim/set_assoc.cpp — SetAssoc's construction, flush and insertion (the hot lookup is
+// inline in the header).
 #include "tlbsim/set_assoc.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <stdexcept>
 
@@ -9,7 +10,7 @@ namespace physmem::tlbsim {
 
 SetAssoc::SetAssoc(unsigned entries, unsigned ways) {
     if (ways == 0) ways = entries;
-    if (entries == 0 || entries % ways != 0 || ways > 0xFFFF)
+    if (entries == 0 || entries % ways != 0 || ways >= 0xFFFF)
         throw std::invalid_argument("set-associative array: entries must be a positive multiple of ways");
     ways_ = ways;
     sets_ = entries / ways;
@@ -19,18 +20,18 @@ SetAssoc::SetAssoc(unsigned entries, unsigned ways) {
     next_.resize(tags_.size());
     head_.resize(sets_);
     tail_.resize(sets_);
-    if (ways_ > kScanWays) {
-        std::uint32_t n = std::bit_ceil(2u * entries);
-        hkeys_.assign(n, kEmpty);
-        hslots_.assign(n, 0);
-        hmask_ = n - 1;
+    if (ways_ > kScanWays) {  // 16 to 32 buckets per way: few buckets hold two keys
+        bshift_ = unsigned(std::countr_zero(std::bit_ceil(16u * ways_)));
+        fshift_ = 64 - bshift_;
+        filter_.assign(std::size_t{sets_} << bshift_, Bucket{});
+        bucket_of_.assign(tags_.size(), 0);
     }
     flush();
 }
 
 void SetAssoc::flush() noexcept {
     std::fill(tags_.begin(), tags_.end(), kEmpty);
-    std::fill(hkeys_.begin(), hkeys_.end(), kEmpty);
+    std::fill(filter_.begin(), filter_.end(), Bucket{});
     for (unsigned s = 0; s < sets_; ++s) {
         std::uint16_t* p = &prev_[std::size_t{s} * ways_];
         std::uint16_t* n = &next_[std::size_t{s} * ways_];
@@ -43,40 +44,31 @@ void SetAssoc::flush() noexcept {
     }
 }
 
+// Way `gone` of `set` loses its key: its bucket counts one less, and a bucket left with one
+// key learns that key's way again (a scan of the set, only when two keys shared it).
+void SetAssoc::leave_bucket(unsigned set, unsigned gone) noexcept {
+    const std::size_t base = std::size_t{set} * ways_;
+    const std::uint32_t b = bucket_of_[base + gone];
+    Bucket& out = filter_[b];
+    out.way = kNoWay;
+    if (--out.count != 1) return;
+    for (unsigned w = 0; w < ways_; ++w)
+        if (w != gone && tags_[base + w] != kEmpty && bucket_of_[base + w] == b) out.way = std::uint16_t(w);
+}
+
 void SetAssoc::insert(std::uint64_t key) noexcept {
     unsigned set = set_of(key);
     unsigned victim = tail_[set];
     std::uint64_t& tag = tags_[std::size_t{set} * ways_ + victim];
-    if (!hkeys_.empty()) {
-        if (tag != kEmpty) hash_erase(tag);
-        hash_put(key, set * ways_ + victim);
+    if (!filter_.empty()) {
+        if (tag != kEmpty) leave_bucket(set, victim);
+        std::uint32_t b = bucket(set, key);
+        bucket_of_[std::size_t{set} * ways_ + victim] = b;
+        Bucket& in = filter_[b];
+        in.way = in.count++ == 0 ? std::uint16_t(victim) : kNoWay;
     }
     tag = key;
     to_front(set, victim);
-}
-
-void SetAssoc::hash_put(std::uint64_t key, std::uint32_t slot) noexcept {
-    std::uint32_t i = hash_slot(key);
-    while (hkeys_[i] != kEmpty) i = (i + 1) & hmask_;
-    hkeys_[i] = key;
-    hslots_[i] = slot;
-}
-
-// Linear probing's deletion without tombstones: later entries of the cluster that could
-// live in the hole move back into it.
-void SetAssoc::hash_erase(std::uint64_t key) noexcept {
-    std::uint32_t i = hash_slot(key);
-    while (hkeys_[i] != key) i = (i + 1) & hmask_;
-    for (std::uint32_t j = (i + 1) & hmask_; hkeys_[j] != kEmpty; j = (j + 1) & hmask_) {
-        std::uint32_t home = hash_slot(hkeys_[j]);
-        bool movable = ((j - home) & hmask_) >= ((j - i) & hmask_);
-        if (movable) {
-            hkeys_[i] = hkeys_[j];
-            hslots_[i] = hslots_[j];
-            i = j;
-        }
-    }
-    hkeys_[i] = kEmpty;
 }
 
 }  // namespace physmem::tlbsim

@@ -3,9 +3,11 @@
 //
 // sets = entries / ways, any count (set = key mod sets). Each set keeps its ways on a
 // recency list (prev/next indices), so a hit's move to the front and a miss's victim (the
-// back) are O(1). Lookup within a set is a linear scan for up to kScanWays ways; wider sets
-// (fully associative L1 TLBs of 64-96 entries) also keep an open-addressed hash index from
-// key to slot (set * ways + way), so a lookup is O(1) there too.
+// back) are O(1). Lookup within a set is a linear scan. Wide sets (more than kScanWays:
+// fully associative L1 TLBs of 64-96 entries, 12-24-way L2 TLBs) also keep a presence
+// filter: per hash bucket the number of present keys hashing there and, while that is one,
+// its way. A miss on an empty bucket and a hit or miss on a bucket of one key are one load
+// and one compare; only a bucket shared by two keys (rare: 16+ buckets per way) scans.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +18,7 @@ namespace physmem::tlbsim {
 class SetAssoc {
   public:
     SetAssoc() = default;
-    // pre: entries >= 1; ways == 0 (fully associative) or entries % ways == 0.
+    // pre: entries >= 1; ways == 0 (fully associative) or entries % ways == 0; ways < 0xFFFF.
     SetAssoc(unsigned entries, unsigned ways);
 
     bool empty() const noexcept { return sets_ == 0; }
@@ -25,7 +27,7 @@ class SetAssoc {
     // true on a hit (the entry becomes the most recently used); false on a miss, nothing changed.
     bool lookup(std::uint64_t key) noexcept;
     // Makes `key` present and most recently used, evicting the set's least recently used
-    // entry when full. pre: key != kEmpty.
+    // entry when full. pre: key != kEmpty and key is not present (a lookup just missed).
     void insert(std::uint64_t key) noexcept;
     // lookup(key) || (insert(key), false).
     bool access(std::uint64_t key) noexcept {
@@ -43,40 +45,39 @@ class SetAssoc {
     unsigned set_of(std::uint64_t key) const noexcept {
         return pow2_ ? unsigned(key & (sets_ - 1)) : unsigned(key % sets_);
     }
+    // The presence filter's bucket for a key of `set` (wide sets only): buckets are per set,
+    // so the keys sharing one are in one set; within it, the product's top bits.
+    std::uint32_t bucket(unsigned set, std::uint64_t key) const noexcept {
+        return (set << bshift_) | std::uint32_t((key * 0x9E3779B97F4A7C15ull) >> fshift_);
+    }
     int find(unsigned set, std::uint64_t key) const noexcept;  // way or -1
     void to_front(unsigned set, unsigned way) noexcept;
-    // The hash index of wide sets (ways > kScanWays).
-    std::uint32_t hash_slot(std::uint64_t key) const noexcept;
-    int hash_find(std::uint64_t key) const noexcept;
-    void hash_put(std::uint64_t key, std::uint32_t slot) noexcept;
-    void hash_erase(std::uint64_t key) noexcept;
+    void leave_bucket(unsigned set, unsigned gone) noexcept;
 
     unsigned sets_ = 0, ways_ = 0;
     bool pow2_ = false;
-    std::vector<std::uint64_t> tags_;   // [set * ways + way]
-    std::vector<std::uint16_t> prev_;   // recency list links, way indices within the set
+    std::vector<std::uint64_t> tags_;    // [set * ways + way]
+    std::vector<std::uint16_t> prev_;    // recency list links, way indices within the set
     std::vector<std::uint16_t> next_;
-    std::vector<std::uint16_t> head_;   // per set: most recently used way
-    std::vector<std::uint16_t> tail_;   // per set: least recently used way
-    std::vector<std::uint64_t> hkeys_;  // hash index (wide sets only): key -> slot
-    std::vector<std::uint32_t> hslots_;
-    std::uint32_t hmask_ = 0;
+    std::vector<std::uint16_t> head_;    // per set: most recently used way
+    std::vector<std::uint16_t> tail_;    // per set: least recently used way
+    struct Bucket {
+        std::uint16_t count = 0;    // present keys hashing here
+        std::uint16_t way = kNoWay;  // their way when count == 1 and known
+    };
+    static constexpr std::uint16_t kNoWay = 0xFFFF;
+    std::vector<Bucket> filter_;           // wide sets only: sets << bshift_ buckets
+    std::vector<std::uint32_t> bucket_of_;  // wide sets only: [set * ways + way] -> its key's bucket
+    unsigned fshift_ = 63, bshift_ = 0;
 };
 
-inline std::uint32_t SetAssoc::hash_slot(std::uint64_t key) const noexcept {
-    return std::uint32_t((key * 0x9E3779B97F4A7C15ull) >> 32) & hmask_;
-}
-
-inline int SetAssoc::hash_find(std::uint64_t key) const noexcept {
-    for (std::uint32_t i = hash_slot(key);; i = (i + 1) & hmask_) {
-        if (hkeys_[i] == key) return int(hslots_[i] % ways_);
-        if (hkeys_[i] == kEmpty) return -1;
-    }
-}
-
 inline int SetAssoc::find(unsigned set, std::uint64_t key) const noexcept {
-    if (!hkeys_.empty()) return hash_find(key);
     const std::uint64_t* t = &tags_[std::size_t{set} * ways_];
+    if (!filter_.empty()) {
+        const Bucket& b = filter_[bucket(set, key)];
+        if (b.count == 0) return -1;
+        if (b.count == 1 && b.way != kNoWay) return t[b.way] == key ? int(b.way) : -1;
+    }
     for (unsigned w = 0; w < ways_; ++w)
         if (t[w] == key) return int(w);
     return -1;

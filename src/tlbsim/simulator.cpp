@@ -70,9 +70,10 @@ struct Simulator::Impl {
         if (!pwc_unified.empty()) return pwc_unified.lookup(entry_prefix(addr, level) | (std::uint64_t(level) << 60));
         return !pwc_split[level].empty() && pwc_split[level].lookup(entry_prefix(addr, level));
     }
+    // pre: pwc_lookup(level, addr) just missed.
     void pwc_insert(unsigned level, std::uint64_t addr) noexcept {
-        if (!pwc_unified.empty()) return (void)pwc_unified.access(entry_prefix(addr, level) | (std::uint64_t(level) << 60));
-        if (!pwc_split[level].empty()) pwc_split[level].access(entry_prefix(addr, level));
+        if (!pwc_unified.empty()) return pwc_unified.insert(entry_prefix(addr, level) | (std::uint64_t(level) << 60));
+        if (!pwc_split[level].empty()) pwc_split[level].insert(entry_prefix(addr, level));
     }
 
     // One line through the data caches: the level it hit (0-based) or -1 for memory; every
@@ -112,7 +113,7 @@ struct Simulator::Impl {
             }
         }
         for (unsigned lv = start; lv >= leaf; --lv) walk_ref(addr, lv);
-        for (unsigned lv = leaf + 1; lv <= start; ++lv) pwc_insert(lv, addr);
+        for (unsigned lv = leaf + 1; lv <= start; ++lv) pwc_insert(lv, addr);  // each missed above
     }
 
     void translate(std::uint64_t addr, PageSize s) noexcept {

@@ -51,6 +51,10 @@ void validate(const MachineConfig& m) {
     for (unsigned lv = 2; lv <= 5; ++lv)
         if (m.pwc.split[lv].entries) check_array(m.pwc.split[lv], "PWC level " + std::to_string(lv));
     if (m.pwc.unified) check_array(*m.pwc.unified, "unified PWC");
+    bool l2_holds_4k = false;
+    for (const ArrayConfig& a : m.l2.arrays) l2_holds_4k = l2_holds_4k || (a.sizes & size_bit(PageSize::k4K));
+    if (m.pwc.pde_in_l2_tlb && !l2_holds_4k)
+        throw std::invalid_argument("pde_in_l2_tlb: no L2 TLB array holds 4 KiB pages");
     for (std::size_t i = 0; i < m.caches.size(); ++i) {
         const CacheConfig& c = m.caches[i];
         if (c.bytes % 64 != 0 || c.bytes == 0) throw std::invalid_argument("cache " + std::to_string(i) + ": size");

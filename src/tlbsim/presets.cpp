@@ -125,11 +125,11 @@ MachineConfig skylake_sp() {
 //   - the L1 DTLB is one fully associative array holding 4 KiB, 2 MiB and 1 GiB entries;
 //   - the L2 DTLB is one set-associative array shared by the page sizes it holds;
 //   - the table walker has a 64-entry Page Directory Cache (PDC) holding PML4Es and PDPEs,
-//     and the L2 DTLB also caches PDEs. The model has one unified walk cache, so the preset
-//     gives it the PDC's 64 entries (associativity not documented: fully associative
-//     ASSUMED) and lets it hold the PDEs as well. Real parts keep PDEs in the (much larger)
-//     L2 DTLB instead, so the model caches fewer PDEs than the hardware can (more walk
-//     references), but does not let PDEs take L2 DTLB capacity from translations.
+//     and the L2 DTLB also caches PDEs. The model does the same: a unified walk cache of
+//     the PDC's 64 entries for levels 3 and up (associativity not documented: fully
+//     associative ASSUMED), and PDEs in the L2 DTLB array that holds 4 KiB pages, where
+//     they take capacity from translations (how the hardware splits it is not documented:
+//     plain LRU sharing ASSUMED).
 // 1 GiB pages: Zen 1 and 2 "smash" a 1 GiB page into a 2 MiB L2 DTLB entry; the model has no
 // 1 GiB entries in their L2, so a 1 GiB page always misses there (pessimistic for 1 GiB
 // pages on those two).
@@ -143,6 +143,8 @@ MachineConfig zen_common(std::string name, std::string description, unsigned l1_
     m.l1.arrays = {{l1_entries, kFullyAssociative, kAllSizes}};
     m.l2.arrays = {l2};
     m.pwc.unified = ArrayConfig{64, kFullyAssociative, 0};
+    m.pwc.unified_levels = 0b111000;  // the PDC: PML4Es and PDPEs (and PML5Es with LA57)
+    m.pwc.pde_in_l2_tlb = true;       // PDEs share the L2 DTLB with translations
     m.levels = 4;
     m.caches = std::move(caches);
     m.model_caches = false;

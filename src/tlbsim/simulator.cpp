@@ -66,14 +66,29 @@ struct Simulator::Impl {
             for (const CacheConfig& c : m.caches) caches.emplace_back(unsigned(c.bytes / 64), c.ways);
     }
 
+    // The array caching level-`level` entries and the key of addr's entry there, or nullptr.
+    SetAssoc* pwc_array(unsigned level, std::uint64_t addr, std::uint64_t& key) noexcept {
+        const PwcConfig& c = cfg.pwc;
+        key = entry_prefix(addr, level);
+        if (level == 2 && c.pde_in_l2_tlb) {
+            key |= std::uint64_t{3} << 60;  // no page size uses code 3: PDEs never match a page
+            return l2.holding(PageSize::k4K);
+        }
+        if (!pwc_unified.empty()) {
+            key |= std::uint64_t(level) << 60;
+            return (c.unified_levels >> level) & 1 ? &pwc_unified : nullptr;
+        }
+        return pwc_split[level].empty() ? nullptr : &pwc_split[level];
+    }
     bool pwc_lookup(unsigned level, std::uint64_t addr) noexcept {
-        if (!pwc_unified.empty()) return pwc_unified.lookup(entry_prefix(addr, level) | (std::uint64_t(level) << 60));
-        return !pwc_split[level].empty() && pwc_split[level].lookup(entry_prefix(addr, level));
+        std::uint64_t key;
+        SetAssoc* a = pwc_array(level, addr, key);
+        return a && a->lookup(key);
     }
     // pre: pwc_lookup(level, addr) just missed.
     void pwc_insert(unsigned level, std::uint64_t addr) noexcept {
-        if (!pwc_unified.empty()) return pwc_unified.insert(entry_prefix(addr, level) | (std::uint64_t(level) << 60));
-        if (!pwc_split[level].empty()) pwc_split[level].insert(entry_prefix(addr, level));
+        std::uint64_t key;
+        if (SetAssoc* a = pwc_array(level, addr, key)) a->insert(key);
     }
 
     // One line through the data caches: the level it hit (0-based) or -1 for memory; every

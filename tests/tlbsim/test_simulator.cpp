@@ -141,6 +141,30 @@ TEST(TlbSim, UnifiedPageWalkCacheHoldsEveryLevel) {
     EXPECT_EQ(sim.stats().pwc_hits_by_level[4], 1u);
 }
 
+TEST(TlbSim, PdesInTheL2TlbShareItsCapacity) {
+    MachineConfig m;
+    m.name = "amd-like";
+    m.l1.arrays = {{4, 0, kAll}};
+    m.l2.arrays = {{8, 0, std::uint8_t(size_bit(PageSize::k4K) | size_bit(PageSize::k2M))}};
+    m.pwc.unified = ArrayConfig{4, 0, kAll};
+    m.pwc.unified_levels = 0b111000;
+    m.pwc.pde_in_l2_tlb = true;
+    Simulator sim(m);
+    sim.access(kBase, PageSize::k4K);        // 4 refs; PDE into the L2 TLB, PDPE/PML4E into the PDC
+    sim.access(kBase + k4K, PageSize::k4K);  // the PDE from the L2 TLB: 1 ref
+    EXPECT_EQ(sim.stats().walk_refs, 5u);
+    EXPECT_EQ(sim.stats().pwc_hits_by_level[2], 1u);
+    // 8 more pages in 8 other 2 MiB ranges: translations and their PDEs (16 entries) push the
+    // first PDE out of the 8-entry L2 TLB; a page beside kBase then walks from the PDPE: 2 refs.
+    for (std::uint64_t i = 1; i <= 8; ++i) sim.access(kBase + i * k2M, PageSize::k4K);
+    sim.reset_stats();
+    sim.access(kBase + 2 * k4K, PageSize::k4K);
+    EXPECT_EQ(sim.stats().walk_refs, 2u);
+    EXPECT_EQ(sim.stats().pwc_hits_by_level[3], 1u);
+    m.l2.arrays[0].sizes = size_bit(PageSize::k2M);
+    EXPECT_THROW(Simulator{m}, std::invalid_argument);
+}
+
 TEST(TlbSim, MixedPageSizesInOneTraceUseTheirOwnArrays) {
     Simulator sim(skylake_like());
     // 60 pages of 4 KiB (L1 4K array: 64) and 30 of 2 MiB (L1 2M array: 32), interleaved,

@@ -31,7 +31,14 @@ Json by_size(const std::array<std::uint64_t, kPageSizes>& a) { return {{"4k", a[
 
 Json machine_json(const MachineConfig& m) {
     Json pwc;
-    if (m.pwc.unified) pwc["unified"] = array_json(*m.pwc.unified);
+    if (m.pwc.unified) {
+        pwc["unified"] = array_json(*m.pwc.unified);
+        Json levels = Json::array();
+        for (unsigned lv = 2; lv <= 5; ++lv)
+            if ((m.pwc.unified_levels >> lv) & 1) levels.push_back(lv);
+        pwc["unified_levels"] = levels;
+    }
+    if (m.pwc.pde_in_l2_tlb) pwc["pde_in_l2_tlb"] = true;
     for (unsigned lv = 2; lv <= 5; ++lv)
         if (m.pwc.split[lv].entries) pwc["level" + std::to_string(lv)] = array_json(m.pwc.split[lv]);
     Json caches = Json::array();

@@ -51,9 +51,15 @@ struct TlbLevelConfig {
 // level L-1) kept so a walk can start below the root. split[L] for L = 2..5 is the array
 // caching level-L entries (entries 0 = none), keyed by the virtual address bits above that
 // entry's span; with `unified` set, one array holds entries of every level instead.
+// AMD's parts keep PML4Es and PDPEs in a small page directory cache and PDEs in the L2
+// TLB itself, sharing its capacity with translations: `unified_levels` says which levels the
+// unified array holds (bit L for level L), and `pde_in_l2_tlb` sends level-2 entries to the
+// L2 TLB array that holds 4 KiB pages instead.
 struct PwcConfig {
     std::array<ArrayConfig, 6> split{};  // index = level; [0] and [1] unused
     std::optional<ArrayConfig> unified;
+    std::uint8_t unified_levels = 0b111100;  // levels 2..5
+    bool pde_in_l2_tlb = false;
 };
 
 // A data cache level for the walk's (and the data's) memory references: bytes, ways, 64-byte

@@ -20,11 +20,10 @@ SetAssoc::SetAssoc(unsigned entries, unsigned ways) {
     next_.resize(tags_.size());
     head_.resize(sets_);
     tail_.resize(sets_);
-    if (ways_ > kScanWays) {  // 16 to 32 buckets per way: few buckets hold two keys
+    if (ways_ > kScanWays && ways_ < 256) {  // 16 to 32 buckets per way: few buckets hold two keys
         bshift_ = unsigned(std::countr_zero(std::bit_ceil(16u * ways_)));
         fshift_ = 64 - bshift_;
         filter_.assign(std::size_t{sets_} << bshift_, Bucket{});
-        bucket_of_.assign(tags_.size(), 0);
     }
     flush();
 }
@@ -44,31 +43,29 @@ void SetAssoc::flush() noexcept {
     }
 }
 
-// Way `gone` of `set` loses its key: its bucket counts one less, and a bucket left with one
-// key learns that key's way again (a scan of the set, only when two keys shared it).
-void SetAssoc::leave_bucket(unsigned set, unsigned gone) noexcept {
-    const std::size_t base = std::size_t{set} * ways_;
-    const std::uint32_t b = bucket_of_[base + gone];
-    Bucket& out = filter_[b];
-    out.way = kNoWay;
-    if (--out.count != 1) return;
-    for (unsigned w = 0; w < ways_; ++w)
-        if (w != gone && tags_[base + w] != kEmpty && bucket_of_[base + w] == b) out.way = std::uint16_t(w);
-}
-
 void SetAssoc::insert(std::uint64_t key) noexcept {
     unsigned set = set_of(key);
     unsigned victim = tail_[set];
     std::uint64_t& tag = tags_[std::size_t{set} * ways_ + victim];
     if (!filter_.empty()) {
-        if (tag != kEmpty) leave_bucket(set, victim);
-        std::uint32_t b = bucket(set, key);
-        bucket_of_[std::size_t{set} * ways_ + victim] = b;
-        Bucket& in = filter_[b];
-        in.way = in.count++ == 0 ? std::uint16_t(victim) : kNoWay;
+        if (tag != kEmpty) {
+            Bucket& out = filter_[bucket(set, tag)];
+            --out.count;
+            out.ways ^= std::uint8_t(victim);
+        }
+        Bucket& in = filter_[bucket(set, key)];
+        ++in.count;
+        in.ways ^= std::uint8_t(victim);
     }
     tag = key;
-    to_front(set, victim);
+    if (ways_ == 1) return;
+    // The victim is the tail: it becomes the head.
+    std::uint16_t* prev = &prev_[std::size_t{set} * ways_];
+    std::uint16_t* next = &next_[std::size_t{set} * ways_];
+    tail_[set] = prev[victim];
+    next[victim] = head_[set];
+    prev[head_[set]] = std::uint16_t(victim);
+    head_[set] = std::uint16_t(victim);
 }
 
 }  // namespace physmem::tlbsim

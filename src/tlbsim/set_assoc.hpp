@@ -5,9 +5,10 @@
 // recency list (prev/next indices), so a hit's move to the front and a miss's victim (the
 // back) are O(1). Lookup within a set is a linear scan. Wide sets (more than kScanWays:
 // fully associative L1 TLBs of 64-96 entries, 12-24-way L2 TLBs) also keep a presence
-// filter: per hash bucket the number of present keys hashing there and, while that is one,
-// its way. A miss on an empty bucket and a hit or miss on a bucket of one key are one load
-// and one compare; only a bucket shared by two keys (rare: 16+ buckets per way) scans.
+// filter: per hash bucket the number of present keys hashing there and the XOR of their
+// ways (so with one key left, its way). A miss on an empty bucket and a hit or miss on a
+// bucket of one key are one load and one compare; only a bucket shared by two keys (rare:
+// 16+ buckets per way) scans. (Sets of 256 ways or more just scan.)
 #pragma once
 
 #include <cstdint>
@@ -41,7 +42,7 @@ class SetAssoc {
     static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
 
   private:
-    static constexpr unsigned kScanWays = 24;
+    static constexpr unsigned kScanWays = 8;
     unsigned set_of(std::uint64_t key) const noexcept {
         return pow2_ ? unsigned(key & (sets_ - 1)) : unsigned(key % sets_);
     }
@@ -52,7 +53,6 @@ class SetAssoc {
     }
     int find(unsigned set, std::uint64_t key) const noexcept;  // way or -1
     void to_front(unsigned set, unsigned way) noexcept;
-    void leave_bucket(unsigned set, unsigned gone) noexcept;
 
     unsigned sets_ = 0, ways_ = 0;
     bool pow2_ = false;
@@ -62,12 +62,10 @@ class SetAssoc {
     std::vector<std::uint16_t> head_;    // per set: most recently used way
     std::vector<std::uint16_t> tail_;    // per set: least recently used way
     struct Bucket {
-        std::uint16_t count = 0;    // present keys hashing here
-        std::uint16_t way = kNoWay;  // their way when count == 1 and known
+        std::uint8_t count = 0;  // present keys hashing here
+        std::uint8_t ways = 0;   // XOR of their ways: the way itself when count == 1
     };
-    static constexpr std::uint16_t kNoWay = 0xFFFF;
-    std::vector<Bucket> filter_;           // wide sets only: sets << bshift_ buckets
-    std::vector<std::uint32_t> bucket_of_;  // wide sets only: [set * ways + way] -> its key's bucket
+    std::vector<Bucket> filter_;  // wide sets only: sets << bshift_ buckets
     unsigned fshift_ = 63, bshift_ = 0;
 };
 
@@ -76,7 +74,7 @@ inline int SetAssoc::find(unsigned set, std::uint64_t key) const noexcept {
     if (!filter_.empty()) {
         const Bucket& b = filter_[bucket(set, key)];
         if (b.count == 0) return -1;
-        if (b.count == 1 && b.way != kNoWay) return t[b.way] == key ? int(b.way) : -1;
+        if (b.count == 1) return t[b.ways] == key ? int(b.ways) : -1;
     }
     for (unsigned w = 0; w < ways_; ++w)
         if (t[w] == key) return int(w);

@@ -15,6 +15,7 @@ SetAssoc::SetAssoc(unsigned entries, unsigned ways) {
     ways_ = ways;
     sets_ = entries / ways;
     pow2_ = std::has_single_bit(sets_);
+    fastmod_ = ~std::uint64_t{0} / sets_ + 1;
     tags_.assign(std::size_t{sets_} * ways_, kEmpty);
     prev_.resize(tags_.size());
     next_.resize(tags_.size());

@@ -1,7 +1,7 @@
 // src/tlbsim/set_assoc.hpp — one set-associative array of tags with true LRU replacement:
 // the building block of every TLB array, page-walk cache and data cache the simulator models.
 //
-// sets = entries / ways, any count (set = key mod sets). Each set keeps its ways on a
+// sets = entries / ways, any count (set = the key's low 32 bits mod sets). Each set keeps its ways on a
 // recency list (prev/next indices), so a hit's move to the front and a miss's victim (the
 // back) are O(1). Lookup within a set is a linear scan. Wide sets (more than kScanWays:
 // fully associative L1 TLBs of 64-96 entries, 12-24-way L2 TLBs) also keep a presence
@@ -15,6 +15,8 @@
 #include <vector>
 
 namespace physmem::tlbsim {
+
+__extension__ typedef unsigned __int128 U128;  // GCC/Clang: the high half of a 64x64 product
 
 class SetAssoc {
   public:
@@ -43,8 +45,12 @@ class SetAssoc {
 
   private:
     static constexpr unsigned kScanWays = 8;
+    // The set: the key's low 32 bits mod sets (a multiply, not a division, for any count:
+    // Lemire's fastmod).
     unsigned set_of(std::uint64_t key) const noexcept {
-        return pow2_ ? unsigned(key & (sets_ - 1)) : unsigned(key % sets_);
+        if (pow2_) return unsigned(key & (sets_ - 1));
+        std::uint64_t low = fastmod_ * std::uint32_t(key);
+        return unsigned((static_cast<U128>(low) * sets_) >> 64);
     }
     // The presence filter's bucket for a key of `set` (wide sets only): buckets are per set,
     // so the keys sharing one are in one set; within it, the product's top bits.
@@ -56,6 +62,7 @@ class SetAssoc {
 
     unsigned sets_ = 0, ways_ = 0;
     bool pow2_ = false;
+    std::uint64_t fastmod_ = 0;  // 2^64 / sets, rounded up
     std::vector<std::uint64_t> tags_;    // [set * ways + way]
     std::vector<std::uint16_t> prev_;    // recency list links, way indices within the set
     std::vector<std::uint16_t> next_;

@@ -18,7 +18,7 @@ struct ReferenceLru {
     std::vector<std::list<std::uint64_t>> lists;
     ReferenceLru(unsigned entries, unsigned w) : sets(entries / (w ? w : entries)), ways(w ? w : entries), lists(sets) {}
     bool access(std::uint64_t key) {
-        auto& l = lists[key % sets];
+        auto& l = lists[(key & 0xFFFFFFFFu) % sets];
         auto it = std::find(l.begin(), l.end(), key);
         bool hit = it != l.end();
         if (hit) l.erase(it);
@@ -39,7 +39,7 @@ TEST(SetAssoc, MatchesAReferenceLruHitForHit) {
         std::mt19937_64 rng(c.entries);
         unsigned hits = 0;
         for (int i = 0; i < 200000; ++i) {
-            std::uint64_t key = rng() % c.keys;
+            std::uint64_t key = rng() % c.keys + (std::uint64_t(rng() & 1) << 40);  // high bits: not the index
             bool want = r.access(key);
             ASSERT_EQ(a.access(key), want) << c.entries << "x" << c.ways << " at " << i;
             hits += want;

@@ -458,9 +458,9 @@ def pmu_status(recs: Records) -> str:
         return "not applicable: no simulated records in this result file"
     proc = _process_record(sims[0][0], recs.results)
     why = ((proc.get("counters") or {}).get("unavailable") or {}).get("dtlb_load_misses")
-    return ("not applicable: no PMU on this machine"
-            + (f" (dtlb_load_misses: {why})" if why else "") + ". How to run it: see the report's "
-            "Translation model section")
+    return ("not applicable: no PMU on this machine ("
+            + (f"dtlb_load_misses: {why}" if why else "the records carry no dtlb_load_misses")
+            + "). How to run it: see the report's Translation model section")
 
 
 def goal_throughput(recs: Records) -> Goal:
@@ -531,10 +531,11 @@ def _sampling(doc, sims) -> None:
     errs = [_err(t) for _, t in sims]
     worst = max(sims, key=lambda x: _err(x[1]))
     refs = [w.get("refs", 0) for w in ws]
+    warm = [w.get("warmup_refs", 0) for w in ws]
+    span = lambda xs: f"{min(xs)}" if min(xs) == max(xs) else f"{min(xs)}-{max(xs)}"   # noqa: E731
     doc.p(f"Sampling: {len(sims)} simulated points, each the first round's process (the model "
           "is deterministic; later rounds only time). Each traced window skips "
-          f"{min(w.get('warmup_refs', 0) for w in ws)}-{max(w.get('warmup_refs', 0) for w in ws)} "
-          f"warm-up references, then counts {min(refs)}-{max(refs)} references; "
+          f"{span(warm)} warm-up references, then counts {span(refs)} references; "
           f"{sum(bool(w.get('capped')) for w in ws)} windows were capped (they cover part of the "
           f"measured passes), {sum(w.get('untagged_refs', 0) for w in ws)} references carried no "
           "page-size tag. Sampling error: the relative difference of translation refs per "

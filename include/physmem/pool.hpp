@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "physmem/backing.hpp"
@@ -133,6 +134,9 @@ class BlockPool {
     PoolStats stats() const;
     // Backing of each region, verified from /proc/self/smaps.
     std::vector<BackingReport> verify_backing() const;
+    // The address range of each region, in verify_backing()'s order (e.g. to tell which
+    // page size backs an address: a TLB simulation's trace).
+    std::vector<std::span<const std::byte>> regions() const;
     // Why higher rungs were skipped when the first region was mapped.
     std::vector<std::string> backing_notes() const;
 

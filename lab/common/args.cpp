@@ -4,9 +4,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
+#include <stdexcept>
 
 #include "core/parse.hpp"
 #include "physmem/options.hpp"
+#include "physmem/tlbsim/config.hpp"
 #include "settings.hpp"
 
 namespace lab {
@@ -36,21 +38,6 @@ constexpr KindInfo kKinds[] = {
 constexpr physmem::Backing kBackings[] = {physmem::Backing::page_4k, physmem::Backing::thp,
                                           physmem::Backing::page_2m, physmem::Backing::page_1g};
 
-std::string usage(const ProgramSpec& spec) {
-    std::string u = "usage: ";
-    u += spec.name;
-    u += " --variant KIND-BACKING --size BYTES [--block-size B] [--reps R] [--warmup W]\n"
-         "       [--min-rep-ms MS] [--min-reps N --target-spread F] [--seed S] [--aslr on|off] [--layout-seed S] [--param KEY=VALUE]...\n       ";
-    u += spec.name;
-    u += " --probe | --list | --help\n  variants:";
-    for (Kind k : spec.kinds)
-        for (physmem::Backing b : spec.backings(k)) u.append(" ").append(to_string(k)).append("-").append(physmem::to_string(b));
-    u += "\n";
-    for (const ParamSpec& p : spec.params)
-        u.append("  --param ").append(p.name).append("=... ").append(p.help).append(" (default ").append(p.default_value).append(")\n");
-    return u;
-}
-
 std::size_t parse_bytes(const ProgramSpec& spec, std::string_view flag, std::string_view v) {
     auto n = physmem::parse_size(v);
     if (!n || *n == 0) usage_error(spec, std::string(flag) + ": '" + std::string(v) + "' is not a positive size (e.g. 64M)");
@@ -78,6 +65,73 @@ double parse_fraction(const ProgramSpec& spec, std::string_view flag, std::strin
 bool parse_on_off(const ProgramSpec& spec, std::string_view flag, std::string_view v) {
     if (v != "on" && v != "off") usage_error(spec, std::string(flag) + ": '" + std::string(v) + "' is not on or off");
     return v == "on";
+}
+
+// The translation model's options (SimSettings), declared once: flag, value, help and
+// parser. Only a traceable program accepts them.
+struct SimOption {
+    std::string_view flag, value, help;
+    void (*parse)(const ProgramSpec& spec, std::string_view flag, std::string_view v, SimSettings& s);
+};
+
+void parse_simulate(const ProgramSpec& spec, std::string_view flag, std::string_view v, SimSettings& s) {
+    if (v != "off" && v != "auto") {
+        try {
+            physmem::tlbsim::preset(v);
+        } catch (const std::invalid_argument& e) {
+            usage_error(spec, std::string(flag) + ": " + e.what());
+        }
+    }
+    s.simulate = v;
+}
+
+const SimOption kSimOptions[] = {
+    {"--simulate", "PRESET|auto|off",
+     "after measuring, run a traced pass through the TLB simulator with this machine preset (auto: the "
+     "preset of this CPU; default off)", parse_simulate},
+    {"--sim-caches", "on|off", "model the preset's data caches for the walks' and the data's references (default off)",
+     [](const ProgramSpec& spec, std::string_view f, std::string_view v, SimSettings& s) {
+         s.caches = parse_on_off(spec, f, v);
+     }},
+    {"--sim-levels", "4|5", "page-table levels of the simulated machine (default 4; 5 = LA57)",
+     [](const ProgramSpec& spec, std::string_view f, std::string_view v, SimSettings& s) {
+         s.levels = parse_number<unsigned>(spec, f, v, 4, 5);
+     }},
+    {"--sim-refs", "N", "references simulated and counted, after a warm-up of N/4 (default 16M; suffixes K/M/G)",
+     [](const ProgramSpec& spec, std::string_view f, std::string_view v, SimSettings& s) {
+         auto n = physmem::parse_size(v);
+         if (!n || *n < 2) usage_error(spec, std::string(f) + ": '" + std::string(v) + "' is not a count >= 2");
+         s.refs = *n;
+     }},
+    {"--trace", "FILE", "write the simulated references (warm-up and window) to FILE, a physmem::tlbsim trace",
+     [](const ProgramSpec& spec, std::string_view f, std::string_view v, SimSettings& s) {
+         if (v.empty()) usage_error(spec, std::string(f) + ": needs a file name");
+         s.trace = v;
+     }},
+};
+
+const SimOption* sim_option(std::string_view flag) {
+    for (const SimOption& o : kSimOptions)
+        if (o.flag == flag) return &o;
+    return nullptr;
+}
+
+std::string usage(const ProgramSpec& spec) {
+    std::string u = "usage: ";
+    u += spec.name;
+    u += " --variant KIND-BACKING --size BYTES [--block-size B] [--reps R] [--warmup W]\n"
+         "       [--min-rep-ms MS] [--min-reps N --target-spread F] [--seed S] [--aslr on|off] [--layout-seed S] [--param KEY=VALUE]...\n       ";
+    u += spec.name;
+    u += " --probe | --list | --help\n  variants:";
+    for (Kind k : spec.kinds)
+        for (physmem::Backing b : spec.backings(k)) u.append(" ").append(to_string(k)).append("-").append(physmem::to_string(b));
+    u += "\n";
+    for (const ParamSpec& p : spec.params)
+        u.append("  --param ").append(p.name).append("=... ").append(p.help).append(" (default ").append(p.default_value).append(")\n");
+    if (spec.traceable)
+        for (const SimOption& o : kSimOptions)
+            u.append("  ").append(o.flag).append(" ").append(o.value).append(": ").append(o.help).append("\n");
+    return u;
 }
 
 // "tree-seg-1g" -> (tree_seg, page_1g); exits 2 on an unknown or undeclared kind.
@@ -180,6 +234,10 @@ Invocation parse_args(const ProgramSpec& spec, int argc, char** argv) {
         else if (arg == "--probe") inv.mode = Invocation::Mode::probe;
         else if (arg == "--list") inv.mode = Invocation::Mode::list;
         else if (arg == "--help" || arg == "-h") std::fputs(usage(spec).c_str(), stdout), std::exit(0);
+        else if (const SimOption* o = sim_option(arg)) {
+            if (!spec.traceable) usage_error(spec, std::string(arg) + ": " + spec.experiment + " has no traced pass");
+            o->parse(spec, arg, need(), s.sim);
+        }
         else usage_error(spec, "unknown argument '" + std::string(argv[i]) + "'");
     }
     if (s.block_size < (4u << 10) || s.block_size > (std::size_t{1} << 30) || (s.block_size & (s.block_size - 1)))

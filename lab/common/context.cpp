@@ -1,6 +1,7 @@
 // lab/common/context.cpp — buffers on verified backings, timed phases, the record.
 #include "context.hpp"
 #include "layout.hpp"
+#include "translation.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -30,6 +31,18 @@ Json report_json(const std::string& name, physmem::Backing requested, const phys
                 {"huge_bytes", r.huge_bytes},
                 {"resident_bytes", r.resident_bytes},
                 {"verified", r.verified && !thp_missing}};
+}
+
+// The page size a buffer's references are tagged with: hugetlb pages as mapped; THP as
+// 2 MiB when the kernel gave any huge page (partial coverage is noted by the caller).
+physmem::tlbsim::PageSize tag_of(const physmem::BackingReport& r) {
+    using physmem::tlbsim::PageSize;
+    switch (r.backing) {
+        case physmem::Backing::page_1g: return PageSize::k1G;
+        case physmem::Backing::page_2m: return PageSize::k2M;
+        case physmem::Backing::thp: return r.huge_bytes > 0 ? PageSize::k2M : PageSize::k4K;
+        default: return PageSize::k4K;
+    }
 }
 
 }  // namespace
@@ -154,6 +167,31 @@ Json Context::backing_json() const {
                                       reports[i]));
     }
     return out;
+}
+
+std::vector<TracedBuffer> Context::traced_buffers() {
+    std::vector<TracedBuffer> out;
+    auto add = [&](const std::string& name, const std::byte* p, std::size_t bytes, const physmem::BackingReport& r) {
+        auto lo = reinterpret_cast<std::uintptr_t>(p);
+        out.push_back({name, lo, lo + bytes, tag_of(r)});
+        if (r.backing == physmem::Backing::thp && r.huge_bytes > 0 && r.huge_bytes < r.resident_bytes)
+            note("translation: " + name + " (thp) tagged 2 MiB, but only " + std::to_string(r.huge_bytes) + " of its " +
+                 std::to_string(r.resident_bytes) + " resident bytes are on huge pages");
+    };
+    for (const auto& [name, r] : regions_) add(name, r->data(), r->size(), r->verify());
+    for (const auto& [name, p] : pools_) {
+        auto ranges = p->regions();
+        auto reports = p->verify_backing();
+        for (std::size_t i = 0; i < ranges.size() && i < reports.size(); ++i)
+            add(ranges.size() == 1 ? name : name + "#" + std::to_string(i), ranges[i].data(), ranges[i].size(),
+                reports[i]);
+    }
+    return out;
+}
+
+void Context::simulate(std::uint64_t ops_per_pass, const std::function<void(Tracer&)>& pass) {
+    if (!settings_.sim.active()) return;
+    if (auto j = translation::run(settings_.sim, traced_buffers(), ops_per_pass, pass)) record_["translation"] = *j;
 }
 
 Json Context::finish() {

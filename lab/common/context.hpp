@@ -33,6 +33,7 @@
 #include "physmem/pool.hpp"
 #include "physmem/region.hpp"
 #include "settings.hpp"
+#include "tracer.hpp"
 
 namespace lab {
 
@@ -82,6 +83,15 @@ class Context {
     // timing summary {"median_ns", "min_ns", "max_ns", "rel_spread"} (ns per op).
     Json sweep_point(std::uint64_t ops_per_pass, const std::function<std::uint64_t()>& pass);
 
+    // The translation model (PROTOCOL.md, "Translation"; translation.hpp): when the command
+    // line asked (--simulate, --trace), runs `pass` — one pass of the measured kernel, of
+    // ops_per_pass ops, over traced views of this context's buffers (traced.hpp) — until
+    // the simulator's warm-up and window are filled (a few passes at most) and writes the
+    // record's "translation" field. A no-op otherwise. Never timed: call it after
+    // measure(). pre: the buffers the pass touches are this context's (others are tagged
+    // 4 KiB and counted as untagged).
+    void simulate(std::uint64_t ops_per_pass, const std::function<void(Tracer&)>& pass);
+
     // Record fields.
     void set_elements(std::uint64_t n) { record_["elements"] = n; }
     void set_tree(std::size_t block_size, unsigned depth, std::size_t leaf_elements);
@@ -103,6 +113,8 @@ class Context {
                  unsigned reps, unsigned warmup);
     Json timing_json(const Timing& t, unsigned warmup) const;
     Json backing_json() const;
+    // The arrays and pools' regions, each with the page size that backs it (smaps).
+    std::vector<TracedBuffer> traced_buffers();
 
     const ProgramSpec& spec_;
     const Settings& settings_;

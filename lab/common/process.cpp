@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
+#include <utility>
 
 extern char** environ;
 
@@ -72,8 +73,8 @@ void reexec_self(const std::string& why) {
     throw std::runtime_error("re-exec (" + why + ") failed: " + std::strerror(errno));
 }
 
-std::string run_capture(const std::string& path, const std::vector<std::string>& argv,
-                        const std::vector<std::string>& env) {
+ChildResult run_child(const std::string& path, const std::vector<std::string>& argv,
+                      const std::vector<std::string>& env) {
     int fds[2];
     if (::pipe(fds) != 0) fail("pipe", errno);
     posix_spawn_file_actions_t fa;
@@ -95,9 +96,15 @@ std::string run_capture(const std::string& path, const std::vector<std::string>&
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        throw std::runtime_error(path + " (child) ended with " + describe(status) + ": " + out.substr(0, 200));
-    return out;
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, describe(status), std::move(out)};
+}
+
+std::string run_capture(const std::string& path, const std::vector<std::string>& argv,
+                        const std::vector<std::string>& env) {
+    ChildResult r = run_child(path, argv, env);
+    if (r.exit_code != 0)
+        throw std::runtime_error(path + " (child) ended with " + r.status + ": " + r.out.substr(0, 200));
+    return std::move(r.out);
 }
 
 bool aslr_active() {

@@ -60,9 +60,30 @@ struct ProgramSpec {
     std::vector<ParamSpec> params;
     // Kinds measured on some backings only (kinds not named here: 4k thp 2m 1g).
     std::vector<std::pair<Kind, std::vector<physmem::Backing>>> only_backings = {};
+    // Whether the program runs a traced pass of its kernel (Context::simulate) and so
+    // accepts --simulate, --sim-* and --trace; other programs refuse them (exit 2).
+    bool traceable = false;
 
     // The backings `k` is measured on.
     std::vector<physmem::Backing> backings(Kind k) const;
+};
+
+// The translation model's options (PROTOCOL.md, "Translation"): a traced pass of the
+// kernel fed to physmem::tlbsim after the measurement (lab/common/translation.*).
+struct SimSettings {
+    // Default cap on the references simulated and counted: a default-scale point spends
+    // about a second simulating (the simulator runs some tens of millions a second).
+    static constexpr std::uint64_t kDefaultRefs = std::uint64_t{1} << 24;
+
+    std::string simulate = "off";  // a preset name, "auto" (this CPU's preset) or "off"
+    bool caches = false;           // model the preset's data caches (--sim-caches on)
+    unsigned levels = 4;           // page-table levels: 4, or 5 (LA57)
+    std::uint64_t refs = kDefaultRefs;  // N: references counted after the warm-up (the cap)
+    std::string trace;             // --trace FILE: the references simulated, to a trace file
+    // W: references simulated before counting starts (structures warm): N / 4.
+    std::uint64_t warmup() const noexcept { return refs / 4; }
+    // Whether a traced pass runs at all.
+    bool active() const noexcept { return simulate != "off" || !trace.empty(); }
 };
 
 struct Settings {
@@ -83,6 +104,7 @@ struct Settings {
     bool aslr = false;                          // --aslr on: keep the kernel's randomisation
     std::optional<std::uint64_t> layout_seed;   // --layout-seed S (>= 1): layout.hpp
     std::map<std::string, std::string> params;  // every declared param, defaults filled in
+    SimSettings sim;                            // only a traceable program's may differ from the defaults
 
     const std::string& param(const std::string& name) const { return params.at(name); }
     // The param as an unsigned integer (size suffixes allowed); exits 2 when it is not.

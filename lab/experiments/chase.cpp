@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "context.hpp"
+#include "traced.hpp"
 #include "tree_walk.hpp"
 #include "kernels/chase.hpp"
 #include "kernels/tree_sizing.hpp"
@@ -34,12 +35,15 @@ const lab::ProgramSpec kSpec{
     .default_block_size = 2 << 20,  // depth 2 up to 512 GiB; the root stays in cache
     .params = {{"steps", "2097152", {}, "steps per pass (at most n)"},
                lab::walk_param()},
+    .traceable = true,
 };
 
 // Measures the chase on `access` (the array, the tree or its fixed-depth view, holding
-// the cycle of `order`) and verifies, on the same, the cycle and the end of a pass.
-template <class Access>
-void measure_and_verify(lab::Context& ctx, Access& access, const RandomOrder& order, std::uint64_t steps) {
+// the cycle of `order`) and verifies, on the same, the cycle and the end of a pass; then
+// chases on `traced(tracer)` (the table's traced view) when --simulate or --trace asked.
+template <class Access, class Traced>
+void measure_and_verify(lab::Context& ctx, Access& access, const RandomOrder& order, std::uint64_t steps,
+                        Traced traced) {
     const std::uint64_t start = order(0);
     ctx.measure(steps, [&] { return chase(access, start, steps); });
     const std::uint64_t end = chase(access, start, steps), want = expected_end(order, steps);
@@ -54,6 +58,12 @@ void measure_and_verify(lab::Context& ctx, Access& access, const RandomOrder& or
     ctx.checksum(end);
     ctx.verify(cycle && end == want, how + "; a pass of " + std::to_string(steps) + " steps ends at slot " +
                                          std::to_string(end) + ", the order's says " + std::to_string(want));
+    bool traced_ok = true;
+    ctx.simulate(steps, [&](lab::Tracer& tr) {
+        auto view = traced(tr);
+        traced_ok = traced_ok && chase(view, start, steps) == want;
+    });
+    if (!traced_ok) ctx.verify(false, "the traced pass ends there too");
 }
 
 void body(lab::Context& ctx) {
@@ -70,14 +80,16 @@ void body(lab::Context& ctx) {
         std::span<std::uint64_t> a = ctx.array<std::uint64_t>("table", n);
         std::fill(a.begin(), a.end(), 0);  // fault it in in order, as the tree's constructor does
         link(a, order);
-        measure_and_verify(ctx, a, order, steps);
+        measure_and_verify(ctx, a, order, steps, [a](lab::Tracer& tr) { return lab::TracedSpan<std::uint64_t>(a, tr); });
         return;
     }
     Tree t(n, ctx.pool("table", lab::tree_bytes<std::uint64_t>(s.block_size, n)));
     ctx.set_tree(s.block_size, t.depth(), t.leaf_length());
+    // walk=fixed and walk=loop load the same slots: one traced walk serves both (traced.hpp).
+    auto traced = [&t](lab::Tracer& tr) { return lab::TracedTree<std::uint64_t>(t, tr); };
     lab::with_walk(s, t, [&](auto& access) {
         link(access, order);
-        measure_and_verify(ctx, access, order, steps);
+        measure_and_verify(ctx, access, order, steps, traced);
     });
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "context.hpp"
+#include "traced.hpp"
 #include "tree_walk.hpp"
 #include "kernels/gups.hpp"
 #include "kernels/tree_sizing.hpp"
@@ -33,6 +34,7 @@ const lab::ProgramSpec kSpec{
                lab::walk_param(),
                {"prefetch", "on", {"on", "off"}, "look-ahead: find and prefetch 128 slots, then update them "
                                                  "(on), or update each as it is made (off)"}},
+    .traceable = true,
 };
 
 // Words in the table: the largest power of two that fits size_bytes (at least 1).
@@ -59,9 +61,10 @@ std::uint64_t choose_updates(lab::Context& ctx, std::uint64_t n) {
     return u;
 }
 
-// Measures the kernel on `access` (a view of `store`), then verifies it HPCC's way.
-template <class Store, class Access>
-void measure_and_verify(lab::Context& ctx, Store& store, Access& access, const Plan& plan) {
+// Measures the kernel on `access` (a view of `store`), verifies it HPCC's way, then runs
+// it on `traced(tracer)` (the same table's traced view) when --simulate or --trace asked.
+template <class Store, class Access, class Traced>
+void measure_and_verify(lab::Context& ctx, Store& store, Access& access, const Plan& plan, Traced traced) {
     const std::uint64_t mask = store.size() - 1;
     const bool prefetch = ctx.settings().param("prefetch") == "on";
     auto pass = [&] { return prefetch ? update_pass<true>(access, plan, mask) : update_pass<false>(access, plan, mask); };
@@ -74,6 +77,10 @@ void measure_and_verify(lab::Context& ctx, Store& store, Access& access, const P
                "HPCC: after one pass from T[i] = i and a sequential replay, " + std::to_string(c.errors) +
                    " entries differ from i (pass: <= 1% of N); table signature after the pass " +
                    (c.signature_ok ? "equals" : "DIFFERS from") + " the one computed from the stream");
+    ctx.simulate(plan.updates, [&](lab::Tracer& tr) {
+        auto view = traced(tr);
+        prefetch ? update_pass<true>(view, plan, mask) : update_pass<false>(view, plan, mask);
+    });
 }
 
 void body(lab::Context& ctx) {
@@ -83,12 +90,14 @@ void body(lab::Context& ctx) {
     const Plan plan = make_plan(choose_updates(ctx, n));
     if (s.kind == lab::Kind::array) {
         std::span<std::uint64_t> a = ctx.array<std::uint64_t>("table", n);
-        measure_and_verify(ctx, a, a, plan);
+        measure_and_verify(ctx, a, a, plan, [a](lab::Tracer& tr) { return lab::TracedSpan<std::uint64_t>(a, tr); });
         return;
     }
     Tree t(n, ctx.pool("table", lab::tree_bytes<std::uint64_t>(s.block_size, n)));
     ctx.set_tree(s.block_size, t.depth(), t.leaf_length());
-    lab::with_walk(s, t, [&](auto& access) { measure_and_verify(ctx, t, access, plan); });
+    // walk=fixed and walk=loop load the same slots: one traced walk serves both (traced.hpp).
+    auto traced = [&t](lab::Tracer& tr) { return lab::TracedTree<std::uint64_t>(t, tr); };
+    lab::with_walk(s, t, [&](auto& access) { measure_and_verify(ctx, t, access, plan, traced); });
 }
 
 }  // namespace

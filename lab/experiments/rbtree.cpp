@@ -30,6 +30,7 @@ const lab::ProgramSpec kSpec{
     .default_block_size = 2 << 20,
     .params = {{"insert_reps", "auto", {}, "timed insert passes: a count, or auto = --reps/--warmup up to 2^22 "
                                            "nodes, 1 pass without warm-up above (a 512 MiB build takes ~15 s)"}},
+    .traceable = true,
 };
 
 // The /proc/self/smaps entry of the mapping holding p, in one line ("" if not found):
@@ -113,6 +114,11 @@ void run_tree(lab::Context& ctx, Alloc& alloc, const std::vector<std::uint64_t>&
     std::uint64_t got = traverse_sum(t.root());
     ctx.checksum(got);
     ctx.verify(got == expected, "in-order sum of key + payload equals the sum over the sorted distinct keys");
+    bool traced_ok = true;  // the traced pass: every node field the traversal loads, as data
+    ctx.simulate(t.size(), [&](lab::Tracer& tr) {
+        traced_ok = traced_ok && traverse_sum(t.root(), [&tr](const void* p) { tr.data(p); }) == expected;
+    });
+    if (!traced_ok) ctx.verify(false, "the traced traversal's sum equals it too");
     if constexpr (!Alloc::bulk_release)
         note_malloc_backing(ctx, t, keys);
 }

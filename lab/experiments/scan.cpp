@@ -11,11 +11,11 @@
 // fixed pseudo-random index sequence (array, tree-index and tree-fixed only). Verified
 // against the closed-form sum of the values read.
 #include <algorithm>
-#include <functional>
 #include <memory>
 #include <string>
 
 #include "context.hpp"
+#include "traced.hpp"
 #include "kernels/scan.hpp"
 #include "kernels/tree_sizing.hpp"
 
@@ -35,6 +35,7 @@ const lab::ProgramSpec kSpec{
     .params = {{"access", "linear", {"linear", "strided", "random"},
                 "linear, strided (one read per 4 KiB) or random (n/8 reads; array, tree-index, tree-fixed)"},
                {"columns", "auto", {}, "strided: columns of one 4 KiB page read (1..1024 or auto)"}},
+    .traceable = true,
 };
 
 // Columns for a strided pass over n elements.
@@ -48,66 +49,89 @@ std::size_t choose_columns(const lab::Settings& s, std::size_t n) {
     return std::clamp<std::size_t>(kAutoReads / per_column, 1, kStride);
 }
 
-// Fills and measures; `sum` is the kernel for this variant.
-template <class Data, class Sum>
-void run_pass(lab::Context& ctx, Data& data, std::uint64_t ops, std::uint64_t expected, Sum sum) {
-    ctx.measure(ops, [&] { return sum(data); });
-    std::uint64_t got = sum(data);
-    ctx.checksum(got);
-    ctx.verify(got == expected, "sum equals the closed-form sum of the values written (" + std::to_string(expected) + ")");
-}
+enum class Access { linear, strided, random };
 
-// The kernels of one access mode, per layout.
-struct Kernels {
-    std::uint64_t ops, expected;
-    std::function<std::uint64_t(std::span<const Elem>)> array;
-    std::function<std::uint64_t(const Tree&)> index, fixed, iter, seg;
+// What one pass reads, for every layout.
+struct Plan {
+    Access access = Access::linear;
+    std::vector<std::size_t> offsets;  // strided: the columns
+    std::uint64_t ops = 0, expected = 0;
 };
 
-Kernels kernels(const lab::Settings& s, lab::Context& ctx, std::size_t n) {
+Plan plan_of(const lab::Settings& s, lab::Context& ctx, std::size_t n) {
     const std::string& access = s.param("access");
-    if (access == "linear")
-        return {n, expected_linear(n), [](auto d) { return linear(d); }, linear_index, linear_fixed, linear_iter,
-                linear_seg};
+    if (access == "linear") return {Access::linear, {}, n, expected_linear(n)};
     if (access == "random") {
         if (s.kind == lab::Kind::tree_iter || s.kind == lab::Kind::tree_seg)
             lab::usage_error(kSpec, "--param access=random: for array, tree-index and tree-fixed only");
         std::uint64_t c = random_reads(n);
-        return {c, expected_random(n, c), [c](auto d) { return random(d, c); },
-                [c](const Tree& t) { return random_index(t, c); }, [c](const Tree& t) { return random_fixed(t, c); },
-                {}, {}};
+        return {Access::random, {}, c, expected_random(n, c)};
     }
-    auto offsets = column_offsets(choose_columns(s, n));
-    ctx.set_param("columns", offsets.size());
-    return {strided_reads(n, offsets), expected_strided(n, offsets),
-            [offsets](auto d) { return strided(d, offsets); },
-            [offsets](const Tree& t) { return strided_index(t, offsets); },
-            [offsets](const Tree& t) { return strided_fixed(t, offsets); },
-            [offsets](const Tree& t) { return strided_iter(t, offsets); },
-            [offsets](const Tree& t) { return strided_seg(t, offsets); }};
+    Plan p{Access::strided, column_offsets(choose_columns(s, n)), 0, 0};
+    p.ops = strided_reads(n, p.offsets);
+    p.expected = expected_strided(n, p.offsets);
+    ctx.set_param("columns", p.offsets.size());
+    return p;
 }
 
-// The tree kernel of the variant's kind.
-const std::function<std::uint64_t(const Tree&)>& tree_kernel(const Kernels& k, lab::Kind kind) {
-    switch (kind) {
-        case lab::Kind::tree_index: return k.index;
-        case lab::Kind::tree_fixed: return k.fixed;
-        case lab::Kind::tree_iter: return k.iter;
-        default: return k.seg;
+// One pass over the array: a std::span<const Elem> or its traced view.
+template <class Array>
+std::uint64_t array_pass(const Plan& p, const Array& a) {
+    switch (p.access) {
+        case Access::linear: return linear(a);
+        case Access::random: return random(a, p.ops);
+        default: return strided(a, p.offsets);
     }
+}
+
+// One pass over the tree, as the variant's kind reads it: a Tree or its traced view.
+template <class A>
+std::uint64_t tree_pass(const Plan& p, lab::Kind kind, const A& t) {
+    switch (p.access) {
+        case Access::linear:
+            switch (kind) {
+                case lab::Kind::tree_index: return linear_index(t);
+                case lab::Kind::tree_fixed: return linear_fixed(t);
+                case lab::Kind::tree_iter: return linear_iter(t);
+                default: return linear_seg(t);
+            }
+        case Access::random: return kind == lab::Kind::tree_fixed ? random_fixed(t, p.ops) : random_index(t, p.ops);
+        default:
+            switch (kind) {
+                case lab::Kind::tree_index: return strided_index(t, p.offsets);
+                case lab::Kind::tree_fixed: return strided_fixed(t, p.offsets);
+                case lab::Kind::tree_iter: return strided_iter(t, p.offsets);
+                default: return strided_seg(t, p.offsets);
+            }
+    }
+}
+
+// Measures `pass`, verifies its sum, then runs its traced twin (ctx.simulate: a no-op
+// unless --simulate or --trace asked), whose sum must agree too.
+template <class Pass, class TracedPass>
+void measure_and_verify(lab::Context& ctx, const Plan& p, Pass pass, TracedPass traced) {
+    ctx.measure(p.ops, pass);
+    std::uint64_t got = pass();
+    ctx.checksum(got);
+    ctx.verify(got == p.expected,
+               "sum equals the closed-form sum of the values written (" + std::to_string(p.expected) + ")");
+    bool traced_ok = true;
+    ctx.simulate(p.ops, [&](lab::Tracer& tr) { traced_ok = traced_ok && traced(tr) == p.expected; });
+    if (!traced_ok) ctx.verify(false, "the traced pass's sum equals it too");
 }
 
 void body(lab::Context& ctx) {
     const lab::Settings& s = ctx.settings();
     const std::size_t n = std::max<std::size_t>(s.size_bytes / sizeof(Elem), 1);
     ctx.set_elements(n);
-    const Kernels k = kernels(s, ctx, n);
+    const Plan p = plan_of(s, ctx, n);
 
     if (s.kind == lab::Kind::array) {
         auto a = ctx.array<Elem>("data", n);
         for (std::size_t i = 0; i < n; ++i) a[i] = value_at(i);
         std::span<const Elem> c = a;
-        run_pass(ctx, c, k.ops, k.expected, k.array);
+        measure_and_verify(ctx, p, [&] { return array_pass(p, c); },
+                           [&](lab::Tracer& tr) { return array_pass(p, lab::TracedSpan<const Elem>(c, tr)); });
         return;
     }
     physmem::BlockPool& pool = ctx.pool("tree", lab::tree_bytes<Elem>(s.block_size, n));
@@ -118,7 +142,8 @@ void body(lab::Context& ctx) {
     });
     ctx.set_tree(s.block_size, t.depth(), t.leaf_length());
     const Tree& c = t;
-    run_pass(ctx, c, k.ops, k.expected, tree_kernel(k, s.kind));
+    measure_and_verify(ctx, p, [&] { return tree_pass(p, s.kind, c); },
+                       [&](lab::Tracer& tr) { return tree_pass(p, s.kind, lab::TracedTree<const Elem>(c, tr)); });
 }
 
 }  // namespace

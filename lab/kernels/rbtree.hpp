@@ -22,6 +22,7 @@
 #include <functional>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "physmem/pool.hpp"
@@ -144,20 +145,29 @@ class PoolNodes {
 // Deepest path of a red-black tree of n < 2^64 nodes is below 2*64.
 inline constexpr std::size_t kMaxDepth = 128;
 
+// Told the address of each node field a traversal loads (a traced pass: Tracer::data);
+// NoTouch, the measured pass's, does nothing.
+struct NoTouch {
+    void operator()(const void*) const noexcept {}
+};
+
 // In-order walk from `root` calling visit(const Node&) per node, with an explicit stack
-// (no parent reads). pre: root is a valid red-black tree (depth < kMaxDepth).
-template <class Visit>
-void in_order(const Node* root, Visit&& visit) {
+// (no parent reads); touch(p) before each child-pointer load. pre: root is a valid
+// red-black tree (depth < kMaxDepth).
+template <class Visit, class Touch = NoTouch>
+void in_order(const Node* root, Visit&& visit, Touch touch = {}) {
     const Node* stack[kMaxDepth];
     std::size_t top = 0;
     const Node* n = root;
     while (n || top) {
         while (n) {
             stack[top++] = n;
+            touch(&n->child[0]);
             n = n->child[0];
         }
         n = stack[--top];
         visit(*n);
+        touch(&n->child[1]);
         n = n->child[1];
     }
 }
@@ -281,9 +291,15 @@ class RbTree {
 };
 
 // The measured pass: sum of key + payload over every node, in key order (wrapping).
-inline std::uint64_t traverse_sum(const Node* root) noexcept {
+// touch(p) sees every node field loaded (child pointers, key, value), as in_order says.
+template <class Touch = NoTouch>
+std::uint64_t traverse_sum(const Node* root, Touch touch = {}) noexcept(std::is_same_v<Touch, NoTouch>) {
     std::uint64_t s = 0;
-    in_order(root, [&s](const Node& n) { s += n.key + n.value; });
+    in_order(root, [&s, &touch](const Node& n) {
+        touch(&n.key);
+        touch(&n.value);
+        s += n.key + n.value;
+    }, touch);
     return s;
 }
 

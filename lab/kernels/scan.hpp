@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "physmem/fixed_depth.hpp"
@@ -65,58 +66,74 @@ inline std::uint64_t expected_strided(std::size_t n, const std::vector<std::size
 }
 
 // ---- linear -------------------------------------------------------------------------
+// Kernels are templates over the array (a std::span<const Elem> or a traced view of one)
+// and the tree (Tree or a traced view, lab/common/traced.hpp); the per-leaf algorithms
+// and with_fixed_depth are found by argument-dependent lookup for the traced views.
 
-inline std::uint64_t linear(std::span<const Elem> a) noexcept {
+template <class Array>
+std::uint64_t linear(const Array& a) noexcept(std::is_same_v<Array, std::span<const Elem>>) {
     std::uint64_t s = 0;
     for (Elem x : a) s += x;
     return s;
 }
-inline std::uint64_t linear_index(const Tree& a) noexcept {
+template <class A>
+std::uint64_t linear_index(const A& a) noexcept(std::is_same_v<A, Tree>) {
     std::uint64_t s = 0;
     for (std::size_t i = 0, n = a.size(); i < n; ++i) s += a[i];
     return s;
 }
-inline std::uint64_t linear_iter(const Tree& a) noexcept {
+template <class A>
+std::uint64_t linear_iter(const A& a) noexcept(std::is_same_v<A, Tree>) {
     std::uint64_t s = 0;
     for (Elem x : a) s += x;
     return s;
 }
-inline std::uint64_t linear_fixed(const Tree& a) {
-    return physmem::with_fixed_depth(a, [](auto view) {
+template <class A>
+std::uint64_t linear_fixed(const A& a) {
+    using physmem::with_fixed_depth;
+    return with_fixed_depth(a, [](auto view) {
         std::uint64_t s = 0;
         for (std::size_t i = 0, n = view.size(); i < n; ++i) s += view[i];
         return s;
     });
 }
-inline std::uint64_t linear_seg(const Tree& a) noexcept {
+template <class A>
+std::uint64_t linear_seg(const A& a) noexcept(std::is_same_v<A, Tree>) {
+    using physmem::for_each_segment;
     std::uint64_t s = 0;
-    physmem::for_each_segment(a, [&s](std::span<const Elem> seg) { s += linear(seg); });
+    for_each_segment(a, [&s](auto seg) { s += linear(seg); });
     return s;
 }
 
 // ---- strided ------------------------------------------------------------------------
 
-inline std::uint64_t strided(std::span<const Elem> a, const std::vector<std::size_t>& offsets) noexcept {
+template <class Array>
+std::uint64_t strided(const Array& a, const std::vector<std::size_t>& offsets) noexcept(
+    std::is_same_v<Array, std::span<const Elem>>) {
     std::uint64_t s = 0;
     for (std::size_t o : offsets)
         for (std::size_t i = o; i < a.size(); i += kStride) s += a[i];
     return s;
 }
-inline std::uint64_t strided_index(const Tree& a, const std::vector<std::size_t>& offsets) noexcept {
+template <class A>
+std::uint64_t strided_index(const A& a, const std::vector<std::size_t>& offsets) noexcept(std::is_same_v<A, Tree>) {
     std::uint64_t s = 0;
     for (std::size_t o : offsets)
         for (std::size_t i = o, n = a.size(); i < n; i += kStride) s += a[i];
     return s;
 }
-inline std::uint64_t strided_fixed(const Tree& a, const std::vector<std::size_t>& offsets) {
-    return physmem::with_fixed_depth(a, [&offsets](auto view) {
+template <class A>
+std::uint64_t strided_fixed(const A& a, const std::vector<std::size_t>& offsets) {
+    using physmem::with_fixed_depth;
+    return with_fixed_depth(a, [&offsets](auto view) {
         std::uint64_t s = 0;
         for (std::size_t o : offsets)
             for (std::size_t i = o, n = view.size(); i < n; i += kStride) s += view[i];
         return s;
     });
 }
-inline std::uint64_t strided_iter(const Tree& a, const std::vector<std::size_t>& offsets) noexcept {
+template <class A>
+std::uint64_t strided_iter(const A& a, const std::vector<std::size_t>& offsets) noexcept(std::is_same_v<A, Tree>) {
     std::uint64_t s = 0;
     for (std::size_t o : offsets) {
         if (o >= a.size()) continue;
@@ -125,10 +142,12 @@ inline std::uint64_t strided_iter(const Tree& a, const std::vector<std::size_t>&
     }
     return s;
 }
-inline std::uint64_t strided_seg(const Tree& a, const std::vector<std::size_t>& offsets) noexcept {
+template <class A>
+std::uint64_t strided_seg(const A& a, const std::vector<std::size_t>& offsets) noexcept(std::is_same_v<A, Tree>) {
+    using physmem::for_each_strided;
     std::uint64_t s = 0;
     for (std::size_t o : offsets)
-        if (o < a.size()) physmem::for_each_strided(a, o, kStride, [&s](const Elem& x) { s += x; });
+        if (o < a.size()) for_each_strided(a, o, kStride, [&s](const Elem& x) { s += x; });
     return s;
 }
 
@@ -161,14 +180,18 @@ std::uint64_t random_sum(std::size_t n, std::uint64_t count, At at) {
 inline std::uint64_t expected_random(std::size_t n, std::uint64_t count) {
     return random_sum(n, count, [](std::size_t i) { return std::uint64_t{value_at(i)}; });
 }
-inline std::uint64_t random(std::span<const Elem> a, std::uint64_t count) {
+template <class Array>
+std::uint64_t random(const Array& a, std::uint64_t count) {
     return random_sum(a.size(), count, [a](std::size_t i) { return a[i]; });
 }
-inline std::uint64_t random_index(const Tree& a, std::uint64_t count) {
+template <class A>
+std::uint64_t random_index(const A& a, std::uint64_t count) {
     return random_sum(a.size(), count, [&a](std::size_t i) { return a[i]; });
 }
-inline std::uint64_t random_fixed(const Tree& a, std::uint64_t count) {
-    return physmem::with_fixed_depth(a, [count](auto view) {
+template <class A>
+std::uint64_t random_fixed(const A& a, std::uint64_t count) {
+    using physmem::with_fixed_depth;
+    return with_fixed_depth(a, [count](auto view) {
         return random_sum(view.size(), count, [&view](std::size_t i) { return view[i]; });
     });
 }

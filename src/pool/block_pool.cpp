@@ -269,6 +269,13 @@ std::vector<BackingReport> BlockPool::verify_backing() const {
     return out;
 }
 
+std::vector<std::span<const std::byte>> BlockPool::regions() const {
+    std::lock_guard<std::mutex> guard(mutex_);
+    std::vector<std::span<const std::byte>> out;
+    for (const Slab* s : slabs_) out.emplace_back(s->region.data(), s->region.size());
+    return out;
+}
+
 std::vector<std::string> BlockPool::backing_notes() const {
     std::lock_guard<std::mutex> guard(mutex_);
     return slabs_.front()->region.notes();

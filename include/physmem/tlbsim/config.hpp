@@ -92,6 +92,17 @@ std::vector<std::string> preset_names();
 // when none matches.
 std::optional<std::string> preset_for_cpu(std::string_view vendor, unsigned family, unsigned model);
 
+// This machine's CPU as the CPUID instruction gives it (vendor string, family and model with
+// their extended fields, as /proc/cpuinfo shows them); nullopt off x86.
+struct CpuIdentity {
+    std::string vendor;  // "GenuineIntel", "AuthenticAMD", ...
+    unsigned family = 0;
+    unsigned model = 0;
+};
+std::optional<CpuIdentity> this_cpu();
+// preset_for_cpu() of this_cpu(); nullopt when either is.
+std::optional<std::string> preset_for_this_cpu();
+
 // A copy of `m` with 5-level paging (LA57): one more level above the root.
 MachineConfig with_five_levels(MachineConfig m);
 // A copy of `m` that models its data caches (model_caches = true).

@@ -1,0 +1,81 @@
+// src/tlbsim/config.cpp — page sizes by name, configuration checks and variants of a preset.
+#include "physmem/tlbsim/config.hpp"
+
+#include <stdexcept>
+
+namespace physmem::tlbsim {
+
+std::string_view to_string(PageSize s) noexcept {
+    switch (s) {
+        case PageSize::k4K: return "4k";
+        case PageSize::k2M: return "2m";
+        case PageSize::k1G: return "1g";
+    }
+    return "?";
+}
+
+std::optional<PageSize> page_size_of_bytes(std::uint64_t bytes) noexcept {
+    for (unsigned i = 0; i < kPageSizes; ++i)
+        if (bytes == std::uint64_t{1} << page_shift(PageSize(i))) return PageSize(i);
+    return std::nullopt;
+}
+
+namespace {
+
+void check_array(const ArrayConfig& a, const std::string& where) {
+    if (a.entries == 0) throw std::invalid_argument(where + ": 0 entries");
+    if (a.ways != 0 && a.entries % a.ways != 0)
+        throw std::invalid_argument(where + ": " + std::to_string(a.entries) + " entries are not a multiple of " +
+                                    std::to_string(a.ways) + " ways");
+    if (a.ways > 0xFFFF || (a.ways == 0 && a.entries > 0xFFFF)) throw std::invalid_argument(where + ": too many ways");
+}
+
+void check_level(const TlbLevelConfig& l, const std::string& name) {
+    std::uint8_t seen = 0;
+    for (std::size_t i = 0; i < l.arrays.size(); ++i) {
+        const ArrayConfig& a = l.arrays[i];
+        std::string where = name + " array " + std::to_string(i);
+        check_array(a, where);
+        if (a.sizes == 0 || (a.sizes & ~7u)) throw std::invalid_argument(where + ": no valid page sizes");
+        if (a.sizes & seen) throw std::invalid_argument(where + ": a page size held by two arrays of one level");
+        seen |= a.sizes;
+    }
+}
+
+}  // namespace
+
+void validate(const MachineConfig& m) {
+    if (m.levels != 4 && m.levels != 5) throw std::invalid_argument("levels must be 4 or 5");
+    check_level(m.l1, "L1 TLB");
+    check_level(m.l2, "L2 TLB");
+    for (unsigned lv = 2; lv <= 5; ++lv)
+        if (m.pwc.split[lv].entries) check_array(m.pwc.split[lv], "PWC level " + std::to_string(lv));
+    if (m.pwc.unified) check_array(*m.pwc.unified, "unified PWC");
+    for (std::size_t i = 0; i < m.caches.size(); ++i) {
+        const CacheConfig& c = m.caches[i];
+        if (c.bytes % 64 != 0 || c.bytes == 0) throw std::invalid_argument("cache " + std::to_string(i) + ": size");
+        check_array({unsigned(c.bytes / 64), c.ways, 1}, "cache " + std::to_string(i));
+    }
+    if (m.caches.size() > 4) throw std::invalid_argument("at most 4 cache levels");
+}
+
+// Split page-walk caches get a level-5 array shaped like the level-4 one (an assumption:
+// no part documents its PML5E cache); a unified cache simply holds level-5 entries too.
+MachineConfig with_five_levels(MachineConfig m) {
+    m.levels = 5;
+    if (m.pwc.split[4].entries && !m.pwc.split[5].entries) m.pwc.split[5] = m.pwc.split[4];
+    m.name += "+la57";
+    return m;
+}
+
+MachineConfig with_caches(MachineConfig m) {
+    m.model_caches = true;
+    return m;
+}
+
+MachineConfig without_translation(MachineConfig m) {
+    m.translate = false;
+    return m;
+}
+
+}  // namespace physmem::tlbsim

@@ -1,0 +1,367 @@
+// src/tlbsim/presets.cpp — the named machines the TLB simulator can run: the data-side TLBs,
+// page-walk caches and data caches of the CPU cores the lab meets (Intel Skylake client and
+// server, AMD Zen 1 to Zen 5), plus "none", the physically addressed machine. Each preset
+// lists the documents its numbers come from, and the comment above its builder says, number
+// by number, how solid each one is: documented by the vendor, measured by a third party, or
+// assumed.
+//
+// Only the data side is modelled (L1 DTLB, L2 DTLB / STLB); instruction TLBs are left out.
+// Replacement in every array is modelled as true LRU. That is a modelling choice, not a
+// claim about the hardware (real parts use pseudo-LRU variants, and AMD's L2 DTLB is a
+// skewed-associative array whose ways are split between page sizes); the analytic checks in
+// the tests are exact for LRU.
+#include "physmem/tlbsim/config.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace physmem::tlbsim {
+
+namespace {
+
+constexpr std::uint8_t k4K = size_bit(PageSize::k4K);
+constexpr std::uint8_t k2M = size_bit(PageSize::k2M);
+constexpr std::uint8_t k1G = size_bit(PageSize::k1G);
+constexpr std::uint8_t kAllSizes = k4K | k2M | k1G;
+
+constexpr std::uint64_t KiB = 1024;
+constexpr std::uint64_t MiB = 1024 * KiB;
+
+constexpr unsigned kFullyAssociative = 0;
+
+// ----------------------------------------------------------------------------------------
+// Intel Skylake (client core; Kaby Lake, Coffee Lake, Whiskey Lake, Comet Lake and Amber
+// Lake use the same core and the same TLBs).
+//
+// L1 DTLB — documented, Intel Optimization Reference Manual (248966-045, Feb 2022),
+//   Table 2-15 "TLB Parameters of the Skylake Microarchitecture":
+//     4 KiB: 64 entries, 4-way
+//     2 MiB: 32 entries, 4-way
+//     1 GiB:  4 entries, 4-way (so fully associative)
+// STLB — documented, same table:
+//     4 KiB + 2 MiB shared: 1536 entries, 12-way (Skylake raised it from Broadwell's 6-way)
+//     1 GiB: 16 entries, 4-way
+// Paging-structure caches — NOT documented. The SDM (Vol. 3A §4.10.3) says only that a
+//   processor may have a PML4E cache, a PDPTE cache and a PDE cache, each keyed by the
+//   linear-address bits above the entry's span; Intel publishes no sizes. The numbers below
+//   are ASSUMED: they are the ChampSim simulator's default page-table-walker configuration
+//   (PSCL4 1 set x 4 ways, PSCL3 2 x 4, PSCL2 4 x 8), a common stand-in for an Intel core in
+//   the literature, not a measurement of Skylake:
+//     PML4E cache (split[4]):  4 entries, fully associative
+//     PDPTE cache (split[3]):  8 entries, 4-way
+//     PDE cache   (split[2]): 32 entries, 8-way
+// Data caches — documented, Optimization Reference Manual, the Skylake client cache-parameters
+//   table next to Table 2-15: L1d 32 KiB 8-way, L2 256 KiB 4-way.
+MachineConfig skylake() {
+    MachineConfig m;
+    m.name = "skylake";
+    m.description = "Intel Skylake client core (also Kaby/Coffee/Comet Lake): 64+32+4-entry L1 DTLB, "
+                    "1536-entry 12-way STLB plus 16 entries for 1 GiB";
+    m.sources = {
+        "Intel 64 and IA-32 Architectures Optimization Reference Manual, order 248966-045 (Feb 2022), "
+        "Table 2-15 TLB Parameters of the Skylake Microarchitecture (DTLB, STLB) and the Skylake cache "
+        "parameters table beside it; "
+        "https://www.intel.com/content/www/us/en/developer/articles/technical/intel-sdm.html",
+        "Intel 64 and IA-32 Architectures Software Developer's Manual Vol. 3A, §4.10.3 Paging-Structure "
+        "Caches (existence and keying of the PML4E/PDPTE/PDE caches; no sizes)",
+        "Paging-structure cache sizes ASSUMED: ChampSim default PTW configuration (pscl4 1x4, pscl3 2x4, "
+        "pscl2 4x8), https://github.com/ChampSim/ChampSim (config defaults); not a Skylake measurement",
+        "J. McCalpin, Intel Community forum 'TLB information provided by cpuid doesn't make sense to me' "
+        "(2022): Skylake-SP TLBs are those of Skylake client, per Table 2-15; "
+        "https://community.intel.com/t5/Software-Tuning-Performance/"
+        "TLB-information-provided-by-cpuid-doesn-t-make-sense-to-me/m-p/1371605",
+    };
+    m.l1.arrays = {
+        {64, 4, k4K},
+        {32, 4, k2M},
+        {4, kFullyAssociative, k1G},
+    };
+    m.l2.arrays = {
+        {1536, 12, k4K | k2M},
+        {16, 4, k1G},
+    };
+    m.pwc.split[4] = {4, kFullyAssociative, 0};
+    m.pwc.split[3] = {8, 4, 0};
+    m.pwc.split[2] = {32, 8, 0};
+    m.levels = 4;
+    m.caches = {{32 * KiB, 8}, {256 * KiB, 4}};
+    m.model_caches = false;
+    return m;
+}
+
+// Intel Skylake-SP (Xeon Scalable 1st gen; Cascade Lake and Cooper Lake share CPUID model
+// 0x55 and this core).
+//
+// TLBs and paging-structure caches — the same core TLBs as Skylake client (documented: the
+//   Optimization Reference Manual describes the server core as the client core plus a larger
+//   L2 and AVX-512, and its TLB table is the client one; see the skylake preset for each
+//   number and how solid it is; the page-walk caches are the same ASSUMED sizes).
+// Data caches — documented, Optimization Reference Manual, section on the Skylake Server
+//   microarchitecture: L1d 32 KiB 8-way; L2 1 MiB 16-way (up from 256 KiB 4-way). Behind it
+//   the server part has a non-inclusive shared LLC of 1.375 MiB per core slice, which is not
+//   part of this per-core model.
+MachineConfig skylake_sp() {
+    MachineConfig m = skylake();
+    m.name = "skylake-sp";
+    m.description = "Intel Skylake-SP server core (also Cascade Lake): Skylake client TLBs, 1 MiB 16-way L2, "
+                    "1.375 MiB LLC slice per core (not modelled)";
+    m.sources.insert(m.sources.begin(),
+                     "Intel 64 and IA-32 Architectures Optimization Reference Manual, order 248966-045, "
+                     "section The Skylake Server Microarchitecture (1 MiB 16-way L2 per core, non-inclusive LLC of "
+                     "1.375 MiB per core); TLBs as Skylake client, Table 2-15");
+    m.caches = {{32 * KiB, 8}, {1 * MiB, 16}};
+    return m;
+}
+
+// ----------------------------------------------------------------------------------------
+// AMD Zen. Common to every generation (documented, AMD Software Optimization Guides, "L1/L2
+// Translation Lookaside Buffers" and "Hardware Page Table Walker" sections):
+//   - the L1 DTLB is one fully associative array holding 4 KiB, 2 MiB and 1 GiB entries;
+//   - the L2 DTLB is one set-associative array shared by the page sizes it holds;
+//   - the table walker has a 64-entry Page Directory Cache (PDC) holding PML4Es and PDPEs,
+//     and the L2 DTLB also caches PDEs. The model has one unified walk cache, so the preset
+//     gives it the PDC's 64 entries (associativity not documented: fully associative
+//     ASSUMED) and lets it hold the PDEs as well. Real parts keep PDEs in the (much larger)
+//     L2 DTLB instead, so the model caches fewer PDEs than the hardware can (more walk
+//     references), but does not let PDEs take L2 DTLB capacity from translations.
+// 1 GiB pages: Zen 1 and 2 "smash" a 1 GiB page into a 2 MiB L2 DTLB entry; the model has no
+// 1 GiB entries in their L2, so a 1 GiB page always misses there (pessimistic for 1 GiB
+// pages on those two).
+
+MachineConfig zen_common(std::string name, std::string description, unsigned l1_entries, ArrayConfig l2,
+                         std::vector<CacheConfig> caches, std::vector<std::string> sources) {
+    MachineConfig m;
+    m.name = std::move(name);
+    m.description = std::move(description);
+    m.sources = std::move(sources);
+    m.l1.arrays = {{l1_entries, kFullyAssociative, kAllSizes}};
+    m.l2.arrays = {l2};
+    m.pwc.unified = ArrayConfig{64, kFullyAssociative, 0};
+    m.levels = 4;
+    m.caches = std::move(caches);
+    m.model_caches = false;
+    return m;
+}
+
+// AMD Zen 1 (family 17h; also Zen+).
+//   L1 DTLB: 64 entries, fully associative, 4K/2M/1G — documented (SOG 17h §2.7.1).
+//   L2 DTLB: 1536 entries, 12-way, 4K and 2M (1G smashed into 2M entries; PDEs too) —
+//     documented (SOG 17h §2.7.2).
+//   PDC: 64 entries (PML4E, PDPE) — documented (SOG 17h §2.7.3); fully associative assumed.
+//   Caches: L1d 32 KiB 8-way, L2 512 KiB 8-way — documented (SOG 17h §2.6).
+MachineConfig zen1() {
+    return zen_common("zen1", "AMD Zen / Zen+ (family 17h): 64-entry L1 DTLB, 1536-entry 12-way L2 DTLB (no 1 GiB)",
+                      64, {1536, 12, k4K | k2M}, {{32 * KiB, 8}, {512 * KiB, 8}},
+                      {
+                          "Software Optimization Guide for AMD Family 17h Processors, pub. 55723 rev 3.00 (2017), "
+                          "§2.7.1 L1 TLBs, §2.7.2 L2 TLBs (1536 entries, 12-way; 1 GiB pages smashed into 2 MiB), "
+                          "§2.7.3 Hardware Page Table Walker (64-entry PDC for PML4Es and PDPEs), §2.6 caches",
+                          "Chips and Cheese, 'Zen 5's Leaked Slides' (C. Lam, 2023-10-08): 'Since Zen 1, AMD has used "
+                          "a 64 entry page directory cache (PDC) that holds page directory pointer table and page "
+                          "map level 4 entries. L2 TLB entries can cache page directory entries'; "
+                          "https://chipsandcheese.com/p/zen-5s-leaked-slides",
+                      });
+}
+
+// AMD Zen 2 (family 17h).
+//   L1 DTLB: 64 entries, fully associative, 4K/2M/1G — documented (SOG for family 17h models
+//     30h+, pub. 56305).
+//   L2 DTLB: documented as 2048 entries, 12-way, 4K and 2M (1G smashed into 2M; PDEs too),
+//     SOG 56305. 2048 is not a multiple of 12, and the model's arrays are plain
+//     set-associative, so the preset keeps the 12 ways and rounds the sets down: 170 sets x
+//     12 ways = 2040 entries (0.4% below the documented reach). The real array is
+//     skewed-associative with ways split between page sizes.
+//   PDC: 64 entries — documented (SOG 56305; Chips and Cheese quotes it); fully
+//     associative assumed.
+//   Caches: L1d 32 KiB 8-way, L2 512 KiB 8-way — documented (SOG 56305).
+MachineConfig zen2() {
+    return zen_common("zen2", "AMD Zen 2 (family 17h): 64-entry L1 DTLB, 2048-entry 12-way L2 DTLB (no 1 GiB)", 64,
+                      {2040, 12, k4K | k2M}, {{32 * KiB, 8}, {512 * KiB, 8}},
+                      {
+                          "Software Optimization Guide for AMD Family 17h Models 30h and Greater Processors (Zen 2), "
+                          "pub. 56305, memory address translation sections: fully associative 64-entry L1 DTLB for all sizes; 'unified "
+                          "12-way set-associative' L2 DTLB of 2048 entries holding 4K and 2M entries and PDEs, 1 GiB "
+                          "pages smashed into 2 MiB entries; 64-entry page directory cache",
+                          "WikiChip, 'Zen 2 - Microarchitectures - AMD', Memory subsystem (quotes the SOG text); "
+                          "https://en.wikichip.org/wiki/amd/microarchitectures/zen_2",
+                          "Chips and Cheese, article comparing Neoverse N1 (Ampere Altra) with Zen 2: 'Zen 2's optimization manual says it has "
+                          "a 64 entry page directory cache that can hold page-map-level-4 and page-directory-pointer "
+                          "entries'",
+                          "7-cpu.com, 'AMD Zen 2' (caches: L1d 32 KB 8-way, L2 512 KB 8-way); "
+                          "https://7-cpu.com/cpu/Zen2.html",
+                      });
+}
+
+// AMD Zen 3 (family 19h).
+//   L1 DTLB: 64 entries, fully associative, 4K/2M/1G — documented (SOG 56665).
+//   L2 DTLB: 2048 entries — documented; 16-way — from the SOG as recalled, NOT re-checked in
+//     this session (UNCERTAIN); holds 4K, 2M and 1G — medium confidence: the SOG lists 1 GiB
+//     entries, and AMD's IBS reports an "L2 TLB hit, 1G page" bit on Zen 3/4 (Linux commit
+//     "perf/amd/ibs: Update DTLB/PageSize decode logic", R. Bangoria, 2025).
+//   PDC: 64 entries — documented for every Zen since Zen 1 (Chips and Cheese); fully
+//     associative assumed.
+//   Caches: L1d 32 KiB 8-way, L2 512 KiB 8-way — documented (SOG 56665).
+MachineConfig zen3() {
+    return zen_common("zen3", "AMD Zen 3 (family 19h): 64-entry L1 DTLB, 2048-entry 16-way L2 DTLB incl. 1 GiB", 64,
+                      {2048, 16, kAllSizes}, {{32 * KiB, 8}, {512 * KiB, 8}},
+                      {
+                          "Software Optimization Guide for AMD EPYC 7003 Processors (Family 19h, Zen 3), pub. 56665, "
+                          "memory address translation section (L1 DTLB 64 entries fully associative; L2 DTLB 2048 "
+                          "entries; 64-entry PDC), caches section (L1d 32 KiB 8-way, L2 512 KiB 8-way)",
+                          "Linux tip commit 0b347a4218da 'perf/amd/ibs: Update DTLB/PageSize decode logic' "
+                          "(R. Bangoria, AMD, 2025): IBS_OP_DATA3 bit 19 IbsDcL2TlbHit1G on Zen 3/4",
+                          "Chips and Cheese, 'Zen 5's Leaked Slides' (2023-10-08): 64-entry PDC since Zen 1; Zen 4's "
+                          "3072-entry L2 DTLB 'compared to 2048 entries in Zen 3'",
+                      });
+}
+
+// AMD Zen 4 (family 19h).
+//   L1 DTLB: 72 entries, fully associative, 4K/2M/1G — documented (SOG 57647; Chips and
+//     Cheese: "Zen 4 already enjoyed a first level data TLB size increase from 64 to 72").
+//   L2 DTLB: 3072 entries — documented; 24-way — from the SOG as recalled, NOT re-checked in
+//     this session (UNCERTAIN); 4K/2M/1G — medium confidence, as for Zen 3.
+//   PDC: 64 entries — Chips and Cheese (2023) says the PDC has been 64 entries since Zen 1;
+//     fully associative assumed.
+//   Caches: L1d 32 KiB 8-way, L2 1 MiB 8-way — documented (SOG 57647 caches section).
+MachineConfig zen4() {
+    return zen_common("zen4", "AMD Zen 4 (family 19h): 72-entry L1 DTLB, 3072-entry 24-way L2 DTLB incl. 1 GiB", 72,
+                      {3072, 24, kAllSizes}, {{32 * KiB, 8}, {1 * MiB, 8}},
+                      {
+                          "Software Optimization Guide for the AMD Zen4 Microarchitecture, pub. 57647, memory address "
+                          "translation section (72-entry fully associative L1 DTLB; 3072-entry L2 DTLB; PDC) and "
+                          "caches section (L1d 32 KiB 8-way, L2 1 MiB 8-way)",
+                          "Chips and Cheese, 'Zen 5's Leaked Slides' (2023-10-08): L1 DTLB 64 -> 72 entries in Zen 4, "
+                          "L2 DTLB 3072 entries, 64-entry PDC since Zen 1; https://chipsandcheese.com/p/zen-5s-leaked-slides",
+                          "Linux tip commit 0b347a4218da 'perf/amd/ibs: Update DTLB/PageSize decode logic' "
+                          "(R. Bangoria, AMD, 2025): IBS_OP_DATA3 bit 19 IbsDcL2TlbHit1G on Zen 3/4",
+                      });
+}
+
+// AMD Zen 5 (family 1Ah).
+//   L1 DTLB: 96 entries, fully associative, 4K/2M/1G — documented (SOG 58455; Hot Chips 2024
+//     "96entry DTLB"); also what CPUID 8000_0005h reports on this lab's family 1Ah model 2
+//     machine (96 entries, associativity FFh = fully associative, for 4K and for 2M/4M).
+//   L2 DTLB: 4096 entries, 16-way — documented (SOG 58455, as quoted by jiegec's Zen 5 notes;
+//     Hot Chips 2024 "L2: ... 4K DTLB"). 1 GiB pages: NOT held — Hot Chips 2024 slide says the
+//     L2 TLBs hold "everything but 1G" (medium confidence; the perf event names in the Linux
+//     amdzen5 JSON still mention 1G L2 hits, copied from the PPR's event list). CPUID
+//     8000_0006h on this lab's (virtualised) machine reports 128-entry L2 DTLBs, which cannot
+//     be right for Zen 5 (the 12-bit field cannot hold 4096 anyway); it is not used.
+//   PDC: 64 entries — Chips and Cheese (2023) for Zen 1-4; no Zen 5 figure was found, so the
+//     64 is ASSUMED unchanged; fully associative assumed.
+//   Caches: L1d 48 KiB 12-way, L2 1 MiB 16-way — documented (SOG 58455; Hot Chips 2024) and
+//     matching this machine's CPUID 8000_0005h ECX (48 KiB, 12-way) and 8000_0006h ECX
+//     (1024 KiB, 16-way).
+MachineConfig zen5() {
+    return zen_common("zen5", "AMD Zen 5 (family 1Ah): 96-entry L1 DTLB, 4096-entry 16-way L2 DTLB (no 1 GiB)", 96,
+                      {4096, 16, k4K | k2M}, {{48 * KiB, 12}, {1 * MiB, 16}},
+                      {
+                          "Software Optimization Guide for the AMD Zen5 Microarchitecture, pub. 58455 rev 1.00 (Aug "
+                          "2024): L1 DTLB 96 entries fully associative, L2 DTLB 4096 entries 16-way, L1d 48 KiB "
+                          "12-way, L2 1 MiB 16-way; https://www.amd.com/content/dam/amd/en/documents/"
+                          "processor-tech-docs/software-optimization-guides/58455.zip",
+                          "B. Cohen, M. Subramony, 'Next Generation Zen 5 Core', Hot Chips 2024: 'TLBs L1: 64entry "
+                          "ITLB, 96entry DTLB; L2: 2K ITLB; 4K DTLB everything but 1G'",
+                          "jiegec, 'AMD Zen 5 微架构评测' (2024-11-11), official-information lines quoting SOG 58455 "
+                          "(L1 DTLB 96-entry fully associative; L2 DTLB 4096-entry 16-way; L2 1 MB 16-way)",
+                          "CPUID 8000_0005h/8000_0006h read on the lab machine (AuthenticAMD family 1Ah model 02h): "
+                          "L1 DTLB 96 entries fully associative; L1d 48 KiB 12-way; L2 1024 KiB 16-way",
+                          "Chips and Cheese, 'Zen 5's Leaked Slides' (2023-10-08): 64-entry PDC since Zen 1 (Zen 5 "
+                          "size not published; assumed unchanged)",
+                      });
+}
+
+// The physically addressed machine: no translation at all, so no TLB, no walk and no
+// page-walk cache; levels are irrelevant (kept at 4 so the configuration validates). It names
+// no CPU, so it has no data caches either.
+MachineConfig none() {
+    MachineConfig m;
+    m.name = "none";
+    m.description = "no translation: the physically addressed machine (no TLBs, no page walks)";
+    m.sources = {"none: a modelling baseline, not a CPU"};
+    m.levels = 4;
+    m.translate = false;
+    m.model_caches = false;
+    return m;
+}
+
+const std::vector<MachineConfig>& table() {
+    static const std::vector<MachineConfig> machines = {
+        skylake(), skylake_sp(), zen1(), zen2(), zen3(), zen4(), zen5(), none(),
+    };
+    return machines;
+}
+
+}  // namespace
+
+const MachineConfig& preset(std::string_view name) {
+    const std::vector<MachineConfig>& machines = table();
+    auto it = std::find_if(machines.begin(), machines.end(), [&](const MachineConfig& m) { return m.name == name; });
+    if (it != machines.end()) return *it;
+    std::string message = "unknown preset '" + std::string(name) + "' (known: ";
+    for (std::size_t i = 0; i < machines.size(); ++i) {
+        if (i) message += ", ";
+        message += machines[i].name;
+    }
+    message += ")";
+    throw std::invalid_argument(message);
+}
+
+std::vector<std::string> preset_names() {
+    std::vector<std::string> names;
+    for (const MachineConfig& m : table()) names.push_back(m.name);
+    return names;
+}
+
+// Intel: family 6 model numbers as in Linux arch/x86/include/asm/intel-family.h.
+// AMD: the Zen generation ranges of Linux arch/x86/kernel/cpu/amd.c, bsp_init_amd()
+// ("Figure out Zen generations"), which sets X86_FEATURE_ZEN1..ZEN6 from family and model.
+std::optional<std::string> preset_for_cpu(std::string_view vendor, unsigned family, unsigned model) {
+    if (vendor == "GenuineIntel") {
+        if (family != 6) return std::nullopt;
+        switch (model) {
+            case 0x4E:  // Skylake-L (mobile)
+            case 0x5E:  // Skylake (desktop, Xeon E3 v5)
+            case 0x8E:  // Kaby Lake-L, Amber Lake, Whiskey Lake, Comet Lake-L (some): Skylake core
+            case 0x9E:  // Kaby Lake, Coffee Lake: Skylake core
+            case 0xA5:  // Comet Lake: Skylake core
+            case 0xA6:  // Comet Lake-L: Skylake core
+                return "skylake";
+            case 0x55:  // Skylake-SP/X; Cascade Lake and Cooper Lake share model 0x55 (stepping
+                        // tells them apart) and the Skylake-SP core's TLBs and caches
+                return "skylake-sp";
+            default:
+                return std::nullopt;
+        }
+    }
+    if (vendor == "AuthenticAMD") {
+        switch (family) {
+            case 0x17:
+                if (model <= 0x2F || (model >= 0x50 && model <= 0x5F)) return "zen1";  // incl. Zen+ 0x08, 0x18
+                if ((model >= 0x30 && model <= 0x4F) || (model >= 0x60 && model <= 0x7F) ||
+                    (model >= 0x90 && model <= 0x91) || (model >= 0xA0 && model <= 0xAF))
+                    return "zen2";  // Rome 0x31, Renoir 0x60, Lucienne 0x68, Matisse 0x71, Van Gogh 0x90
+                return std::nullopt;
+            case 0x19:
+                if (model <= 0x0F || (model >= 0x20 && model <= 0x5F)) return "zen3";  // Milan 0x01, Vermeer 0x21
+                if ((model >= 0x10 && model <= 0x1F) || (model >= 0x60 && model <= 0xAF))
+                    return "zen4";  // Genoa 0x11, Raphael 0x61, Phoenix 0x74, Bergamo 0xA0
+                return std::nullopt;
+            case 0x1A:
+                if (model <= 0x2F || (model >= 0x40 && model <= 0x4F) || (model >= 0x60 && model <= 0x7F))
+                    return "zen5";  // Turin 0x02 (this lab's machine), Granite Ridge 0x44, Strix 0x24
+                return std::nullopt;  // the kernel's Zen 6 ranges: no preset
+            default:
+                return std::nullopt;
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace physmem::tlbsim

@@ -1,0 +1,107 @@
+// src/tlbsim/set_assoc.hpp — one set-associative array of tags with true LRU replacement:
+// the building block of every TLB array, page-walk cache and data cache the simulator models.
+//
+// sets = entries / ways, any count (set = key mod sets). Each set keeps its ways on a
+// recency list (prev/next indices), so a hit's move to the front and a miss's victim (the
+// back) are O(1). Lookup within a set is a linear scan. Wide sets (more than kScanWays:
+// fully associative L1 TLBs of 64-96 entries, 12-24-way L2 TLBs) also keep a presence
+// filter: per hash bucket the number of present keys hashing there and, while that is one,
+// its way. A miss on an empty bucket and a hit or miss on a bucket of one key are one load
+// and one compare; only a bucket shared by two keys (rare: 16+ buckets per way) scans.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace physmem::tlbsim {
+
+class SetAssoc {
+  public:
+    SetAssoc() = default;
+    // pre: entries >= 1; ways == 0 (fully associative) or entries % ways == 0; ways < 0xFFFF.
+    SetAssoc(unsigned entries, unsigned ways);
+
+    bool empty() const noexcept { return sets_ == 0; }
+    unsigned entries() const noexcept { return sets_ * ways_; }
+
+    // true on a hit (the entry becomes the most recently used); false on a miss, nothing changed.
+    bool lookup(std::uint64_t key) noexcept;
+    // Makes `key` present and most recently used, evicting the set's least recently used
+    // entry when full. pre: key != kEmpty and key is not present (a lookup just missed).
+    void insert(std::uint64_t key) noexcept;
+    // lookup(key) || (insert(key), false).
+    bool access(std::uint64_t key) noexcept {
+        if (lookup(key)) return true;
+        insert(key);
+        return false;
+    }
+    // Forgets every entry.
+    void flush() noexcept;
+
+    static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+
+  private:
+    static constexpr unsigned kScanWays = 24;
+    unsigned set_of(std::uint64_t key) const noexcept {
+        return pow2_ ? unsigned(key & (sets_ - 1)) : unsigned(key % sets_);
+    }
+    // The presence filter's bucket for a key of `set` (wide sets only): buckets are per set,
+    // so the keys sharing one are in one set; within it, the product's top bits.
+    std::uint32_t bucket(unsigned set, std::uint64_t key) const noexcept {
+        return (set << bshift_) | std::uint32_t((key * 0x9E3779B97F4A7C15ull) >> fshift_);
+    }
+    int find(unsigned set, std::uint64_t key) const noexcept;  // way or -1
+    void to_front(unsigned set, unsigned way) noexcept;
+    void leave_bucket(unsigned set, unsigned gone) noexcept;
+
+    unsigned sets_ = 0, ways_ = 0;
+    bool pow2_ = false;
+    std::vector<std::uint64_t> tags_;    // [set * ways + way]
+    std::vector<std::uint16_t> prev_;    // recency list links, way indices within the set
+    std::vector<std::uint16_t> next_;
+    std::vector<std::uint16_t> head_;    // per set: most recently used way
+    std::vector<std::uint16_t> tail_;    // per set: least recently used way
+    struct Bucket {
+        std::uint16_t count = 0;    // present keys hashing here
+        std::uint16_t way = kNoWay;  // their way when count == 1 and known
+    };
+    static constexpr std::uint16_t kNoWay = 0xFFFF;
+    std::vector<Bucket> filter_;           // wide sets only: sets << bshift_ buckets
+    std::vector<std::uint32_t> bucket_of_;  // wide sets only: [set * ways + way] -> its key's bucket
+    unsigned fshift_ = 63, bshift_ = 0;
+};
+
+inline int SetAssoc::find(unsigned set, std::uint64_t key) const noexcept {
+    const std::uint64_t* t = &tags_[std::size_t{set} * ways_];
+    if (!filter_.empty()) {
+        const Bucket& b = filter_[bucket(set, key)];
+        if (b.count == 0) return -1;
+        if (b.count == 1 && b.way != kNoWay) return t[b.way] == key ? int(b.way) : -1;
+    }
+    for (unsigned w = 0; w < ways_; ++w)
+        if (t[w] == key) return int(w);
+    return -1;
+}
+
+inline void SetAssoc::to_front(unsigned set, unsigned way) noexcept {
+    unsigned h = head_[set];
+    if (h == way) return;
+    std::size_t base = std::size_t{set} * ways_;
+    std::uint16_t p = prev_[base + way], n = next_[base + way];
+    if (tail_[set] == way) tail_[set] = p;
+    else prev_[base + n] = p;
+    next_[base + p] = n;
+    next_[base + way] = std::uint16_t(h);
+    prev_[base + h] = std::uint16_t(way);
+    head_[set] = std::uint16_t(way);
+}
+
+inline bool SetAssoc::lookup(std::uint64_t key) noexcept {
+    unsigned set = set_of(key);
+    int way = find(set, key);
+    if (way < 0) return false;
+    to_front(set, unsigned(way));
+    return true;
+}
+
+}  // namespace physmem::tlbsim

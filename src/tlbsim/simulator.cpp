@@ -1,0 +1,207 @@
+// src/tlbsim/simulator.cpp — the modelled lookup path: L1 TLB, L2 TLB, page walk through the
+// page-walk caches, data caches (see simulator.hpp for the order and what is counted).
+#include "physmem/tlbsim/simulator.hpp"
+
+#include "tlbsim/set_assoc.hpp"
+
+namespace physmem::tlbsim {
+
+namespace {
+
+constexpr std::uint64_t kNone = SetAssoc::kEmpty;
+
+// A TLB level: its arrays and which array holds each page size (-1: none).
+struct TlbLevel {
+    std::vector<SetAssoc> arrays;
+    std::array<int, kPageSizes> of_size{-1, -1, -1};
+
+    explicit TlbLevel(const TlbLevelConfig& c) {
+        for (const ArrayConfig& a : c.arrays) {
+            for (unsigned s = 0; s < kPageSizes; ++s)
+                if (a.sizes & size_bit(PageSize(s))) of_size[s] = int(arrays.size());
+            arrays.emplace_back(a.entries, a.ways);
+        }
+    }
+    SetAssoc* holding(PageSize s) noexcept {
+        int i = of_size[unsigned(s)];
+        return i < 0 ? nullptr : &arrays[unsigned(i)];
+    }
+    void flush() noexcept {
+        for (SetAssoc& a : arrays) a.flush();
+    }
+};
+
+// A TLB entry's key: the virtual page number, the page size in the top bits (so sizes
+// sharing an array never match each other; the set index is the page number's low bits).
+std::uint64_t tlb_key(std::uint64_t addr, PageSize s) noexcept {
+    return (addr >> page_shift(s)) | (std::uint64_t(s) << 60);
+}
+
+// The virtual address bits that select a level-L entry and its table: addr >> span(L - 1).
+std::uint64_t entry_prefix(std::uint64_t addr, unsigned level) noexcept { return addr >> (12 + 9 * (level - 1)); }
+
+// A synthetic physical address for the level-L entry translating addr: each level's tables
+// laid out as one array in virtual-address order, levels in disjoint ranges (bits 58+).
+std::uint64_t entry_address(std::uint64_t addr, unsigned level) noexcept {
+    return (std::uint64_t(8 + level) << 58) | (entry_prefix(addr, level) * 8);
+}
+
+}  // namespace
+
+struct Simulator::Impl {
+    MachineConfig cfg;
+    TlbLevel l1, l2;
+    std::array<SetAssoc, 6> pwc_split;
+    SetAssoc pwc_unified;
+    std::vector<SetAssoc> caches;
+    Stats st;
+    std::uint64_t last_page = kNone;  // key of the page the last reference hit as L1's MRU entry
+    std::uint64_t last_line = kNone;  // line the last reference left most recently used in L1d
+
+    explicit Impl(const MachineConfig& m) : cfg(m), l1(m.l1), l2(m.l2) {
+        for (unsigned lv = 2; lv <= 5; ++lv)
+            if (m.pwc.split[lv].entries) pwc_split[lv] = SetAssoc(m.pwc.split[lv].entries, m.pwc.split[lv].ways);
+        if (m.pwc.unified) pwc_unified = SetAssoc(m.pwc.unified->entries, m.pwc.unified->ways);
+        if (m.model_caches)
+            for (const CacheConfig& c : m.caches) caches.emplace_back(unsigned(c.bytes / 64), c.ways);
+    }
+
+    bool pwc_lookup(unsigned level, std::uint64_t addr) noexcept {
+        if (!pwc_unified.empty()) return pwc_unified.lookup(entry_prefix(addr, level) | (std::uint64_t(level) << 60));
+        return !pwc_split[level].empty() && pwc_split[level].lookup(entry_prefix(addr, level));
+    }
+    // pre: pwc_lookup(level, addr) just missed.
+    void pwc_insert(unsigned level, std::uint64_t addr) noexcept {
+        if (!pwc_unified.empty()) return pwc_unified.insert(entry_prefix(addr, level) | (std::uint64_t(level) << 60));
+        if (!pwc_split[level].empty()) pwc_split[level].insert(entry_prefix(addr, level));
+    }
+
+    // One line through the data caches: the level it hit (0-based) or -1 for memory; every
+    // level above the hit (all on a miss) is filled.
+    int cache_access(std::uint64_t line) noexcept {
+        for (std::size_t i = 0; i < caches.size(); ++i) {
+            if (caches[i].lookup(line)) {
+                for (std::size_t j = 0; j < i; ++j) caches[j].insert(line);
+                return int(i);
+            }
+        }
+        for (SetAssoc& c : caches) c.insert(line);
+        return -1;
+    }
+
+    void walk_ref(std::uint64_t addr, unsigned level) noexcept {
+        ++st.walk_refs;
+        ++st.walk_refs_by_level[level];
+        if (caches.empty()) return;
+        int hit = cache_access(entry_address(addr, level) >> 6);
+        if (hit < 0) ++st.walk_ref_memory;
+        else ++st.walk_ref_cache_hits[unsigned(hit)];
+        last_line = kNone;
+    }
+
+    // The hardware walk after an L2 miss: start below the lowest cached upper-level entry.
+    void walk(std::uint64_t addr, PageSize s) noexcept {
+        ++st.walks;
+        ++st.walks_by_size[unsigned(s)];
+        const unsigned leaf = leaf_level(s), top = cfg.levels;
+        unsigned start = top;
+        for (unsigned lv = leaf + 1; lv <= top; ++lv) {
+            if (pwc_lookup(lv, addr)) {
+                ++st.pwc_hits_by_level[lv];
+                start = lv - 1;
+                break;
+            }
+        }
+        for (unsigned lv = start; lv >= leaf; --lv) walk_ref(addr, lv);
+        for (unsigned lv = leaf + 1; lv <= start; ++lv) pwc_insert(lv, addr);  // each missed above
+    }
+
+    void translate(std::uint64_t addr, PageSize s) noexcept {
+        const std::uint64_t key = tlb_key(addr, s);
+        if (key == last_page) return;
+        SetAssoc* a1 = l1.holding(s);
+        if (a1 && a1->lookup(key)) {
+            last_page = key;
+            return;
+        }
+        ++st.l1_misses;
+        ++st.l1_misses_by_size[unsigned(s)];
+        SetAssoc* a2 = l2.holding(s);
+        if (a2 && a2->lookup(key)) {
+            ++st.l2_hits;
+        } else {
+            walk(addr, s);
+            if (a2) a2->insert(key);
+        }
+        if (a1) a1->insert(key);
+        last_page = a1 ? key : kNone;
+    }
+
+    void data(std::uint64_t addr) noexcept {
+        const std::uint64_t line = addr >> 6;
+        if (line == last_line) {
+            ++st.data_cache_hits[0];
+            return;
+        }
+        int hit = cache_access(line);
+        if (hit < 0) ++st.data_memory;
+        else ++st.data_cache_hits[unsigned(hit)];
+        last_line = line;
+    }
+
+    void access(std::uint64_t addr, PageSize s, Ref kind) noexcept {
+        ++st.accesses;
+        st.sw_walk_loads += kind == Ref::sw_walk;
+        ++st.accesses_by_size[unsigned(s)];
+        if (cfg.translate) translate(addr, s);
+        if (!caches.empty()) data(addr);
+    }
+
+    void flush() noexcept {
+        l1.flush();
+        l2.flush();
+        for (SetAssoc& p : pwc_split)
+            if (!p.empty()) p.flush();
+        if (!pwc_unified.empty()) pwc_unified.flush();
+        for (SetAssoc& c : caches) c.flush();
+        last_page = last_line = kNone;
+    }
+};
+
+Simulator::Simulator(const MachineConfig& m) {
+    validate(m);
+    impl_ = std::make_unique<Impl>(m);
+}
+Simulator::~Simulator() = default;
+Simulator::Simulator(Simulator&&) noexcept = default;
+Simulator& Simulator::operator=(Simulator&&) noexcept = default;
+
+const MachineConfig& Simulator::config() const noexcept { return impl_->cfg; }
+void Simulator::access(std::uint64_t addr, PageSize size, Ref kind) noexcept { impl_->access(addr, size, kind); }
+const Stats& Simulator::stats() const noexcept { return impl_->st; }
+void Simulator::reset_stats() noexcept { impl_->st = Stats{}; }
+void Simulator::flush() noexcept { impl_->flush(); }
+
+Stats& Stats::operator+=(const Stats& o) noexcept {
+    auto add = [](auto& a, const auto& b) {
+        for (std::size_t i = 0; i < a.size(); ++i) a[i] += b[i];
+    };
+    accesses += o.accesses;
+    sw_walk_loads += o.sw_walk_loads;
+    add(accesses_by_size, o.accesses_by_size);
+    add(l1_misses_by_size, o.l1_misses_by_size);
+    l1_misses += o.l1_misses;
+    l2_hits += o.l2_hits;
+    walks += o.walks;
+    add(walks_by_size, o.walks_by_size);
+    walk_refs += o.walk_refs;
+    add(walk_refs_by_level, o.walk_refs_by_level);
+    add(pwc_hits_by_level, o.pwc_hits_by_level);
+    add(walk_ref_cache_hits, o.walk_ref_cache_hits);
+    walk_ref_memory += o.walk_ref_memory;
+    add(data_cache_hits, o.data_cache_hits);
+    data_memory += o.data_memory;
+    return *this;
+}
+
+}  // namespace physmem::tlbsim

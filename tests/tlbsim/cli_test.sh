@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# physmem-tlbsim end to end: presets/detect/show/validate print JSON, run simulates a trace
+# file written here by hand, and bad input is a usage error (exit 2) or a read error (exit 3).
+# usage: cli_test.sh PATH/TO/physmem-tlbsim
+set -euo pipefail
+tool=$1
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+
+[ "$("$tool" presets | json 'len(d["presets"])')" -ge 8 ] || fail "presets"
+"$tool" detect | json 'd["vendor"]' >/dev/null || fail "detect"
+[ "$("$tool" show skylake --levels 5 | json 'd["machine"]["levels"]')" = 5 ] || fail "show --levels 5"
+[ "$("$tool" validate | json 'd["ok"]')" = True ] || fail "validate"
+
+# A trace: 512 4 KiB pages touched twice in order, each preceded by one software-walk load
+# on a 2 MiB page: 1024 data refs + 1024 walk loads.
+python3 - "$dir/t.trace" <<'PY'
+import struct, sys
+with open(sys.argv[1], "wb") as f:
+    f.write(b"PMTRACE1")
+    for _ in range(2):
+        for p in range(512):
+            f.write(struct.pack("<Q", (1 << 40) | 1 | 4))             # sw walk, 2 MiB page
+            f.write(struct.pack("<Q", (1 << 41) + p * 4096))          # data, 4 KiB page
+PY
+out=$("$tool" run --preset skylake "$dir/t.trace")
+[ "$(echo "$out" | json 'd["stats"]["accesses"]')" = 2048 ] || fail "run: accesses"
+[ "$(echo "$out" | json 'd["stats"]["sw_walk_loads"]')" = 1024 ] || fail "run: sw walk loads"
+# 512 pages fit the 1536-entry STLB: walks only on the first pass (512) + the one 2 MiB page.
+[ "$(echo "$out" | json 'd["stats"]["walks"]')" = 513 ] || fail "run: walks $(echo "$out" | json 'd["stats"]["walks"]')"
+[ "$("$tool" run --preset skylake --warmup 1024 "$dir/t.trace" | json 'd["stats"]["walks"]')" = 0 ] || fail "run --warmup"
+[ "$("$tool" run --preset none "$dir/t.trace" | json 'd["stats"]["walks"]')" = 0 ] || fail "run none"
+
+set +e
+"$tool" run --preset nosuch "$dir/t.trace" 2>/dev/null; [ $? = 2 ] || fail "unknown preset must exit 2"
+"$tool" run --preset skylake --levels 3 "$dir/t.trace" 2>/dev/null; [ $? = 2 ] || fail "--levels 3 must exit 2"
+"$tool" frobnicate 2>/dev/null; [ $? = 2 ] || fail "unknown command must exit 2"
+"$tool" run --preset skylake "$dir/missing" 2>/dev/null; [ $? = 3 ] || fail "missing trace must exit 3"
+printf 'PMTRACE1abc' > "$dir/bad"
+"$tool" run --preset skylake "$dir/bad" 2>/dev/null; [ $? = 3 ] || fail "truncated trace must exit 3"
+set -e
+echo "physmem-tlbsim CLI: ok"

@@ -1,0 +1,18 @@
+// tools/tlbsim/bench.hpp — the simulator's throughput on synthetic traces (a benchmark,
+// not a test: timings vary with the machine; the numbers go in the lab's report).
+#pragma once
+
+#include <cstdint>
+
+#include <nlohmann/json.hpp>
+
+#include "physmem/tlbsim/config.hpp"
+
+namespace physmem::tlbsim::tool {
+
+// Each pattern: `refs` references built in memory first (untimed), then simulated on a
+// fresh simulator, timed; the best of `reps` runs. Returns {"patterns": [{"pattern", "refs",
+// "seconds", "refs_per_second"}], "min_refs_per_second"}.
+nlohmann::ordered_json bench(const MachineConfig& m, std::uint64_t refs, unsigned reps);
+
+}  // namespace physmem::tlbsim::tool

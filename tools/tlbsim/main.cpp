@@ -1,0 +1,224 @@
+// physmem-tlbsim — the TLB simulator's program: list and show presets, detect this CPU's,
+// simulate a trace file, check the analytic cases, measure throughput. JSON on stdout.
+//
+//   physmem-tlbsim presets | detect | validate
+//   physmem-tlbsim show PRESET [--levels 5] [--caches on]
+//   physmem-tlbsim run [--preset P|auto] [--levels 4|5] [--caches on|off] [--warmup N] TRACE
+//   physmem-tlbsim bench [--preset P|auto] [--levels 4|5] [--caches on|off] [--refs N] [--reps N]
+//
+// Exit codes: 0 done, 1 a validation case failed, 2 usage error, 3 a trace could not be read.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "bench.hpp"
+#include "physmem/tlbsim/simulator.hpp"
+#include "report.hpp"
+#include "validate.hpp"
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+using namespace physmem::tlbsim;
+using namespace physmem::tlbsim::tool;
+
+struct Usage : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// The options, declared once: name -> (default, help).
+const std::map<std::string, std::pair<std::string, std::string>> kOptions = {
+    {"--preset", {"auto", "a preset name, or auto: the one matching this CPU"}},
+    {"--levels", {"4", "page-table levels: 4, or 5 (LA57)"}},
+    {"--caches", {"off", "model the preset's data caches (L1d, L2) for walk references: on|off"}},
+    {"--warmup", {"0", "run: references simulated before counting starts"}},
+    {"--refs", {"8000000", "bench: references per pattern"}},
+    {"--reps", {"3", "bench: runs per pattern (the best is reported)"}},
+};
+
+const char kUsage[] =
+    "usage: physmem-tlbsim presets | detect | validate\n"
+    "       physmem-tlbsim show PRESET [--levels 5] [--caches on]\n"
+    "       physmem-tlbsim run [--preset P|auto] [--levels 4|5] [--caches on|off] [--warmup N] TRACE\n"
+    "       physmem-tlbsim bench [--preset P|auto] [--levels 4|5] [--caches on|off] [--refs N] [--reps N]\n";
+
+struct Args {
+    std::string command;
+    std::vector<std::string> positional;
+    std::map<std::string, std::string> opt;
+    const std::string& get(const std::string& name) const {
+        auto it = opt.find(name);
+        return it != opt.end() ? it->second : kOptions.at(name).first;
+    }
+    std::uint64_t number(const std::string& name) const {
+        const std::string& v = get(name);
+        std::size_t used = 0;
+        unsigned long long n = 0;
+        try {
+            n = std::stoull(v, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used != v.size() || v.empty()) throw Usage(name + ": not a number: '" + v + "'");
+        return n;
+    }
+};
+
+Args parse(int argc, char** argv) {
+    if (argc < 2) throw Usage("no command");
+    Args a{argv[1], {}, {}};
+    for (int i = 2; i < argc; ++i) {
+        std::string s = argv[i];
+        if (s.rfind("--", 0) != 0) {
+            a.positional.push_back(s);
+            continue;
+        }
+        if (!kOptions.count(s)) throw Usage("unknown option " + s);
+        if (i + 1 >= argc) throw Usage(s + " needs a value");
+        a.opt[s] = argv[++i];
+    }
+    return a;
+}
+
+std::string cpu_text() {
+    std::optional<CpuIdentity> c = this_cpu();
+    if (!c) return "unknown CPU (no CPUID)";
+    return c->vendor + " family " + std::to_string(c->family) + " model " + std::to_string(c->model);
+}
+
+// The machine the options describe: the preset (auto: this CPU's), levels, caches.
+MachineConfig machine(const Args& a, const std::string& name_in) {
+    std::string name = name_in;
+    if (name == "auto") {
+        std::optional<std::string> p = preset_for_this_cpu();
+        if (!p) throw Usage("no preset matches this CPU (" + cpu_text() + "); pass --preset");
+        name = *p;
+    }
+    MachineConfig m;
+    try {
+        m = preset(name);
+    } catch (const std::invalid_argument& e) {
+        throw Usage(e.what());
+    }
+    const std::string& levels = a.get("--levels");
+    if (levels == "5") m = with_five_levels(m);
+    else if (levels != "4") throw Usage("--levels: 4 or 5, not '" + levels + "'");
+    const std::string& caches = a.get("--caches");
+    if (caches == "on") m = with_caches(m);
+    else if (caches != "off") throw Usage("--caches: on or off, not '" + caches + "'");
+    return m;
+}
+
+Json header() { return {{"tool", "physmem-tlbsim"}, {"version", 1}}; }
+
+int cmd_presets() {
+    Json out = header(), list = Json::array();
+    for (const std::string& n : preset_names()) {
+        const MachineConfig& m = preset(n);
+        list.push_back({{"name", n}, {"description", m.description}, {"sources", m.sources}});
+    }
+    out["presets"] = list;
+    std::cout << out.dump(2) << "\n";
+    return 0;
+}
+
+int cmd_detect() {
+    Json out = header();
+    std::optional<CpuIdentity> c = this_cpu();
+    out["vendor"] = c ? Json(c->vendor) : Json(nullptr);
+    out["family"] = c ? Json(c->family) : Json(nullptr);
+    out["model"] = c ? Json(c->model) : Json(nullptr);
+    std::optional<std::string> p = preset_for_this_cpu();
+    out["preset"] = p ? Json(*p) : Json(nullptr);
+    std::cout << out.dump(2) << "\n";
+    return 0;
+}
+
+int cmd_show(const Args& a) {
+    if (a.positional.size() != 1) throw Usage("show takes one preset name");
+    Json out = header();
+    out["machine"] = machine_json(machine(a, a.positional[0]));
+    std::cout << out.dump(2) << "\n";
+    return 0;
+}
+
+int cmd_run(const Args& a) {
+    if (a.positional.size() != 1) throw Usage("run takes one trace file");
+    Simulator sim(machine(a, a.get("--preset")));
+    std::uint64_t warmup = a.number("--warmup"), seen = 0;
+    auto t0 = std::chrono::steady_clock::now();
+    read_trace(a.positional[0], 1 << 16, [&](std::span<const Entry> chunk) {
+        for (Entry e : chunk) {
+            if (seen++ == warmup) sim.reset_stats();
+            sim.access(e);
+        }
+    });
+    if (seen <= warmup) sim.reset_stats();
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    Json out = header();
+    out["trace"] = a.positional[0];
+    out["machine"] = machine_json(sim.config());
+    out["warmup_refs"] = std::min(warmup, seen);
+    out["stats"] = stats_json(sim.stats());
+    out["per_ref"] = per_ref_json(sim.stats());
+    out["seconds"] = secs;
+    std::cout << out.dump(2) << "\n";
+    return 0;
+}
+
+int cmd_validate() {
+    Json out = header();
+    Json v = validate_presets();
+    out.update(v);
+    std::cout << out.dump(2) << "\n";
+    return v["ok"].get<bool>() ? 0 : 1;
+}
+
+int cmd_bench(const Args& a) {
+    MachineConfig m = machine(a, a.get("--preset"));
+    std::uint64_t refs = a.number("--refs"), reps = a.number("--reps");
+    if (refs < 3) throw Usage("--refs: at least 3");
+    Json out = header();
+    out["preset"] = m.name;
+    out["caches_modelled"] = m.model_caches;
+    out["cpu"] = cpu_text();
+    out.update(bench(m, refs, unsigned(reps)));
+    std::cout << out.dump(2) << "\n";
+    return 0;
+}
+
+int dispatch(const Args& a) {
+    const std::string& c = a.command;
+    if (c == "presets") return cmd_presets();
+    if (c == "detect") return cmd_detect();
+    if (c == "show") return cmd_show(a);
+    if (c == "run") return cmd_run(a);
+    if (c == "validate") return cmd_validate();
+    if (c == "bench") return cmd_bench(a);
+    if (c == "--help" || c == "-h" || c == "help") {
+        std::cout << kUsage;
+        for (const auto& [name, v] : kOptions) std::cout << "  " << name << " (default " << v.first << "): " << v.second << "\n";
+        return 0;
+    }
+    throw Usage("unknown command '" + c + "'");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return dispatch(parse(argc, argv));
+    } catch (const Usage& e) {
+        std::fprintf(stderr, "physmem-tlbsim: %s\n%s", e.what(), kUsage);
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "physmem-tlbsim: %s\n", e.what());
+        return 3;
+    }
+}

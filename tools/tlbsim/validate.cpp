@@ -1,0 +1,103 @@
+// tools/tlbsim/validate.cpp — analytic cases on the presets' own arrays:
+//  - a sequential scan touches each page once: L1 misses = walks = pages (cold, pages far
+//    above every TLB level), per page size the preset holds in its L1;
+//  - uniform random references over N 4 KiB pages, N far above the entries: the L1 4 KiB
+//    array alone (the modelled replacement is LRU) misses at 1 - entries / N, within 2%;
+//  - an array of 1 GiB pages no larger than the L1's 1 GiB entries never misses after warm-up.
+#include "validate.hpp"
+
+#include <cmath>
+#include <random>
+
+#include "physmem/tlbsim/simulator.hpp"
+
+namespace physmem::tlbsim::tool {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+constexpr std::uint64_t kBase = std::uint64_t{1} << 42;
+
+Json make_case(const std::string& name, const std::string& preset, const std::string& quantity, double expected,
+               double got, double tolerance) {
+    bool ok = tolerance == 0 ? got == expected : std::fabs(got - expected) <= tolerance * std::fabs(expected);
+    return {{"name", name}, {"preset", preset},     {"quantity", quantity},
+            {"expected", expected}, {"got", got}, {"tolerance", tolerance}, {"ok", ok}};
+}
+
+// The L1 array holding size s, or nullptr.
+const ArrayConfig* l1_array(const MachineConfig& m, PageSize s) {
+    for (const ArrayConfig& a : m.l1.arrays)
+        if (a.sizes & size_bit(s)) return &a;
+    return nullptr;
+}
+
+unsigned total_entries(const MachineConfig& m, PageSize s) {
+    unsigned n = 0;
+    for (const TlbLevelConfig* l : {&m.l1, &m.l2})
+        for (const ArrayConfig& a : l->arrays)
+            if (a.sizes & size_bit(s)) n += a.entries;
+    return n;
+}
+
+void sequential(const MachineConfig& m, PageSize s, Json& out) {
+    if (!l1_array(m, s)) return;
+    const std::uint64_t pages = std::max<std::uint64_t>(4 * total_entries(m, s), 4096);
+    const std::uint64_t page = std::uint64_t{1} << page_shift(s), step = std::max<std::uint64_t>(page / 64, 64);
+    Simulator sim(m);
+    for (std::uint64_t p = 0; p < pages; ++p)
+        for (std::uint64_t off = 0; off < page; off += step) sim.access(kBase + p * page + off, s);
+    std::string name = "sequential scan of " + std::to_string(pages) + " " + std::string(to_string(s)) + " pages";
+    out.push_back(make_case(name, m.name, "l1_misses", double(pages), double(sim.stats().l1_misses), 0));
+    out.push_back(make_case(name, m.name, "walks", double(pages), double(sim.stats().walks), 0));
+}
+
+void random_4k(const MachineConfig& m, Json& out) {
+    const ArrayConfig* a = l1_array(m, PageSize::k4K);
+    if (!a) return;
+    MachineConfig one;
+    one.name = m.name;
+    one.l1.arrays = {*a};
+    const std::uint64_t pages = 16 * std::uint64_t{a->entries};
+    Simulator sim(one);
+    std::mt19937_64 rng(1);
+    auto touch = [&] { sim.access(kBase + (rng() % pages) * 4096, PageSize::k4K); };
+    for (int i = 0; i < 100000; ++i) touch();
+    sim.reset_stats();
+    for (int i = 0; i < 2000000; ++i) touch();
+    double rate = double(sim.stats().l1_misses) / double(sim.stats().accesses);
+    out.push_back(make_case("random over " + std::to_string(pages) + " 4k pages, L1 4k array (" +
+                                std::to_string(a->entries) + " entries) alone",
+                            m.name, "l1_miss_rate", 1.0 - double(a->entries) / double(pages), rate, 0.02));
+}
+
+void one_gig(const MachineConfig& m, Json& out) {
+    const ArrayConfig* a = l1_array(m, PageSize::k1G);
+    if (!a) return;
+    const std::uint64_t pages = a->entries, bytes = pages << 30;
+    Simulator sim(m);
+    for (std::uint64_t p = 0; p < pages; ++p) sim.access(kBase + (p << 30), PageSize::k1G);
+    sim.reset_stats();
+    std::mt19937_64 rng(2);
+    for (int i = 0; i < 1000000; ++i) sim.access(kBase + rng() % bytes, PageSize::k1G);
+    out.push_back(make_case("random over " + std::to_string(pages) + " 1g pages after warm-up", m.name, "l1_misses",
+                            0, double(sim.stats().l1_misses), 0));
+}
+
+}  // namespace
+
+Json validate_presets() {
+    Json cases = Json::array();
+    for (const std::string& name : preset_names()) {
+        const MachineConfig& m = preset(name);
+        if (!m.translate) continue;
+        for (unsigned s = 0; s < kPageSizes; ++s) sequential(m, PageSize(s), cases);
+        random_4k(m, cases);
+        one_gig(m, cases);
+    }
+    bool ok = !cases.empty();
+    for (const Json& c : cases) ok = ok && c["ok"].get<bool>();
+    return {{"cases", cases}, {"ok", ok}};
+}
+
+}  // namespace physmem::tlbsim::tool

@@ -41,7 +41,7 @@ def cmd_bench(args) -> int:
                          rounds=args.rounds, catalog=catalog, machine=facts)
     except ValueError as e:
         return _err(f"--suite: {e}")
-    sim = simulate.Simulation.from_args(args)
+    sim = simulate.Simulation.from_args(args, pl.scale)
     if sim.unknown_preset():
         return _err(f"--simulate: {sim.unknown_preset()}")
     sim.add_estimates(pl.points)

@@ -1,7 +1,8 @@
 """The translation simulator's own program, ``physmem-tlbsim``: its checks for a bench run.
 
 Contract of :func:`detect` and :func:`checks`: each subcommand (``detect``, ``presets``,
-``validate``, ``bench [--preset P]``) prints one JSON object on stdout; ``validate`` exits 1
+``validate``, ``bench [--preset P]``) prints one JSON object on stdout (indented over
+several lines, or on one); ``validate`` exits 1
 when a case fails (its JSON still printed), 2 is a usage error. Nothing here raises or
 judges: :func:`checks` returns ``{"program", "cpu", "detect", "presets", "validate",
 "bench", "machine_load": {step: load}, "errors": {step: why}}`` (a step that failed is
@@ -9,6 +10,7 @@ absent and says why in ``errors``; a missing program is ``errors["all"]``), whic
 ``physmem bench`` keeps as the result file's ``tlbsim`` and the ``translation`` suite
 judges (:mod:`physmem_lab.suite_translation`).
 """
+import json
 from pathlib import Path
 from typing import Callable, Optional, Tuple
 
@@ -22,6 +24,11 @@ def _run(path: Path, argv, ok_codes=(0,)) -> Tuple[Optional[dict], Optional[str]
     """(JSON, None, load) or (None, why, load) of one subcommand."""
     with load.Meter() as meter:
         out = programs.run([path, *argv], TIMEOUT_S)
+    if out.record is None and out.stdout.strip():
+        try:
+            out.record = json.loads(out.stdout)
+        except json.JSONDecodeError:
+            pass
     if out.timed_out:
         return None, f"{' '.join(argv)}: timed out after {TIMEOUT_S:.0f} s", meter.record()
     if out.exit_code not in ok_codes or out.record is None:

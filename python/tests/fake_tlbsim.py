@@ -22,7 +22,7 @@ def main(argv):
         out["preset"] = None
     if what == "bench" and "--preset" in argv:
         out["preset"] = argv[argv.index("--preset") + 1]
-    print(json.dumps(out))
+    print(json.dumps(out, indent=2))   # the real one indents
     return 1 if what == "validate" and not out["ok"] else 0
 
 

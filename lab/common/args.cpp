@@ -97,7 +97,7 @@ const SimOption kSimOptions[] = {
      [](const ProgramSpec& spec, std::string_view f, std::string_view v, SimSettings& s) {
          s.levels = parse_number<unsigned>(spec, f, v, 4, 5);
      }},
-    {"--sim-refs", "N", "references simulated and counted, after a warm-up of N/4 (default 16M; suffixes K/M/G)",
+    {"--sim-refs", "N", "references simulated and counted, after a warm-up of N/4 (default 8M; suffixes K/M/G)",
      [](const ProgramSpec& spec, std::string_view f, std::string_view v, SimSettings& s) {
          auto n = physmem::parse_size(v);
          if (!n || *n < 2) usage_error(spec, std::string(f) + ": '" + std::string(v) + "' is not a count >= 2");

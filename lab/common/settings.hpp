@@ -71,9 +71,11 @@ struct ProgramSpec {
 // The translation model's options (PROTOCOL.md, "Translation"): a traced pass of the
 // kernel fed to physmem::tlbsim after the measurement (lab/common/translation.*).
 struct SimSettings {
-    // Default cap on the references simulated and counted: a default-scale point spends
-    // about a second simulating (the simulator runs some tens of millions a second).
-    static constexpr std::uint64_t kDefaultRefs = std::uint64_t{1} << 24;
+    // Default cap on the references counted (N; W + N = 10M simulated): measured on the
+    // development VM (Zen 5 preset), the worst default-scale points — gups on 1 GiB of
+    // 4 KiB pages (a walk per update, ~15M refs/s) and chase on a tree (its traced passes
+    // are as slow as its timed ones) — spend under about a second here.
+    static constexpr std::uint64_t kDefaultRefs = std::uint64_t{1} << 23;
 
     std::string simulate = "off";  // a preset name, "auto" (this CPU's preset) or "off"
     bool caches = false;           // model the preset's data caches (--sim-caches on)

@@ -13,8 +13,10 @@
 #include "common/context.hpp"
 #include "common/traced.hpp"
 #include "common/translation.hpp"
+#include "common/translation_record.hpp"
 #include "kernels/scan.hpp"
 #include "physmem/tlbsim/trace.hpp"
+#include "port/os.hpp"
 
 namespace {
 
@@ -84,6 +86,24 @@ TEST(TraceWindowPlan, RepeatsShortPassesAndRewindowsTinyOnes) {
     EXPECT_EQ(p.window.warmup, 10u);
     EXPECT_EQ(p.window.refs, 70u);
     EXPECT_FALSE(p.capped);
+}
+
+TEST(TraceMachine, UnknownCpuHasNoPresetAndSaysWhy) {
+    lab::translation::Machine m = lab::translation::machine_for_cpu("NoSuchVendor", 1, 2);
+    EXPECT_FALSE(m.config.has_value());
+    lab::translation::Json j = lab::translation::machine_json(m);
+    EXPECT_TRUE(j["preset"].is_null());
+    EXPECT_EQ(j["reason"], "no preset matches NoSuchVendor 1 2");
+    EXPECT_EQ(j["chosen"], "auto");
+}
+
+TEST(TraceMachine, ProcCpuinfoAgreesWithCpuid) {
+    physmem::os::CpuIdentity proc = physmem::os::cpu_identity();
+    auto cpuid = physmem::tlbsim::this_cpu();
+    if (!proc.found || !cpuid) GTEST_SKIP() << "no x86 identity in /proc/cpuinfo or CPUID";
+    EXPECT_EQ(std::string(proc.vendor), cpuid->vendor);
+    EXPECT_EQ(proc.family, cpuid->family);
+    EXPECT_EQ(proc.model, cpuid->model);
 }
 
 // A context whose command line asked for zen5 and a trace file.

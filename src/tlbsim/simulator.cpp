@@ -178,6 +178,10 @@ Simulator& Simulator::operator=(Simulator&&) noexcept = default;
 
 const MachineConfig& Simulator::config() const noexcept { return impl_->cfg; }
 void Simulator::access(std::uint64_t addr, PageSize size, Ref kind) noexcept { impl_->access(addr, size, kind); }
+void Simulator::run(std::span<const Entry> trace) noexcept {
+    Impl& im = *impl_;
+    for (Entry e : trace) im.access(e.addr(), e.size(), e.kind());
+}
 const Stats& Simulator::stats() const noexcept { return impl_->st; }
 void Simulator::reset_stats() noexcept { impl_->st = Stats{}; }
 void Simulator::flush() noexcept { impl_->flush(); }

@@ -67,9 +67,8 @@ class Simulator {
     // One reference at virtual address `addr` on a page of `size`.
     void access(std::uint64_t addr, PageSize size, Ref kind = Ref::data) noexcept;
     void access(Entry e) noexcept { access(e.addr(), e.size(), e.kind()); }
-    void run(std::span<const Entry> trace) noexcept {
-        for (Entry e : trace) access(e);
-    }
+    // Every entry in order (one call: cheaper per reference than access() in a loop).
+    void run(std::span<const Entry> trace) noexcept;
 
     const Stats& stats() const noexcept;
     // Zeroes the counts, keeps every structure's contents (e.g. after a warm-up).

@@ -15,7 +15,7 @@ The options are declared here once (:func:`add_arguments`) and become a
   is recorded beside it.
 - :meth:`Simulation.metadata` is the result file's ``options.simulate``.
 - The traced window (``--sim-refs``) follows the run's scale (:data:`SIM_REFS`: the
-  program's own 16M at full scale) unless asked; the halves' difference in each record
+  program's own default at full scale: 8M after a 2M warm-up) unless asked; the halves' difference in each record
   measures what a shorter window costs in sampling error.
 - A simulated process's estimate grows by :data:`SIM_EST_S` (ETA and time-outs only): the
   suites' time budgets are applied before and do not see it, so turning simulation on or
@@ -28,9 +28,10 @@ from . import programs, tlbsim
 from .suite_translation import SIMULATED
 
 OFF, AUTO = "off", "auto"
-# References counted per point by scale (warm-up: a quarter more). Measured here (gups
-# array-4k at 64 MiB, zen5): 16M 0.93 s a process, 4M 0.39 s, 1M 0.24 s; walks/op 0.699,
-# 0.699, 0.698.
+# References counted per point by scale (warm-up: a quarter more; None: the program's
+# default). Measured here (gups array-4k at 64 MiB, zen5): a 16M window 0.93 s a process,
+# 4M 0.39 s, 1M 0.24 s, walks/op 0.699, 0.699, 0.698; default-scale points with 4M: +0.1 s
+# (gups 1 GiB) to +0.9 s (chase 128 MiB: the traced pass chases too) a process.
 SIM_REFS = {"tiny": 1 << 20, "default": 1 << 22, "full": None}
 SIM_EST_S = 0.4           # rough seconds a traced and simulated pass adds to one process
 ROUNDS_NOTE = "the first round's process of each point (round 0); later rounds and layout runs only time"
@@ -48,7 +49,7 @@ def add_arguments(parser) -> None:
                         help="page-table levels (default: the preset's)")
     parser.add_argument("--sim-refs", type=int, metavar="N",
                         help="references counted per simulated point (default by scale: tiny 1M, "
-                             "default 4M, full the program's 16M)")
+                             "default 4M, full the program's own)")
 
 
 @dataclass

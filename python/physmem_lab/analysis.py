@@ -117,6 +117,15 @@ class Ratio:
                 out.append(f"{r['variant']} took {timed_faults(r):.0f} page faults while timed")
         return out
 
+    def judged(self, met: bool, target: float) -> str:
+        """How a goal's table says this number stands against its target."""
+        return f"{'ok' if met else 'over'} {target:.2f}x"
+
+    def missed(self, target: float) -> Optional[str]:
+        """Why this number missed ``target`` in a suite's own words (None: the generic
+        range-against-target text of :meth:`Goal.why`)."""
+        return None
+
     def cell(self) -> str:
         """``0.95x [0.90-1.02]``, with ``!`` when a backing fell back and ``~`` when the
         spread is 10% or more."""
@@ -205,6 +214,9 @@ class Goal:
             if i.met:
                 continue
             r = i.ratio
+            if r.missed(i.target):
+                out.append(f"{i.what}: {r.missed(i.target)}")
+                continue
             reasons = r.doubts()
             if r.lo <= i.target:
                 reasons.append(f"the range [{r.lo:.2f}-{r.hi:.2f}] reaches the target: within noise")

@@ -9,7 +9,7 @@ import shlex
 import sys
 from pathlib import Path
 
-from . import __version__, machine, programs, suites
+from . import __version__, machine, programs, simulate, suites
 from .compare import compare, format_comparison
 from .doctor import diagnose
 from .paths import default_bin_dir
@@ -41,11 +41,15 @@ def cmd_bench(args) -> int:
                          rounds=args.rounds, catalog=catalog, machine=facts)
     except ValueError as e:
         return _err(f"--suite: {e}")
+    sim = simulate.Simulation.from_args(args, pl.scale)
+    if sim.unknown_preset():
+        return _err(f"--simulate: {sim.unknown_preset()}")
+    sim.add_estimates(pl.points)
     command = "physmem " + " ".join(shlex.quote(a) for a in args.argv)
     bench = Bench(pl, Path(args.bin_dir), Path(args.output), command,
                   reserve=not args.no_reserve, aslr=args.aslr,
                   layout_random=args.layout_random, order_seed=args.order_seed,
-                  catalog=catalog)
+                  catalog=catalog, simulation=sim)
     try:
         results = bench.run()
     except KeyboardInterrupt:
@@ -129,6 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--layout-random", type=int, default=0, metavar="N",
                    help="also run every point N more times with layout seeds 1..N "
                         "(environment padding, heap offset) and report the spread they cause")
+    simulate.add_arguments(b)
     b.add_argument("--bin-dir", default=str(default_bin_dir()),
                    help="directory of physmem_lab_* (default: $PHYSMEM_LAB_BIN or build/lab)")
     b.set_defaults(func=cmd_bench)
@@ -160,4 +165,6 @@ def main(argv=None) -> int:
         return _err("--rounds must be at least 1")
     if getattr(args, "layout_random", 0) < 0:
         return _err("--layout-random must be 0 or more")
+    if getattr(args, "sim_refs", None) is not None and args.sim_refs < 1:
+        return _err("--sim-refs must be at least 1")
     return args.func(args)

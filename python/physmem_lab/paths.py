@@ -30,3 +30,11 @@ def hugepages_program() -> Path:
     writer of nr_hugepages (see :mod:`physmem_lab.hugepages`)."""
     return Path(os.environ.get("PHYSMEM_HUGEPAGES_PROGRAM")
                 or REPO_ROOT / "build" / "tools" / "physmem-hugepages")
+
+
+def tlbsim_program() -> Path:
+    """``$PHYSMEM_TLBSIM_PROGRAM`` or ``<repo>/build/tools/physmem-tlbsim``: the translation
+    simulator's own program (validate, bench, detect, presets; see
+    :mod:`physmem_lab.tlbsim`)."""
+    return Path(os.environ.get("PHYSMEM_TLBSIM_PROGRAM")
+                or REPO_ROOT / "build" / "tools" / "physmem-tlbsim")

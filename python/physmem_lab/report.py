@@ -24,8 +24,8 @@ def _goals(doc, results, found=None):
     gs = stability.goals(results, found)
     doc.table(["#", "goal", "verdict", "numbers"],
               [[g.number, g.title, g.verdict,
-                "; ".join(f"{i.what}: {i.ratio.cell()} ({'ok' if i.met else 'over'} "
-                          f"{i.target:.2f}x)" for i in g.items) or "; ".join(g.missing) or
+                "; ".join(f"{i.what}: {i.ratio.cell()} ({i.ratio.judged(i.met, i.target)})"
+                          for i in g.items) or "; ".join(g.missing) or
                 "no records for it in this result file"] for g in gs])
     for g in gs:
         lines = [f"why missed: {w}" for w in g.why()] if g.verdict == "MISSED" else []
@@ -57,7 +57,10 @@ def _all_records(doc, recs):
 
 
 def _has_records(sd, recs) -> bool:
-    return bool({r["experiment"] for r in recs.all} & set(sd.experiments))
+    """Whether the suite has anything to show: records of its rows, or what its
+    ``present`` finds in the result file."""
+    return bool({r["experiment"] for r in recs.all} & set(sd.experiments)) or bool(
+        sd.present and sd.present(recs.results))
 
 
 def _suite_sections(doc, recs, results, out_dir):

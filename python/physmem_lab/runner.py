@@ -23,13 +23,20 @@ measured (``complete: false``): before the first point, then at most every
 :data:`SAVE_EVERY_S` seconds (rewriting a growing file after each of ~600 processes cost
 over a minute), and always at the end, also when interrupted. Huge pages reserved for
 the run are restored before returning.
+
+With a :class:`~physmem_lab.simulate.Simulation` that is on, the programs it applies to get
+its options in their first round (:mod:`physmem_lab.simulate`), the choice is recorded in
+``options.simulate``, and, when a program simulates or the ``translation`` suite is in the
+plan, the simulator's checks run once before the first point (``tlbsim``:
+:mod:`physmem_lab.tlbsim`).
 """
 import sys
 import time
 from datetime import datetime, timezone
 
-from . import load, machine, order, precondition, programs, rounds, suites
+from . import load, machine, order, precondition, programs, rounds, suites, tlbsim
 from .hugepages import Reservation
+from .simulate import OFF, Simulation
 from .progress import Progress
 from .results import new_results, write_atomic
 from .schema import SchemaError, validate_record
@@ -103,8 +110,9 @@ class Bench:
     """One ``physmem bench`` run: plan in, result file out."""
 
     def __init__(self, plan, bin_dir, out_path, command, reserve=True, log=None,
-                 aslr="off", layout_random=0, order_seed=None, catalog=None):
+                 aslr="off", layout_random=0, order_seed=None, catalog=None, simulation=None):
         self.plan, self.bin_dir, self.out_path = plan, bin_dir, out_path
+        self.sim = simulation or Simulation(OFF)
         self.catalog = catalog or programs.Catalog(bin_dir)
         self.reserve, self.aslr, self.layout_random = reserve, aslr, layout_random
         self.seed = order_seed if order_seed is not None else order.new_seed()
@@ -161,7 +169,31 @@ class Bench:
             else:
                 todo.append((p, cat.path(p.experiment)))
         self.results["machine"] = machine.collect(probe)
+        self._prepare_simulation(todo)
         return todo
+
+    def _prepare_simulation(self, todo):
+        """Which programs simulate, what auto means here (options.simulate)."""
+        self.sim.probe(self.catalog, [p.experiment for p, _ in todo])
+        for exp, why in self.sim.accepted.items():
+            if why:
+                self.log(f"physmem: {exp} not simulated: {why}")
+        if self._want_checks():
+            self.sim.detected, why = tlbsim.detect()
+            if why:
+                self.log(f"physmem: physmem-tlbsim detect: {why}")
+        self.results["options"]["simulate"] = self.sim.metadata()
+
+    def _want_checks(self) -> bool:
+        return ("translation" in self.plan.suites
+                or any(why is None for why in self.sim.accepted.values()))
+
+    def _run_checks(self):
+        if not self._want_checks():
+            return
+        preset = self.sim.preset() or (self.sim.detected or {}).get("preset")
+        self.results["tlbsim"] = tlbsim.checks(preset, self.results["machine"].get("cpu_model", "?"),
+                                               self.log)
 
     def _run_one(self, p, path, layout_seed=None, round_=0):
         """Runs one round's process of point ``p``; returns (status, record, wall seconds)."""
@@ -169,6 +201,7 @@ class Bench:
         argv = programs.point_argv(path, p, p.round_reps(p.reps or pl.reps),
                                    p.warmup if p.warmup is not None else pl.warmup,
                                    p.min_rep_ms or pl.min_rep_ms, self.aslr, layout_seed)
+        argv += self.sim.argv(p, round_, layout_seed)
         with load.Meter() as meter:
             out = programs.run(argv, timeout_s=max(60.0, 5 * p.est_s))
         status, record, entry = classify(p, out)
@@ -235,6 +268,7 @@ class Bench:
                 self.results["options"]["huge_page_notes"] = res.notes
                 self.results["options"]["precondition"] = precondition.touch_huge_pages(
                     self.bin_dir, want, self.log)
+                self._run_checks()
                 self._save()
                 self._run_points(todo)
         finally:

@@ -10,7 +10,10 @@ faster side's slowest repetition beat the other side's fastest (the ratio's rang
 :class:`~physmem_lab.analysis.Ratio` lies wholly below 1; with rounds, over every
 round's repetitions), and both sides have at least :data:`MIN_REPS` repetitions
 (:func:`report` also lists pairs impossible in one round alone).
-Each finding names both records; :func:`implausible_keys` gives
+A suite's ``contradictions(recs)`` give (rule, record, what) for records whose own numbers
+contradict each other (e.g. a simulated array with software-walk loads): each is a
+:class:`Contradiction`, flagged whatever the timing.
+Each finding names its records; :func:`implausible_keys` gives
 the point keys (:func:`physmem_lab.spread.point_key`) of every record in a finding, so
 goals built on them are not judged.
 """
@@ -36,6 +39,25 @@ class Finding:
         return (f"{f['experiment']} {format_size(f['size_bytes'])}: {f['variant']} / "
                 f"{s['variant']} = {self.ratio.cell()}: {self.rule}")
 
+    def records(self) -> List[dict]:
+        return [self.ratio.num, self.ratio.den]
+
+
+@dataclass
+class Contradiction:
+    rule: str           # what may not happen, e.g. "an array with software-walk loads"
+    record: dict
+    what: str           # the numbers that break it
+
+    def text(self) -> str:
+        r = self.record
+        params = " ".join(f"{k}={v}" for k, v in sorted(r["params"].items()))
+        return (f"{r['experiment']} {format_size(r['size_bytes'])} {r['variant']}"
+                f"{' ' + params if params else ''}: {self.what}: {self.rule}")
+
+    def records(self) -> List[dict]:
+        return [self.record]
+
 
 def _beyond_noise(r: Ratio) -> bool:
     """The whole range below 1, on enough repetitions to have a range."""
@@ -48,18 +70,26 @@ def _pairs(results: dict) -> List[Tuple[str, dict, dict]]:
     return [x for sd in registry().values() if sd.sanity for x in sd.sanity(recs)]
 
 
-def findings(results: dict) -> List[Finding]:
-    """Every impossible outcome among the records of ``results`` (module contract)."""
+def contradictions(results: dict) -> List[Contradiction]:
+    """Every record of ``results`` whose own numbers contradict each other."""
+    recs = records(results)
+    return [Contradiction(*x) for sd in registry().values() if sd.contradictions
+            for x in sd.contradictions(recs)]
+
+
+def findings(results: dict) -> list:
+    """Every impossible outcome among the records of ``results`` (module contract):
+    :class:`Finding` pairs, then :class:`Contradiction` records."""
     out = []
     for rule, fast, slow in _pairs(results):
         r = Ratio(fast, slow)
         if _beyond_noise(r):
             out.append(Finding(rule, r))
-    return out
+    return out + contradictions(results)
 
 
-def implausible_keys(found: List[Finding]) -> Set[Tuple]:
-    return {point_key(r) for f in found for r in (f.ratio.num, f.ratio.den)}
+def implausible_keys(found: list) -> Set[Tuple]:
+    return {point_key(r) for f in found for r in f.records()}
 
 
 def checked_pairs(results: dict) -> int:
@@ -70,7 +100,7 @@ def report(doc, results: dict, found: List[Finding]) -> None:
     """The 'Sanity' section: what was checked and every impossible outcome found."""
     doc.h(2, "Sanity: physically impossible outcomes")
     for sd in registry().values():
-        if sd.sanity and sd.sanity_note:
+        if (sd.sanity or sd.contradictions) and sd.sanity_note:
             doc.p(f"{sd.name}: {sd.sanity_note}")
     doc.p("Each pair is flagged only when even the faster side's slowest repetition beat the "
           f"other's fastest (on >= {MIN_REPS} repetitions each). {checked_pairs(results)} pairs "
@@ -78,7 +108,8 @@ def report(doc, results: dict, found: List[Finding]) -> None:
           "artefact, not a result: drift or other work hitting one side, or, on a virtual "
           "machine, a guest page the host backs with small pages (then array-1g is no "
           "translation-free limit); goals that use it are not judged (IMPLAUSIBLE).")
-    doc.ul([f"IMPOSSIBLE: {f.text()}" for f in found] or ["none found"])
+    doc.ul([f"{'CONTRADICTS ITSELF' if isinstance(f, Contradiction) else 'IMPOSSIBLE'}: "
+            f"{f.text()}" for f in found] or ["none found"])
     seen = {f.text().split(" = ")[0] for f in found}
     lines = [f"round {view['round']} alone: {f.text()}" for view in per_round(results)
              for f in findings(view) if f.text().split(" = ")[0] not in seen]

@@ -26,6 +26,12 @@ the harness but :mod:`physmem_lab.units`; suite modules import it and
   a prefix of the suite's name, e.g. ``alloc-1``; the lab's are 1-5).
 - ``sanity(recs)``: optional; (rule, record, record it may not beat) pairs that
   :mod:`physmem_lab.sanity` checks, described by ``sanity_note``.
+- ``contradictions(recs)``: optional; (rule, record, what) for records whose own numbers
+  contradict each other (e.g. a simulated array with software-walk loads); flagged by
+  :mod:`physmem_lab.sanity` whatever the timing.
+- ``present(results)``: optional; whether a result file holds something of the suite
+  beyond records of its own rows (e.g. ``translation``: simulated records of the lab's
+  programs, the simulator's checks), so its goals and section are shown.
 - ``dimensions``: experiment -> the param that splits its tables (e.g. scan: access).
 - ``legacy_scales``: the suite ``--suite tiny|default|full`` means (one suite: the lab).
 - ``rank``: order in the registry (then the name): the first suite of a spec sets the
@@ -196,6 +202,8 @@ class SuiteDef:
     plots: Optional[Callable] = None
     sanity: Optional[Callable] = None
     sanity_note: str = ""
+    contradictions: Optional[Callable] = None
+    present: Optional[Callable] = None
     dimensions: Dict[str, str] = field(default_factory=dict)
     legacy_scales: bool = False
     rank: int = 100

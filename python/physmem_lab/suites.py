@@ -56,7 +56,8 @@ def _ran(sd: SuiteDef, results: dict, have: set) -> bool:
     mine = set(sd.experiments)
     tried = {e["experiment"] for e in results.get("skipped", []) + results.get("errors", [])}
     planned = set((results.get("options") or {}).get("suites") or [])
-    return bool(mine & (have | tried)) or sd.name in planned
+    return (bool(mine & (have | tried)) or sd.name in planned
+            or bool(sd.present and sd.present(results)))
 
 
 def goals(results: dict) -> List[Goal]:

@@ -14,15 +14,21 @@ REPO = HERE.parents[1]
 EXPERIMENTS = ("scan", "gups", "chase", "rbtree", "blackscholes", "hashtable")
 
 
+def _wrapper(path, script, *args):
+    path.write_text(f"#!/bin/sh\nexec {sys.executable} {HERE / script} {' '.join(args)} \"$@\"\n")
+    path.chmod(path.stat().st_mode | stat.S_IEXEC)
+    return path
+
+
 @pytest.fixture
-def fake_bin(tmp_path):
-    """A directory of physmem_lab_<exp> wrappers around fake_lab.py (all six)."""
+def fake_bin(tmp_path, monkeypatch):
+    """A directory of physmem_lab_<exp> wrappers around fake_lab.py (all six), and a fake
+    physmem-tlbsim (fake_tlbsim.py) in $PHYSMEM_TLBSIM_PROGRAM."""
     d = tmp_path / "bin"
     d.mkdir()
     for exp in EXPERIMENTS:
-        p = d / f"physmem_lab_{exp}"
-        p.write_text(f"#!/bin/sh\nexec {sys.executable} {HERE / 'fake_lab.py'} {exp} \"$@\"\n")
-        p.chmod(p.stat().st_mode | stat.S_IEXEC)
+        _wrapper(d / f"physmem_lab_{exp}", "fake_lab.py", exp)
+    monkeypatch.setenv("PHYSMEM_TLBSIM_PROGRAM", str(_wrapper(d / "physmem-tlbsim", "fake_tlbsim.py")))
     return d
 
 

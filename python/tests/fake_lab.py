@@ -7,6 +7,10 @@ an integer is the exit code (1 still prints a record with verified false), ``bad
 prints an invalid record, ``v2`` a record of major version 2, ``hang`` sleeps, ``3later``
 succeeds the first time a point runs and exits 3 after (a marker file per point in
 $PHYSMEM_FAKE_STATE: another process took the backing between rounds).
+
+``--simulate P`` (P not off) adds a synthetic ``translation`` field to the record of scan,
+gups, rbtree and chase (preset P, or zen5 for auto); with $PHYSMEM_FAKE_NO_SIMULATE=1 the
+program refuses the option (exit 2), as one built before issue 15 does.
 """
 import json
 import os
@@ -17,8 +21,14 @@ sys.path.insert(0, os.path.dirname(__file__))
 import synth  # noqa: E402
 
 
+SIMULATED = ("scan", "gups", "rbtree", "chase")
+
+
 def main(argv):
     exp, args = argv[0], argv[1:]
+    if "--simulate" in args and os.environ.get("PHYSMEM_FAKE_NO_SIMULATE") == "1":
+        print("fake: unknown argument '--simulate'", file=sys.stderr)
+        return 2
     if "--list" in args:
         kinds = ["array", "tree-index", "tree-fixed", "tree-iter", "tree-seg", "malloc", "pool"]
         backings = ["4k", "thp", "2m", "1g"]
@@ -60,6 +70,13 @@ def main(argv):
         del r["median_ns"]
     if how == "v2":
         r["schema"] = "physmem.lab.record/2"
+    sim = opt.get("--simulate", "off")
+    if sim != "off" and exp in SIMULATED:
+        t = synth.translation(**({"sw": 2.0, "refs": 3.0} if variant.startswith("tree-index") else {}),
+                              preset="zen5" if sim == "auto" else sim)
+        t["chosen"] = "auto" if sim == "auto" else "asked"
+        t["caches_modelled"] = opt.get("--sim-caches") == "on"
+        r["translation"] = t
     print(json.dumps(r))
     return 1 if how == "1" else 0
 

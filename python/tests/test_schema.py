@@ -107,3 +107,20 @@ def test_old_stack_kinds_are_read_under_todays_names():
     assert (pool["kind"], pool["variant"]) == ("split-pool", "split-pool-thp")
     scan = {"experiment": "scan", "kind": "array", "variant": "array-4k"}
     assert upgrade_record(dict(scan)) == scan                 # other experiments untouched
+
+
+def test_results_keep_the_simulation_choice_and_the_simulators_checks():
+    res = synth.results([synth.record()])
+    res["options"]["simulate"] = {"asked": "auto", "preset": "zen5", "caches": "off", "levels": None,
+                                  "refs": 1 << 22, "experiments": {"scan": "simulated"},
+                                  "rounds": "round 0", "detected": {"preset": "zen5"}}
+    res["tlbsim"] = synth.tlbsim()
+    validate_results(res)
+    bad = copy.deepcopy(res)
+    bad["options"]["simulate"]["caches"] = "maybe"
+    with pytest.raises(SchemaError, match="options/simulate/caches"):
+        validate_results(bad)
+    bad = copy.deepcopy(res)
+    del bad["tlbsim"]["validate"]["cases"][0]["got"]
+    with pytest.raises(SchemaError, match="tlbsim/validate/cases/0"):
+        validate_results(bad)

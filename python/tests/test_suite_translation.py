@@ -1,0 +1,212 @@
+"""The translation suite on synthetic records: goals translation-1..3 (MET, MISSED, NOT
+MEASURED, UNSTABLE over rounds), the direction of each pair (agree / tie / disagree), the
+self-contradiction rules of Sanity, and the report's Translation model section."""
+import copy
+
+import pytest
+
+import synth
+from physmem_lab import report, sanity, stability, suites
+from physmem_lab.suite_translation import SUITE, Pair, compared, goals, kernel_verdict
+
+G, M = 1 << 30, 1 << 20
+T = synth.tight
+tr = synth.translation
+
+
+def _rec(exp, variant, size, ns, t, **kw):
+    r = synth.record(exp, variant, size, T(ns), **kw)
+    r["counters"]["unavailable"]["dtlb_load_misses"] = "perf_event_open: No such file or directory"
+    if t is not None:
+        r["translation"] = t
+    return r
+
+
+def _results(gups_tree_ns=55.0, scan_iter_ns=1.0, rb_pool_ns=40.0, chase_tree_ns=180.0, ok=True,
+             min_rps=6.5e7, tlbsim=True, extra=()):
+    lin = {"params": {"access": "linear"}}
+    recs = [
+        # scans: the naive tree walks in software (2 loads per element), the iterator does not
+        _rec("scan", "array-4k", 4 * G, 1.0, tr(walks=1 / 1024, l1=1 / 512, walk_refs=1.5 / 1024), **lin),
+        _rec("scan", "array-1g", 4 * G, 1.0, tr(page="1g"), **lin),
+        _rec("scan", "tree-index-1g", 4 * G, 3.0, tr(refs=3.0, sw=2.0, page="1g"), **lin),
+        _rec("scan", "tree-iter-1g", 4 * G, scan_iter_ns, tr(refs=1.0001, sw=0.0001, page="1g"), **lin),
+        # GUPS: array-4k walks on most updates (2 refs each), the tree on 1g walks in software
+        _rec("gups", "array-4k", G, 100.0, tr(l1=0.99, walks=0.95, walk_refs=2.0)),
+        _rec("gups", "array-1g", G, 50.0, tr(page="1g")),
+        _rec("gups", "tree-index-1g", G, gups_tree_ns, tr(refs=2.0, sw=1.0, page="1g")),
+        # rbtree: malloc nodes on 4 KiB pages walk, pool nodes on 1 GiB pages do not
+        _rec("rbtree", "malloc-4k", 512 * M, 100.0, tr(refs=3.0, l1=2.0, walks=1.5, walk_refs=2.5)),
+        _rec("rbtree", "pool-1g", 512 * M, rb_pool_ns, tr(refs=3.0, page="1g")),
+        # chase: the tree pays two software-walk loads a step against one hardware walk ref
+        _rec("chase", "array-4k", G, 150.0, tr(l1=1.0, walks=0.9, walk_refs=1.0)),
+        _rec("chase", "tree-index-4k", G, chase_tree_ns, tr(refs=3.0, sw=2.0, l1=1.0, walks=0.95, walk_refs=1.05)),
+        # not simulated: no translation field (blackscholes is not a kernel of the model)
+        _rec("blackscholes", "array-4k", 32 * M, 3.0, None, params={"layout": "soa"}),
+    ] + list(extra)
+    res = synth.results(recs)
+    if tlbsim:
+        res["tlbsim"] = synth.tlbsim(ok=ok, min_rps=min_rps)
+    res["options"]["simulate"] = {"asked": "zen5", "preset": "zen5", "caches": "off", "levels": None,
+                                  "refs": None, "experiments": {e: "simulated" for e in
+                                                                ("scan", "gups", "rbtree", "chase")},
+                                  "rounds": "round 0", "detected": None}
+    return res
+
+
+def _goals(res):
+    return {g.number: g for g in stability.goals(res)}
+
+
+def test_goals_met():
+    g = _goals(_results())
+    assert [g[f"translation-{i}"].verdict for i in (1, 2, 3)] == ["MET"] * 3
+    assert {i.what for i in g["translation-3"].items} == {
+        "Table 2 scans", "GUPS (Fig. 4)", "red-black tree (Fig. 4)", "pointer chase"}
+    # no PMU in the synthetic records: the PMU check is labelled not applicable
+    assert any("PMU check: not applicable: no PMU on this machine (dtlb_load_misses: perf_event_open: No such file" in n
+               for n in g["translation-1"].notes)
+
+
+def test_validation_and_throughput_missed_with_reasons():
+    g = _goals(_results(ok=False, min_rps=3e7))
+    assert g["translation-1"].verdict == "MISSED" and g["translation-2"].verdict == "MISSED"
+    assert "FAILED random over N pages (zen5): miss_rate expected 0.9, got 0.8" in \
+        g["translation-1"].items[0].ratio.cell()
+    assert g["translation-2"].why() == ["physmem-tlbsim bench: 30.0 M refs/s < 50 M/s"]
+    assert "on AMD EPYC" in g["translation-2"].items[0].ratio.cell()
+
+
+def test_not_measured_without_the_simulator_or_simulated_records():
+    res = _results(tlbsim=False)
+    res["tlbsim"] = {"program": "physmem-tlbsim", "errors": {"all": "build/tools/physmem-tlbsim not found"}}
+    g = _goals(res)
+    assert g["translation-1"].verdict == "NOT MEASURED"
+    assert "physmem-tlbsim not found" in g["translation-1"].missing[0]
+    for r in res["records"]:
+        r.pop("translation", None)
+    assert _goals(res)["translation-3"].verdict == "NOT MEASURED"
+
+
+def test_suite_absent_from_a_result_file_without_simulation():
+    res = _results(tlbsim=False)
+    for r in res["records"]:
+        r.pop("translation", None)
+    assert not any(str(g.number).startswith("translation") for g in suites.goals(res))
+    assert f"## {SUITE.title}" not in report.build(res, "synthetic").markdown()
+
+
+@pytest.mark.parametrize("kw, kernel, verdict", [
+    ({"gups_tree_ns": 120.0}, "GUPS (Fig. 4)", "disagrees"),        # fewer walk refs, yet slower
+    ({"rb_pool_ns": 99.0}, "red-black tree (Fig. 4)", "tie"),        # time cannot tell
+    ({"scan_iter_ns": 1.3}, "Table 2 scans", "disagrees"),           # model: no change; time: slower
+    ({"chase_tree_ns": 140.0}, "pointer chase", "disagrees"),        # more refs, yet faster
+])
+def test_direction_per_kernel(kw, kernel, verdict):
+    g = _goals(_results(**kw))["translation-3"]
+    item = next(i for i in g.items if i.what == kernel)
+    assert kernel_verdict(item.ratio.num) == verdict
+    assert g.verdict == "MISSED"
+    why = " ".join(g.why())
+    assert kernel in why and ("disagree:" in why if verdict == "disagrees" else "every pair a tie" in why)
+
+
+def test_pair_bands_and_model_change():
+    from physmem_lab.analysis import Records
+    recs = suites.records(_results())
+    p = next(p for p in compared(recs, "gups") if p.label() == "tree-index-1g / array-4k")
+    assert p.time.value == pytest.approx(0.55)
+    assert p.band == pytest.approx(0.02)                         # tight samples: the floor
+    assert p.delta == pytest.approx((1.0 - 2.0) / (1.0 + 2.0))   # one ref fewer of three
+    assert (p.time_dir, p.model_dir, p.verdict) == ("lower", "lower", "agree")
+    assert isinstance(p, Pair) and isinstance(recs, Records)
+    # the model's band grows with the sampling error of the halves
+    noisy = copy.deepcopy(p.ta)
+    noisy["halves"]["rel_diff"] = 0.9
+    assert Pair("gups", None, p.num, p.den, noisy, p.tb).model_band == pytest.approx((0.9 * 1.0 + 0.01 * 2.0) / 3.0)
+
+
+def test_later_rounds_use_the_first_rounds_counts_and_can_be_unstable():
+    """Only round 0 simulates; round 1's records find its counts; a kernel that agrees in
+    one round and disagrees in the other is UNSTABLE."""
+    res = _results()
+    r0 = [dict(copy.deepcopy(r), run={"round": 0, "position": i}) for i, r in enumerate(res["records"])]
+    r1 = []
+    for i, r in enumerate(copy.deepcopy(res["records"])):
+        r.pop("translation", None)
+        if r["experiment"] == "gups" and r["variant"] == "tree-index-1g":
+            r.update(synth.record("gups", "tree-index-1g", G, T(120.0)))
+        r1.append(dict(r, run={"round": 1, "position": i}))
+    res["round_runs"] = r0 + r1
+    g = _goals(res)["translation-3"]
+    assert [x.measured for x in g.rounds] == ["MET", "MISSED"]
+    assert g.verdict == "UNSTABLE"
+
+
+def test_pmu_check_applies_where_counters_exist():
+    res = _results()
+    for r in res["records"]:
+        if "translation" in r:
+            walks = r["translation"]["per_op"]["walks"]
+            ops = r["ops_per_pass"] * r["passes_per_rep"]
+            r["counters"]["dtlb_load_misses"] = {"source": "perf:dTLB-load-misses",
+                                                 "per_rep": [walks * ops * 1.05] * r["reps"]}
+    g = _goals(res)["translation-1"]
+    pmu = [i for i in g.items if i.what.startswith("PMU:")]
+    assert len(pmu) == 11 and all(i.met for i in pmu) and g.verdict == "MET"
+    assert not any("not applicable" in n for n in g.notes)
+    md = report.build(res, "synthetic").markdown()
+    assert "measured dTLB walks/op (PMU)" in md and "PMU: applied" in md
+    res["records"][4]["counters"]["dtlb_load_misses"]["per_rep"][0] *= 3     # gups array-4k off by far
+    assert _goals(res)["translation-1"].verdict == "MISSED"
+
+
+@pytest.mark.parametrize("mutate, rule", [
+    (lambda t: t["per_op"].update(sw_walk_loads=0.5, translation_refs=0.5), "variant has no software walk"),
+    (lambda t: t["per_op"].update(walks=0.5), "walks at most 0.01 times per op"),
+    (lambda t: t["counts"].update(walk_refs=t["counts"]["walk_refs"] + 7), "add up to the walk references"),
+    (lambda t: t["per_op"].update(translation_refs=3.0), "walk refs plus software-walk loads"),
+    (lambda t: t["counts"].update(walks=10 ** 9), "walks <= L1 TLB misses <= accesses"),
+])
+def test_sanity_flags_simulated_counts_that_contradict_themselves(mutate, rule):
+    res = _results()
+    assert sanity.findings(res) == []
+    arr = next(r for r in res["records"] if r["variant"] == "array-1g" and r["experiment"] == "gups")
+    mutate(arr["translation"])
+    found = sanity.findings(res)
+    assert len(found) == 1 and rule in found[0].rule, [f.text() for f in found]
+    md = report.build(res, "synthetic").markdown()
+    assert "CONTRADICTS ITSELF: gups 1G array-1g" in md
+    # the record's pairs are left out of the direction goal (not judged on broken counts)
+    gups = next(i for i in _goals(res)["translation-3"].items if i.what == "GUPS (Fig. 4)")
+    assert not any("array-1g" in (p.num["variant"], p.den["variant"]) for p in gups.ratio.num)
+
+
+def test_no_translation_mode_makes_no_walk():
+    res = _results(extra=[_rec("gups", "array-2m", G, 60.0, tr(walks=0.2, walk_refs=0.2, l1=0.2,
+                                                                  translate=False, preset="none"))])
+    assert any("no-translation mode makes no page walk" in f.rule for f in sanity.findings(res))
+
+
+def test_report_section(tmp_path):
+    res = _results(gups_tree_ns=120.0)
+    res["records"].append(_rec("scan", "array-thp", 4 * G, 1.0, {"preset": None, "reason": "no preset for this CPU"},
+                               params={"access": "linear"}))
+    paths = report.write_report(res, tmp_path / "rep", source="synthetic.json")
+    md = paths["md"].read_text()
+    assert md.count(f"## {SUITE.title}") == 1
+    for kernel in ("### Table 2 scans", "### GUPS (Fig. 4)", "### red-black tree (Fig. 4)", "### pointer chase"):
+        assert kernel in md
+    assert "source (zen5): https://example.invalid/zen5-optimization-guide" in md
+    assert "Checks applied: analytic (physmem-tlbsim validate); PMU: not applicable: no PMU" in md
+    assert "PMU check, how to run it:" in md and "dtlb_load_misses.walk_completed" in md
+    assert "Sampling: 11 simulated points" in md and "halves.rel_diff" in md
+    assert "not simulated (1 records): no preset for this CPU" in md
+    assert "| tree-index-1g / array-4k | 1G | 1.20x" in md and "DISAGREE" in md
+    assert "| tree-index-1g / array-4k | linear | 4G |" in md and "| 3.34x | agree |" in md   # THEIRS, Table 2
+    assert "| pool-1g / malloc-4k | 512M |" in md and "~0.50x" in md
+    assert "GUPS (Fig. 4): the model disagrees with time at the largest sizes: where they disagree:" in md
+    assert "| translation-3 |" in md and "does not agree" in md
+    assert any(p.name.startswith("plot-translation-gups") for p in paths["plots"])
+    text = report.headline(res)
+    assert "translation-2" in text

@@ -124,7 +124,7 @@ std::optional<Json> run(const SimSettings& s, const std::vector<TracedBuffer>& b
     j["buffers"] = buffers_json(buffers);
     if (session->sim()) {
         const double ops = per_pass ? double(ops_per_pass) * double(w.refs) / double(per_pass) : 0;
-        add_counts(j, session->sim()->stats(), session->tracer().first_half(), ops);
+        add_counts(j, session->sim()->stats(), session->tracer().first_half(), ops, session->sim()->config().model_caches);
     }
     if (!s.trace.empty()) j["trace"] = Json{{"path", s.trace}, {"entries", written}};
     const double secs = now_s() - t0;

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "tlbsim/json.hpp"
+
 namespace lab::translation {
 
 namespace {
@@ -10,44 +12,22 @@ namespace {
 using physmem::tlbsim::PageSize;
 using physmem::tlbsim::Stats;
 
-template <std::size_t N>
-Json by_size(const std::array<std::uint64_t, N>& v) {
-    Json j = Json::object();
-    for (unsigned s = 0; s < physmem::tlbsim::kPageSizes; ++s)
-        j[std::string(physmem::tlbsim::to_string(static_cast<PageSize>(s)))] = v[s];
-    return j;
-}
-
 // Memory references spent on translation: the hardware walks' plus the software walks'.
 std::uint64_t translation_refs(const Stats& s) noexcept { return s.walk_refs + s.sw_walk_loads; }
 
 double ratio(double a, double b) noexcept { return b > 0 ? a / b : 0.0; }
 
-Json counts_json(const Stats& s) {
-    return Json{{"accesses", s.accesses},
-                {"sw_walk_loads", s.sw_walk_loads},
-                {"l1_misses", s.l1_misses},
-                {"l2_hits", s.l2_hits},
-                {"walks", s.walks},
-                {"walk_refs", s.walk_refs},
-                {"walk_refs_by_level", s.walk_refs_by_level},
-                {"pwc_hits_by_level", s.pwc_hits_by_level},
-                {"accesses_by_size", by_size(s.accesses_by_size)},
-                {"l1_misses_by_size", by_size(s.l1_misses_by_size)},
-                {"walks_by_size", by_size(s.walks_by_size)},
-                {"walk_ref_cache_hits", s.walk_ref_cache_hits},
-                {"walk_ref_memory", s.walk_ref_memory},
-                {"data_cache_hits", s.data_cache_hits},
-                {"data_memory", s.data_memory}};
-}
-
-Json per_op_json(const Stats& s, double ops) {
+// translation_memory_refs: of the translation refs, those no modelled cache level held
+// (null without a data-cache model: then every reference counts as one to memory).
+Json per_op_json(const Stats& s, double ops, bool caches) {
+    Json memory = caches ? Json(ratio(double(s.walk_ref_memory + s.sw_walk_memory), ops)) : Json(nullptr);
     return Json{{"refs", ratio(double(s.accesses), ops)},
                 {"sw_walk_loads", ratio(double(s.sw_walk_loads), ops)},
                 {"l1_misses", ratio(double(s.l1_misses), ops)},
                 {"walks", ratio(double(s.walks), ops)},
                 {"walk_refs", ratio(double(s.walk_refs), ops)},
-                {"translation_refs", ratio(double(translation_refs(s)), ops)}};
+                {"translation_refs", ratio(double(translation_refs(s)), ops)},
+                {"translation_memory_refs", memory}};
 }
 
 // The two halves of the window: per-reference rates in each and how far apart they are.
@@ -89,9 +69,9 @@ Json buffers_json(const std::vector<TracedBuffer>& buffers) {
     return out;
 }
 
-void add_counts(Json& j, const Stats& total, const std::optional<Stats>& half, double ops_in_window) {
-    j["counts"] = counts_json(total);
-    j["per_op"] = per_op_json(total, ops_in_window);
+void add_counts(Json& j, const Stats& total, const std::optional<Stats>& half, double ops_in_window, bool caches) {
+    j["counts"] = physmem::tlbsim::tool::stats_json(total);
+    j["per_op"] = per_op_json(total, ops_in_window, caches);
     j["halves"] = half ? halves_json(total, *half) : Json(nullptr);
 }
 

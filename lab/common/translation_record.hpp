@@ -28,9 +28,10 @@ Json machine_json(const Machine& m);
 Json window_json(const Window& w);
 // [{"name", "bytes", "page_size"}] of the buffers references were tagged from.
 Json buffers_json(const std::vector<TracedBuffer>& buffers);
-// Adds "counts", "per_op" (counts / ops_in_window; ops_in_window <= 0: zeros) and
-// "halves" (null without a midpoint snapshot) to j.
+// Adds "counts", "per_op" (counts / ops_in_window; ops_in_window <= 0: zeros;
+// translation_memory_refs null unless `caches` were modelled) and "halves" (null without a
+// midpoint snapshot) to j.
 void add_counts(Json& j, const physmem::tlbsim::Stats& total, const std::optional<physmem::tlbsim::Stats>& half,
-                double ops_in_window);
+                double ops_in_window, bool caches);
 
 }  // namespace lab::translation

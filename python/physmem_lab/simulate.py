@@ -43,8 +43,9 @@ def add_arguments(parser) -> None:
                         help="translation model for the programs of "
                              f"{', '.join(SIMULATED)}: a preset of physmem-tlbsim presets, auto "
                              "(the machine's own CPU, where a preset matches; default) or off")
-    parser.add_argument("--sim-caches", choices=["on", "off"], default="off",
-                        help="model data caches, so a walk reference can hit in cache (default off)")
+    parser.add_argument("--sim-caches", choices=["on", "off"], default="on",
+                        help="model the preset's data caches (L1d, L2), so a walk reference or a "
+                             "software walk's load can hit in cache (default on)")
     parser.add_argument("--sim-levels", type=int, choices=[4, 5],
                         help="page-table levels (default: the preset's)")
     parser.add_argument("--sim-refs", type=int, metavar="N",
@@ -55,7 +56,7 @@ def add_arguments(parser) -> None:
 @dataclass
 class Simulation:
     choice: str = AUTO
-    caches: str = "off"
+    caches: str = "on"
     levels: Optional[int] = None
     refs: Optional[int] = None
     accepted: Dict[str, Optional[str]] = field(default_factory=dict)   # exp -> None or why not

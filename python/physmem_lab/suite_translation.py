@@ -28,7 +28,9 @@ Direction, per pair A / B (A the tree, pool or huge-page side, B its baseline):
 - time: T = median_A / median_B; noise band b = max(:data:`TIME_FLOOR`, the larger of the
   two sides' ``rel_spread`` ((max - min) / median of their repetitions)); *higher* when
   T > 1 + b, *lower* when T < 1 - b, else *same*.
-- model: D = (translation refs/op of A - of B) / (memory refs/op of B), memory refs = data
+- model: D = (translation refs/op of A - of B) / (memory refs/op of B) — with the data
+  caches modelled on both sides, only the translation refs no cache level held
+  (``per_op.translation_memory_refs``) — memory refs = data
   references + hardware walk references (``per_op.refs + per_op.walk_refs``): the share of
   B's memory references the model adds or removes. Band m = max(:data:`MODEL_FLOOR`,
   sampling error), the sampling error being each side's ``halves.rel_diff`` times its
@@ -212,14 +214,22 @@ class Pair:
         return _direction(self.time.value - 1.0, self.band)
 
     @property
+    def field(self) -> str:
+        """The model's measure: translation refs that reach memory when both sides modelled
+        the data caches, else every translation ref."""
+        both = all(t["per_op"].get("translation_memory_refs") is not None for t in (self.ta, self.tb))
+        return "translation_memory_refs" if both else "translation_refs"
+
+    @property
     def delta(self) -> float:
-        return (self.ta["per_op"]["translation_refs"] - self.tb["per_op"]["translation_refs"]) / max(
-            _mem_refs(self.tb), 1e-12)
+        f = self.field
+        return (self.ta["per_op"][f] - self.tb["per_op"][f]) / max(_mem_refs(self.tb), 1e-12)
 
     @property
     def model_band(self) -> float:
-        err = (_err(self.ta) * self.ta["per_op"]["translation_refs"]
-               + _err(self.tb) * self.tb["per_op"]["translation_refs"]) / max(_mem_refs(self.tb), 1e-12)
+        f = self.field
+        err = (_err(self.ta) * self.ta["per_op"][f] + _err(self.tb) * self.tb["per_op"][f]) / max(
+            _mem_refs(self.tb), 1e-12)
         return max(MODEL_FLOOR, err)
 
     @property
@@ -245,7 +255,7 @@ class Pair:
         dim = f" {self.dim}" if self.dim else ""
         return (f"{self.exp}{dim} {self.label()} at {format_size(self.size)}: time "
                 f"{self.time.value:.2f}x ({self.time_dir}, band +-{self.band:.0%}), model "
-                f"translation refs {self.model_ratio('translation_refs')} ({self.model_dir}: "
+                f"{self.field.replace('_', ' ')} {self.model_ratio(self.field)} ({self.model_dir}: "
                 f"{self.delta:+.1%} of the baseline's memory references)")
 
 
@@ -556,7 +566,8 @@ def _kernel_tables(doc, recs, exp, pmu: bool) -> None:
         po = t["per_op"]
         row = [r["variant"]] + ([_dim(r)] if exp == "scan" else []) + [
             format_size(r["size_bytes"]), _ns(r), _f(po["l1_misses"]), _f(po["walks"]),
-            _f(po["walk_refs"]), _f(po["sw_walk_loads"]), _f(po["translation_refs"])]
+            _f(po["walk_refs"]), _f(po["sw_walk_loads"]), _f(po["translation_refs"]),
+            "-" if po.get("translation_memory_refs") is None else _f(po["translation_memory_refs"])]
         if pmu:
             m = pmu_walks_per_op(_process_record(r, recs.results))
             row.append(_f(m[0]) if m else "-")
@@ -564,15 +575,15 @@ def _kernel_tables(doc, recs, exp, pmu: bool) -> None:
     unit = sims[0][0].get("unit", "op")
     doc.table(["variant"] + (["access"] if exp == "scan" else []) +
               ["size", f"ns/{unit} [min-max]", "L1 TLB misses/op", "walks/op", "walk refs/op",
-               "software walk loads/op", "translation refs/op"] +
+               "software walk loads/op", "translation refs/op", "of them to memory/op"] +
               (["measured dTLB walks/op (PMU)"] if pmu else []) + ["window, sampling error"], rows)
     ps = compared(recs, exp)
     if ps:
         doc.table(["pair"] + (["access"] if exp == "scan" else []) +
-                  ["size", "time ratio [range]", "noise band", "model: translation refs ratio",
+                  ["size", "time ratio [range]", "noise band", "model: translation refs (to memory) ratio",
                    "walks ratio", "model: change of memory refs", "THEIRS (seed paper)", "verdict"],
                   [[p.label()] + ([p.dim] if exp == "scan" else []) +
-                   [format_size(p.size), p.time.cell(), f"+-{p.band:.0%}", p.model_ratio("translation_refs"),
+                   [format_size(p.size), p.time.cell(), f"+-{p.band:.0%}", p.model_ratio(p.field),
                     p.model_ratio("walks"), f"{p.delta:+.1%} (+-{p.model_band:.0%})",
                     theirs(exp, p.dim, p.num["variant"], p.den["variant"], p.size),
                     p.verdict.upper() if p.verdict == "disagree" else p.verdict] for p in ps])
@@ -638,9 +649,13 @@ def report(doc, recs: Records, results: dict, out_dir) -> None:
           "difference in translation refs/op as a share of the baseline's memory refs/op (data + "
           f"walk), beyond max({MODEL_FLOOR:.0%}, sampling error). agree: both say the same; tie: "
           "time within its band while the model predicts a change; DISAGREE: time moves and the "
-          "model says the opposite or no change. References are counted, not weighted by where "
-          "they hit" + ("" if any(t.get("caches_modelled") for _, t in sims) else
-                        " (data caches not modelled in this run)") + ".")
+          "model says the opposite or no change. " +
+          ("With the data caches modelled (the preset's L1d and L2), the model counts only the "
+           "translation references no cache level held (a walk's or a software walk's load that "
+           "goes past L2); the shared last-level cache is not modelled."
+           if any(t.get("caches_modelled") for _, t in sims) else
+           "References are counted, not weighted by where they hit (data caches not modelled "
+           "in this run)."))
     pmu = any(pmu_walks_per_op(_process_record(r, results)) for r, _ in sims)
     for exp in KERNELS:
         _kernel_tables(doc, recs, exp, pmu)

@@ -77,7 +77,7 @@ def translation(refs=1.0, sw=0.0, l1=0.0, walks=0.0, walk_refs=0.0, page="4k", p
                    "l1_misses_by_size": {k: (n(l1) if k == page else 0) for k in sizes},
                    "walks_by_size": {k: (n(walks) if k == page else 0) for k in sizes},
                    "walk_ref_cache_hits": [0] * 4, "walk_ref_memory": wr, "data_cache_hits": [0] * 4,
-                   "data_memory": acc},
+                   "data_memory": acc, "sw_walk_cache_hits": [0] * 4, "sw_walk_memory": 0},
         "per_op": {"refs": refs, "sw_walk_loads": sw, "l1_misses": l1, "walks": walks,
                    "walk_refs": walk_refs, "translation_refs": walk_refs + sw},
         "halves": {"translation_refs_per_ref": [0.1, 0.1 * (1 + rel_diff)],

@@ -210,3 +210,19 @@ def test_report_section(tmp_path):
     assert any(p.name.startswith("plot-translation-gups") for p in paths["plots"])
     text = report.headline(res)
     assert "translation-2" in text
+
+
+def test_with_data_caches_the_model_counts_translation_refs_that_reach_memory():
+    recs = suites.records(_results())
+    p = next(p for p in compared(recs, "gups") if p.label() == "tree-index-1g / array-4k")
+    assert p.field == "translation_refs"          # synthetic records: no cache model
+    ta, tb = copy.deepcopy(p.ta), copy.deepcopy(p.tb)
+    # the tree's software walk hits in cache (0 to memory); the array's walks mostly miss
+    ta["per_op"]["translation_memory_refs"], tb["per_op"]["translation_memory_refs"] = 0.0, 1.5
+    q = Pair("gups", None, p.num, p.den, ta, tb)
+    assert q.field == "translation_memory_refs"
+    assert q.delta == pytest.approx((0.0 - 1.5) / 3.0)
+    assert q.model_ratio(q.field) == "0x"
+    # one side without the cache model: both fall back to every translation ref
+    tb["per_op"]["translation_memory_refs"] = None
+    assert Pair("gups", None, p.num, p.den, ta, tb).field == "translation_refs"

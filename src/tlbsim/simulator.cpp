@@ -152,16 +152,18 @@ struct Simulator::Impl {
         last_page = a1 ? key : kNone;
     }
 
-    void data(std::uint64_t addr) noexcept {
+    void data(std::uint64_t addr, Ref kind) noexcept {
         const std::uint64_t line = addr >> 6;
-        if (line == last_line) {
-            ++st.data_cache_hits[0];
-            return;
+        int hit = 0;
+        if (line != last_line) {
+            hit = cache_access(line);
+            last_line = line;
         }
-        int hit = cache_access(line);
         if (hit < 0) ++st.data_memory;
         else ++st.data_cache_hits[unsigned(hit)];
-        last_line = line;
+        if (kind != Ref::sw_walk) return;
+        if (hit < 0) ++st.sw_walk_memory;
+        else ++st.sw_walk_cache_hits[unsigned(hit)];
     }
 
     void access(std::uint64_t addr, PageSize s, Ref kind) noexcept {
@@ -169,7 +171,7 @@ struct Simulator::Impl {
         st.sw_walk_loads += kind == Ref::sw_walk;
         ++st.accesses_by_size[unsigned(s)];
         if (cfg.translate) translate(addr, s);
-        if (!caches.empty()) data(addr);
+        if (!caches.empty()) data(addr, kind);
     }
 
     void flush() noexcept {
@@ -220,6 +222,8 @@ Stats& Stats::operator+=(const Stats& o) noexcept {
     walk_ref_memory += o.walk_ref_memory;
     add(data_cache_hits, o.data_cache_hits);
     data_memory += o.data_memory;
+    add(sw_walk_cache_hits, o.sw_walk_cache_hits);
+    sw_walk_memory += o.sw_walk_memory;
     return *this;
 }
 

@@ -232,6 +232,22 @@ TEST(TlbSim, WalkReferencesHitInTheDataCacheEightPtesPerLine) {
     EXPECT_EQ(s.data_memory, pages);  // every page's first line is new
 }
 
+TEST(TlbSim, SoftwareWalkLoadsAreCountedThroughTheCachesApart) {
+    MachineConfig m = skylake_like();
+    m.caches = {{32 << 10, 8}};
+    Simulator sim(with_caches(m));
+    // One inner-block slot (one line) read before each of 1000 elements on distinct lines.
+    for (std::uint64_t i = 0; i < 1000; ++i) {
+        sim.access(kBase, PageSize::k2M, Ref::sw_walk);
+        sim.access(kBase + k2M + i * 4096, PageSize::k2M);
+    }
+    const Stats& s = sim.stats();
+    EXPECT_EQ(s.sw_walk_memory, 1u);  // the slot's line stays in L1d: one cold miss
+    EXPECT_EQ(s.sw_walk_cache_hits[0], 999u);
+    EXPECT_EQ(s.data_memory, 1001u);  // every element line plus the slot's first
+    EXPECT_EQ(s.data_cache_hits[0], 999u);
+}
+
 TEST(TlbSim, FlushForgetsAndResetKeepsContents) {
     Simulator sim(skylake_like());
     sim.access(kBase, PageSize::k4K);

@@ -19,7 +19,7 @@
 
 #include "bench.hpp"
 #include "physmem/tlbsim/simulator.hpp"
-#include "report.hpp"
+#include "tlbsim/json.hpp"
 #include "validate.hpp"
 
 namespace {

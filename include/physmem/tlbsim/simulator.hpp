@@ -50,6 +50,9 @@ struct Stats {
     std::uint64_t walk_ref_memory = 0;
     std::array<std::uint64_t, 4> data_cache_hits{};
     std::uint64_t data_memory = 0;
+    // Of the program's references, the software walk's loads: hits per level and to memory.
+    std::array<std::uint64_t, 4> sw_walk_cache_hits{};
+    std::uint64_t sw_walk_memory = 0;
 
     Stats& operator+=(const Stats& o) noexcept;
 };

@@ -1,4 +1,5 @@
-// tools/tlbsim/report.hpp — a machine configuration and simulator counts as JSON.
+// tools/tlbsim/json.hpp — a machine configuration and simulator counts as JSON (library
+// physmem_tlbsim_json: the program and the lab records print the same fields).
 #pragma once
 
 #include <nlohmann/json.hpp>

@@ -1,5 +1,5 @@
-// tools/tlbsim/report.cpp — JSON for configurations and counts.
-#include "report.hpp"
+// tools/tlbsim/json.cpp — JSON for configurations and counts.
+#include "tlbsim/json.hpp"
 
 namespace physmem::tlbsim::tool {
 
@@ -64,7 +64,9 @@ Json stats_json(const Stats& s) {
             {"walk_ref_cache_hits", s.walk_ref_cache_hits},
             {"walk_ref_memory", s.walk_ref_memory},
             {"data_cache_hits", s.data_cache_hits},
-            {"data_memory", s.data_memory}};
+            {"data_memory", s.data_memory},
+            {"sw_walk_cache_hits", s.sw_walk_cache_hits},
+            {"sw_walk_memory", s.sw_walk_memory}};
 }
 
 Json per_ref_json(const Stats& s) {

@@ -28,9 +28,11 @@ Direction, per pair A / B (A the tree, pool or huge-page side, B its baseline):
 - time: T = median_A / median_B; noise band b = max(:data:`TIME_FLOOR`, the larger of the
   two sides' ``rel_spread`` ((max - min) / median of their repetitions)); *higher* when
   T > 1 + b, *lower* when T < 1 - b, else *same*.
-- model: D = (translation refs/op of A - of B) / (memory refs/op of B) — with the data
-  caches modelled on both sides, only the translation refs no cache level held
-  (``per_op.translation_memory_refs``) — memory refs = data
+- model: D = (translation refs/op of A - of B) / (memory refs/op of B). With the data
+  caches modelled on both sides, the translation refs no cache level held
+  (``per_op.translation_memory_refs``) decide first — a reference to memory costs far more
+  than one a cache holds — and only when those are the *same* do all translation refs
+  decide (:attr:`Pair.field`). Memory refs = data
   references + hardware walk references (``per_op.refs + per_op.walk_refs``): the share of
   B's memory references the model adds or removes. Band m = max(:data:`MODEL_FLOOR`,
   sampling error), the sampling error being each side's ``halves.rel_diff`` times its
@@ -213,24 +215,33 @@ class Pair:
     def time_dir(self) -> str:
         return _direction(self.time.value - 1.0, self.band)
 
-    @property
-    def field(self) -> str:
-        """The model's measure: translation refs that reach memory when both sides modelled
-        the data caches, else every translation ref."""
-        both = all(t["per_op"].get("translation_memory_refs") is not None for t in (self.ta, self.tb))
-        return "translation_memory_refs" if both else "translation_refs"
-
-    @property
-    def delta(self) -> float:
-        f = self.field
+    def _delta(self, f: str) -> float:
         return (self.ta["per_op"][f] - self.tb["per_op"][f]) / max(_mem_refs(self.tb), 1e-12)
 
-    @property
-    def model_band(self) -> float:
-        f = self.field
+    def _band(self, f: str) -> float:
         err = (_err(self.ta) * self.ta["per_op"][f] + _err(self.tb) * self.tb["per_op"][f]) / max(
             _mem_refs(self.tb), 1e-12)
         return max(MODEL_FLOOR, err)
+
+    @property
+    def field(self) -> str:
+        """The measure that decides the model's direction: the translation refs that reach
+        memory when both sides modelled the data caches and those differ beyond the band (a
+        reference to memory costs far more than one a cache holds), else every translation
+        ref (then the ones caches hold decide)."""
+        m = "translation_memory_refs"
+        if all(t["per_op"].get(m) is not None for t in (self.ta, self.tb)) and \
+                _direction(self._delta(m), self._band(m)) != "same":
+            return m
+        return "translation_refs"
+
+    @property
+    def delta(self) -> float:
+        return self._delta(self.field)
+
+    @property
+    def model_band(self) -> float:
+        return self._band(self.field)
 
     @property
     def model_dir(self) -> str:
@@ -650,9 +661,10 @@ def report(doc, recs: Records, results: dict, out_dir) -> None:
           f"walk), beyond max({MODEL_FLOOR:.0%}, sampling error). agree: both say the same; tie: "
           "time within its band while the model predicts a change; DISAGREE: time moves and the "
           "model says the opposite or no change. " +
-          ("With the data caches modelled (the preset's L1d and L2), the model counts only the "
-           "translation references no cache level held (a walk's or a software walk's load that "
-           "goes past L2); the shared last-level cache is not modelled."
+          ("With the data caches modelled (the preset's L1d and L2), the translation references "
+           "no cache level held (a walk's or a software walk's load that goes past L2) decide "
+           "first; when those are the same on both sides, all translation references decide. "
+           "The shared last-level cache is not modelled."
            if any(t.get("caches_modelled") for _, t in sims) else
            "References are counted, not weighted by where they hit (data caches not modelled "
            "in this run)."))

@@ -223,6 +223,10 @@ def test_with_data_caches_the_model_counts_translation_refs_that_reach_memory():
     assert q.field == "translation_memory_refs"
     assert q.delta == pytest.approx((0.0 - 1.5) / 3.0)
     assert q.model_ratio(q.field) == "0x"
+    # memory refs equal on both sides: every translation ref decides (the cached ones)
+    ta["per_op"]["translation_memory_refs"] = tb["per_op"]["translation_memory_refs"] = 1.5
+    assert Pair("gups", None, p.num, p.den, ta, tb).field == "translation_refs"
     # one side without the cache model: both fall back to every translation ref
     tb["per_op"]["translation_memory_refs"] = None
     assert Pair("gups", None, p.num, p.den, ta, tb).field == "translation_refs"
+    tb["per_op"]["translation_memory_refs"] = 1.5

@@ -1,5 +1,5 @@
-// src/tlbsim/set_assoc.cpp — SetAssoc's construction, flush and insertion (the hot lookup is
-// inline in the header).
+// src/tlbsim/set_assoc.cpp — SetAssoc's construction and flush (lookup and insert, the hot
+// paths, are inline in the header).
 #include "tlbsim/set_assoc.hpp"
 
 #include <algorithm>
@@ -42,31 +42,6 @@ void SetAssoc::flush() noexcept {
         head_[s] = 0;
         tail_[s] = std::uint16_t(ways_ - 1);
     }
-}
-
-void SetAssoc::insert(std::uint64_t key) noexcept {
-    unsigned set = set_of(key);
-    unsigned victim = tail_[set];
-    std::uint64_t& tag = tags_[std::size_t{set} * ways_ + victim];
-    if (!filter_.empty()) {
-        if (tag != kEmpty) {
-            Bucket& out = filter_[bucket(set, tag)];
-            --out.count;
-            out.ways ^= std::uint8_t(victim);
-        }
-        Bucket& in = filter_[bucket(set, key)];
-        ++in.count;
-        in.ways ^= std::uint8_t(victim);
-    }
-    tag = key;
-    if (ways_ == 1) return;
-    // The victim is the tail: it becomes the head.
-    std::uint16_t* prev = &prev_[std::size_t{set} * ways_];
-    std::uint16_t* next = &next_[std::size_t{set} * ways_];
-    tail_[set] = prev[victim];
-    next[victim] = head_[set];
-    prev[head_[set]] = std::uint16_t(victim);
-    head_[set] = std::uint16_t(victim);
 }
 
 }  // namespace physmem::tlbsim

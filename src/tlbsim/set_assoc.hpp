@@ -109,4 +109,29 @@ inline bool SetAssoc::lookup(std::uint64_t key) noexcept {
     return true;
 }
 
+inline void SetAssoc::insert(std::uint64_t key) noexcept {
+    unsigned set = set_of(key);
+    unsigned victim = tail_[set];
+    std::uint64_t& tag = tags_[std::size_t{set} * ways_ + victim];
+    if (!filter_.empty()) {
+        if (tag != kEmpty) {
+            Bucket& out = filter_[bucket(set, tag)];
+            --out.count;
+            out.ways ^= std::uint8_t(victim);
+        }
+        Bucket& in = filter_[bucket(set, key)];
+        ++in.count;
+        in.ways ^= std::uint8_t(victim);
+    }
+    tag = key;
+    if (ways_ == 1) return;
+    // The victim is the tail: it becomes the head.
+    std::uint16_t* prev = &prev_[std::size_t{set} * ways_];
+    std::uint16_t* next = &next_[std::size_t{set} * ways_];
+    tail_[set] = prev[victim];
+    next[victim] = head_[set];
+    prev[head_[set]] = std::uint16_t(victim);
+    head_[set] = std::uint16_t(victim);
+}
+
 }  // namespace physmem::tlbsim

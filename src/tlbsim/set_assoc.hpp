@@ -80,8 +80,13 @@ inline int SetAssoc::find(unsigned set, std::uint64_t key) const noexcept {
     const std::uint64_t* t = &tags_[std::size_t{set} * ways_];
     if (!filter_.empty()) {
         const Bucket& b = filter_[bucket(set, key)];
-        if (b.count == 0) return -1;
-        if (b.count == 1) return t[b.ways] == key ? int(b.ways) : -1;
+        if (b.count < 2) {  // one answer either way: no branch on which (ways is 0 when empty)
+            const bool hit = (b.count == 1) & (t[b.ways] == key);
+            return hit ? int(b.ways) : -1;
+        }
+        int found = -1;  // a shared bucket: scan every way, no early exit to mispredict
+        for (unsigned w = 0; w < ways_; ++w) found = t[w] == key ? int(w) : found;
+        return found;
     }
     for (unsigned w = 0; w < ways_; ++w)
         if (t[w] == key) return int(w);

@@ -64,21 +64,33 @@ struct Simulator::Impl {
         if (m.pwc.unified) pwc_unified = SetAssoc(m.pwc.unified->entries, m.pwc.unified->ways);
         if (m.model_caches)
             for (const CacheConfig& c : m.caches) caches.emplace_back(unsigned(c.bytes / 64), c.ways);
+        place_pwc();
     }
 
-    // The array caching level-`level` entries and the key of addr's entry there, or nullptr.
-    SetAssoc* pwc_array(unsigned level, std::uint64_t addr, std::uint64_t& key) noexcept {
+    // Per level: the array caching its entries (nullptr: none) and the tag its keys carry
+    // in the top bits. Level-2 entries with pde_in_l2_tlb go to the L2 TLB's 4 KiB array,
+    // tagged with size code 3, which no page uses; a unified cache tags keys by level.
+    std::array<SetAssoc*, 6> pwc_of{};
+    std::array<std::uint64_t, 6> pwc_tag{};
+
+    void place_pwc() {
         const PwcConfig& c = cfg.pwc;
-        key = entry_prefix(addr, level);
-        if (level == 2 && c.pde_in_l2_tlb) {
-            key |= std::uint64_t{3} << 60;  // no page size uses code 3: PDEs never match a page
-            return l2.holding(PageSize::k4K);
+        for (unsigned lv = 2; lv <= 5; ++lv) {
+            if (lv == 2 && c.pde_in_l2_tlb) {
+                pwc_of[lv] = l2.holding(PageSize::k4K);
+                pwc_tag[lv] = std::uint64_t{3} << 60;
+            } else if (!pwc_unified.empty()) {
+                pwc_of[lv] = (c.unified_levels >> lv) & 1 ? &pwc_unified : nullptr;
+                pwc_tag[lv] = std::uint64_t(lv) << 60;
+            } else {
+                pwc_of[lv] = pwc_split[lv].empty() ? nullptr : &pwc_split[lv];
+            }
         }
-        if (!pwc_unified.empty()) {
-            key |= std::uint64_t(level) << 60;
-            return (c.unified_levels >> level) & 1 ? &pwc_unified : nullptr;
-        }
-        return pwc_split[level].empty() ? nullptr : &pwc_split[level];
+    }
+
+    SetAssoc* pwc_array(unsigned level, std::uint64_t addr, std::uint64_t& key) noexcept {
+        key = entry_prefix(addr, level) | pwc_tag[level];
+        return pwc_of[level];
     }
     bool pwc_lookup(unsigned level, std::uint64_t addr) noexcept {
         std::uint64_t key;

@@ -14,8 +14,9 @@ Goals (the numbers, the noise band and the checks are defined here once):
 
 - ``translation-1`` (validation): every case of ``physmem-tlbsim validate`` within its
   tolerance (the *analytic* check, always). Where the records carry measured dTLB counters
-  (a PMU) the *PMU* check applies too: simulated walks per op within +-10% of the measured
-  ``dtlb_load_misses`` per op, per simulated point; without one the report says "not
+  (a PMU) the *PMU* check applies too: the simulated count perf's generic dTLB read-miss
+  event stands for (walks on Intel, L1 TLB misses on AMD: :data:`PMU_SIMULATED`) per op
+  within +-10% of the measured ``dtlb_load_misses`` per op, per simulated point; without one the report says "not
   applicable" and how to run it (:data:`PMU_HOWTO`).
 - ``translation-2`` (throughput): ``physmem-tlbsim bench``'s slowest pattern at least
   :data:`MIN_REFS_PER_S` references a second on one core (the CPU is recorded).
@@ -79,12 +80,19 @@ NO_SOFTWARE_WALK = ("array", "malloc", "pool")   # kinds that never walk a tree
 PMU_HOWTO = (
     "On a machine with a PMU (bare metal, or a VM with a virtual PMU: `perf stat -e "
     "dTLB-load-misses true` counts), run `physmem bench --suite lab,translation --simulate "
-    "auto` as usual: the programs then record `dtlb_load_misses` and `page_walk_cycles` per "
-    "repetition, and translation-1 compares, per simulated point, the simulated walks per op "
-    "with the measured `dtlb_load_misses` per op of the same process (within +-10%). The "
-    "counter must count completed page walks: on Intel `dtlb_load_misses.walk_completed`; on "
-    "AMD Zen `ls_l1_d_tlb_miss` with the L2-miss unit masks (0xf0) — the record's `source` "
-    "says which event perf opened. Use a preset of the CPU itself (`physmem-tlbsim detect`).")
+    "auto` as usual: the programs then record `dtlb_load_misses` (perf's generic dTLB "
+    "read-miss event) per repetition, and translation-1 compares, per simulated point, the "
+    "simulated count that event stands for on the CPU with the measured one per op of the "
+    "same process (within +-10%): Linux maps the generic event to loads that miss the DTLB "
+    "and start a walk on Intel (compared with simulated walks) and to L1 DTLB misses on AMD "
+    "Zen, L2 TLB hits included (compared with simulated L1 misses) — see "
+    "arch/x86/events/intel/core.c and amd/core.c of the running kernel, or `perf list "
+    "--details`, and the record's counter `source`. Use a preset of the CPU itself "
+    "(`physmem-tlbsim detect`).")
+
+# The simulated count perf's generic dTLB read-miss event stands for, by CPU vendor
+# (PMU_HOWTO); walks where the vendor is unknown.
+PMU_SIMULATED = {"AuthenticAMD": "l1_misses", "GenuineIntel": "walks"}
 
 
 def _kernels_of(recs) -> List[str]:
@@ -341,7 +349,7 @@ SANITY_NOTE = ("simulated counts must be consistent in themselves: no software-w
 
 GOALS = {
     1: "physmem-tlbsim validate: every analytic case within its tolerance; where a PMU exists, "
-       "simulated walks/op within +-10% of measured dTLB walks/op",
+       "the simulated dTLB misses/op (walks on Intel, L1 misses on AMD) within +-10% of measured",
     2: f"physmem-tlbsim bench: slowest pattern >= {MIN_REFS_PER_S / 1e6:.0f} M references/s on one core",
     3: "per kernel (scans, GUPS, red-black tree, pointer chase): the measured time ratio and the "
        "simulated translation references agree in direction for every compared pair (largest size)",
@@ -373,18 +381,21 @@ class Validation(Scalar):
 
 
 class PmuWalks(Scalar):
-    """Simulated walks/op against the PMU's dtlb_load_misses/op of the same process:
-    ``value`` is |simulated / measured - 1|; ``den``: (measured per op, source)."""
+    """The simulated count behind perf's dTLB read-miss event (:data:`PMU_SIMULATED`: walks
+    on Intel, L1 misses on AMD) per op against the PMU's dtlb_load_misses/op of the same
+    process: ``value`` is |simulated / measured - 1|; ``den``: (measured per op, source,
+    simulated field)."""
 
     @property
     def value(self):
-        sim, (meas, _) = self.num["per_op"]["walks"], self.den
+        meas, _, field = self.den
+        sim = self.num["per_op"][field]
         return abs(sim / meas - 1.0) if meas else (0.0 if sim == 0 else float("inf"))
 
     def cell(self):
-        meas, src = self.den
-        return (f"simulated {self.num['per_op']['walks']:.4g} vs measured {meas:.4g} walks/op "
-                f"({src})")
+        meas, src, field = self.den
+        return (f"simulated {self.num['per_op'][field]:.4g} {field.replace('_', ' ')}/op vs measured "
+                f"{meas:.4g} ({src})")
 
     def judged(self, met, target):
         return f"{'within' if met else 'outside'} +-{target:.0%}"
@@ -460,13 +471,16 @@ def goal_validation(recs: Records) -> Goal:
     else:
         g.missing.append(f"analytic check: {_why_not_run(recs, 'validate')}")
     sims = simulated(recs)
+    vendor = (_tlbsim(recs).get("detect") or {}).get("vendor")
+    field = PMU_SIMULATED.get(vendor, "walks")
     for r, t in sims:
         proc = _process_record(r, recs.results)
         meas = pmu_walks_per_op(proc)
         if meas is not None:
             dim = _dim(r)
             g.items.append(Item(f"PMU: {r['experiment']}{' ' + dim if dim else ''} {r['variant']} "
-                                f"{format_size(r['size_bytes'])}", PmuWalks(t, meas), PMU_TOLERANCE))
+                                f"{format_size(r['size_bytes'])}", PmuWalks(t, (*meas, field)),
+                                PMU_TOLERANCE))
     if not any(isinstance(i.ratio, PmuWalks) for i in g.items):
         g.notes.append(f"PMU check: {pmu_status(recs)}")
     return g

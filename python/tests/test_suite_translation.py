@@ -143,8 +143,27 @@ def test_later_rounds_use_the_first_rounds_counts_and_can_be_unstable():
     assert g.verdict == "UNSTABLE"
 
 
+@pytest.mark.parametrize("vendor, field", [("AuthenticAMD", "l1_misses"), ("GenuineIntel", "walks")])
+def test_pmu_check_compares_what_the_generic_event_counts_on_the_cpu(vendor, field):
+    res = _results()
+    res["tlbsim"]["detect"]["vendor"] = vendor
+    for r in res["records"]:
+        if "translation" in r:
+            per_op = r["translation"]["per_op"]
+            per_op["l1_misses"] = max(per_op["l1_misses"], per_op["walks"]) * 1.5 + 0.01  # unlike walks
+            ops = r["ops_per_pass"] * r["passes_per_rep"]
+            r["counters"]["dtlb_load_misses"] = {"source": "perf:dTLB-load-misses",
+                                                 "per_rep": [per_op[field] * ops * 1.05] * r["reps"]}
+    g = _goals(res)["translation-1"]
+    pmu = [i for i in g.items if i.what.startswith("PMU:")]
+    assert pmu and all(i.met for i in pmu) and g.verdict == "MET"
+    other = "walks" if field == "l1_misses" else "l1_misses"
+    assert field.replace("_", " ") in pmu[0].ratio.cell() and other.replace("_", " ") not in pmu[0].ratio.cell()
+
+
 def test_pmu_check_applies_where_counters_exist():
     res = _results()
+    res["tlbsim"]["detect"]["vendor"] = "GenuineIntel"
     for r in res["records"]:
         if "translation" in r:
             walks = r["translation"]["per_op"]["walks"]
@@ -199,7 +218,7 @@ def test_report_section(tmp_path):
         assert kernel in md
     assert "source (zen5): https://example.invalid/zen5-optimization-guide" in md
     assert "Checks applied: analytic (physmem-tlbsim validate); PMU: not applicable: no PMU" in md
-    assert "PMU check, how to run it:" in md and "dtlb_load_misses.walk_completed" in md
+    assert "PMU check, how to run it:" in md and "L1 DTLB misses on AMD" in md
     assert "Sampling: 11 simulated points" in md and "halves.rel_diff" in md
     assert "not simulated (1 records): no preset for this CPU" in md
     assert "| tree-index-1g / array-4k | 1G | 1.20x" in md and "DISAGREE" in md

@@ -17,10 +17,8 @@ SetAssoc::SetAssoc(unsigned entries, unsigned ways) {
     pow2_ = std::has_single_bit(sets_);
     fastmod_ = ~std::uint64_t{0} / sets_ + 1;
     tags_.assign(std::size_t{sets_} * ways_, kEmpty);
-    prev_.resize(tags_.size());
-    next_.resize(tags_.size());
-    head_.resize(sets_);
-    tail_.resize(sets_);
+    links_.resize(tags_.size());
+    ends_.resize(sets_);
     if (ways_ > kScanWays && ways_ < 256) {  // 16 to 32 buckets per way: few buckets hold two keys
         bshift_ = unsigned(std::countr_zero(std::bit_ceil(16u * ways_)));
         fshift_ = 64 - bshift_;
@@ -33,14 +31,10 @@ void SetAssoc::flush() noexcept {
     std::fill(tags_.begin(), tags_.end(), kEmpty);
     std::fill(filter_.begin(), filter_.end(), Bucket{});
     for (unsigned s = 0; s < sets_; ++s) {
-        std::uint16_t* p = &prev_[std::size_t{s} * ways_];
-        std::uint16_t* n = &next_[std::size_t{s} * ways_];
-        for (unsigned w = 0; w < ways_; ++w) {
-            p[w] = std::uint16_t(w - 1);  // way 0's prev is unused
-            n[w] = std::uint16_t(w + 1);  // the last way's next is unused
-        }
-        head_[s] = 0;
-        tail_[s] = std::uint16_t(ways_ - 1);
+        Link* l = &links_[std::size_t{s} * ways_];
+        for (unsigned w = 0; w < ways_; ++w)
+            l[w] = {std::uint16_t(w - 1), std::uint16_t(w + 1)};  // way 0's prev, the last's next: unused
+        ends_[s] = {0, std::uint16_t(ways_ - 1)};
     }
 }
 

@@ -64,10 +64,14 @@ class SetAssoc {
     bool pow2_ = false;
     std::uint64_t fastmod_ = 0;  // 2^64 / sets, rounded up
     std::vector<std::uint64_t> tags_;    // [set * ways + way]
-    std::vector<std::uint16_t> prev_;    // recency list links, way indices within the set
-    std::vector<std::uint16_t> next_;
-    std::vector<std::uint16_t> head_;    // per set: most recently used way
-    std::vector<std::uint16_t> tail_;    // per set: least recently used way
+    struct Link {
+        std::uint16_t prev, next;
+    };
+    struct Ends {
+        std::uint16_t head, tail;
+    };
+    std::vector<Link> links_;  // [set * ways + way]: recency list links, way indices
+    std::vector<Ends> ends_;   // per set: most and least recently used way
     struct Bucket {
         std::uint8_t count = 0;  // present keys hashing here
         std::uint8_t ways = 0;   // XOR of their ways: the way itself when count == 1
@@ -94,16 +98,17 @@ inline int SetAssoc::find(unsigned set, std::uint64_t key) const noexcept {
 }
 
 inline void SetAssoc::to_front(unsigned set, unsigned way) noexcept {
-    unsigned h = head_[set];
+    Ends& e = ends_[set];
+    unsigned h = e.head;
     if (h == way) return;
-    std::size_t base = std::size_t{set} * ways_;
-    std::uint16_t p = prev_[base + way], n = next_[base + way];
-    if (tail_[set] == way) tail_[set] = p;
-    else prev_[base + n] = p;
-    next_[base + p] = n;
-    next_[base + way] = std::uint16_t(h);
-    prev_[base + h] = std::uint16_t(way);
-    head_[set] = std::uint16_t(way);
+    Link* l = &links_[std::size_t{set} * ways_];
+    std::uint16_t p = l[way].prev, n = l[way].next;
+    if (e.tail == way) e.tail = p;
+    else l[n].prev = p;
+    l[p].next = n;
+    l[way].next = std::uint16_t(h);
+    l[h].prev = std::uint16_t(way);
+    e.head = std::uint16_t(way);
 }
 
 inline bool SetAssoc::lookup(std::uint64_t key) noexcept {
@@ -116,7 +121,8 @@ inline bool SetAssoc::lookup(std::uint64_t key) noexcept {
 
 inline void SetAssoc::insert(std::uint64_t key) noexcept {
     unsigned set = set_of(key);
-    unsigned victim = tail_[set];
+    Ends& e = ends_[set];
+    unsigned victim = e.tail;
     std::uint64_t& tag = tags_[std::size_t{set} * ways_ + victim];
     if (!filter_.empty()) {
         if (tag != kEmpty) {
@@ -131,12 +137,11 @@ inline void SetAssoc::insert(std::uint64_t key) noexcept {
     tag = key;
     if (ways_ == 1) return;
     // The victim is the tail: it becomes the head.
-    std::uint16_t* prev = &prev_[std::size_t{set} * ways_];
-    std::uint16_t* next = &next_[std::size_t{set} * ways_];
-    tail_[set] = prev[victim];
-    next[victim] = head_[set];
-    prev[head_[set]] = std::uint16_t(victim);
-    head_[set] = std::uint16_t(victim);
+    Link* l = &links_[std::size_t{set} * ways_];
+    e.tail = l[victim].prev;
+    l[victim].next = e.head;
+    l[e.head].prev = std::uint16_t(victim);
+    e.head = std::uint16_t(victim);
 }
 
 }  // namespace physmem::tlbsim

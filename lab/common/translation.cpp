@@ -6,7 +6,6 @@
 #include <memory>
 
 #include "physmem/tlbsim/simulator.hpp"
-#include "port/os.hpp"
 #include "translation_record.hpp"
 
 namespace lab::translation {
@@ -71,9 +70,9 @@ Machine resolve(const SimSettings& s) {
     if (s.simulate == "off") {
         m = {{}, "", "off", "--simulate off"};
     } else if (s.simulate == "auto") {
-        physmem::os::CpuIdentity cpu = physmem::os::cpu_identity();
-        m = cpu.found ? machine_for_cpu(cpu.vendor, cpu.family, cpu.model)
-                      : Machine{{}, "", "auto", "/proc/cpuinfo gives no vendor_id, cpu family and model"};
+        std::optional<physmem::tlbsim::CpuIdentity> cpu = physmem::tlbsim::this_cpu();
+        m = cpu ? machine_for_cpu(cpu->vendor, cpu->family, cpu->model)
+                : Machine{{}, "", "auto", "no CPU identity (CPUID): not an x86 processor"};
     } else {
         m = {physmem::tlbsim::preset(s.simulate), s.simulate, "asked", ""};
     }

@@ -39,7 +39,8 @@ struct Machine {
 };
 Machine resolve(const SimSettings& s);
 
-// The preset for a CPU as /proc/cpuinfo names it, or the reason there is none
+// The preset for a CPU (vendor, family, model as CPUID and /proc/cpuinfo give them), or
+// the reason there is none
 // ("no preset matches AuthenticAMD 26 68").
 Machine machine_for_cpu(std::string_view vendor, unsigned family, unsigned model);
 

@@ -16,7 +16,6 @@
 #include "common/translation_record.hpp"
 #include "kernels/scan.hpp"
 #include "physmem/tlbsim/trace.hpp"
-#include "port/os.hpp"
 
 namespace {
 
@@ -95,15 +94,6 @@ TEST(TraceMachine, UnknownCpuHasNoPresetAndSaysWhy) {
     EXPECT_TRUE(j["preset"].is_null());
     EXPECT_EQ(j["reason"], "no preset matches NoSuchVendor 1 2");
     EXPECT_EQ(j["chosen"], "auto");
-}
-
-TEST(TraceMachine, ProcCpuinfoAgreesWithCpuid) {
-    physmem::os::CpuIdentity proc = physmem::os::cpu_identity();
-    auto cpuid = physmem::tlbsim::this_cpu();
-    if (!proc.found || !cpuid) GTEST_SKIP() << "no x86 identity in /proc/cpuinfo or CPUID";
-    EXPECT_EQ(std::string(proc.vendor), cpuid->vendor);
-    EXPECT_EQ(proc.family, cpuid->family);
-    EXPECT_EQ(proc.model, cpuid->model);
 }
 
 // A context whose command line asked for zen5 and a trace file.

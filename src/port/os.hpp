@@ -119,17 +119,6 @@ int hugepages_set_total(std::size_t page_size, long total) noexcept;
 // 0 when unreadable. Allocates no heap memory.
 std::size_t resident_bytes() noexcept;
 
-// The first processor's identity from /proc/cpuinfo (x86 fields): vendor_id (e.g.
-// "AuthenticAMD", NUL-terminated, cut to 15 chars), "cpu family" and "model" (decimal).
-// found = false when the file is unreadable or lacks any of the three. No heap, no stdio.
-struct CpuIdentity {
-    bool found = false;
-    char vendor[16] = {};
-    unsigned family = 0;
-    unsigned model = 0;
-};
-CpuIdentity cpu_identity() noexcept;
-
 bool is_root() noexcept;
 
 // --- process (process.cpp) -----------------------------------------------------------

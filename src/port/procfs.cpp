@@ -1,4 +1,4 @@
-// src/port/procfs.cpp — /proc readers (see os.hpp): smaps, pagemap, cpuinfo and the THP mode.
+// src/port/procfs.cpp — /proc readers (see os.hpp): smaps, pagemap and the THP mode.
 // No heap allocation and no stdio (fixed buffers, read(2)), so the drop-in allocator and
 // the memory core may call them at any time.
 #include <fcntl.h>
@@ -102,51 +102,6 @@ std::optional<std::uint64_t> physical_address(const void* addr) noexcept {
     std::uint64_t pfn = entry & ((std::uint64_t{1} << 55) - 1);
     if (!present || pfn == 0) return std::nullopt;  // pfn hidden from non-root
     return pfn * page + a % page;
-}
-
-namespace {
-
-// "key\t: value" -> value, when line starts with key followed by blanks and ':'; else null.
-const char* cpuinfo_value(const char* line, const char* key) noexcept {
-    std::size_t n = std::strlen(key);
-    if (std::strncmp(line, key, n) != 0) return nullptr;
-    line += n;
-    while (*line == ' ' || *line == '\t') ++line;
-    if (*line != ':') return nullptr;
-    ++line;
-    while (*line == ' ') ++line;
-    return line;
-}
-
-// Fills one field of c from a line of the first processor's block.
-void read_cpuinfo_field(const char* line, CpuIdentity& c, unsigned& seen) noexcept {
-    if (const char* v = cpuinfo_value(line, "vendor_id")) {
-        std::strncpy(c.vendor, v, sizeof c.vendor - 1);
-        seen |= 1;
-    } else if (const char* f = cpuinfo_value(line, "cpu family")) {
-        c.family = static_cast<unsigned>(std::strtoul(f, nullptr, 10));
-        seen |= 2;
-    } else if (const char* m = cpuinfo_value(line, "model")) {
-        c.model = static_cast<unsigned>(std::strtoul(m, nullptr, 10));
-        seen |= 4;
-    }
-}
-
-}  // namespace
-
-CpuIdentity cpu_identity() noexcept {
-    CpuIdentity c;
-    int fd = ::open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return c;
-    unsigned seen = 0;
-    for_each_line(fd, [&](const char* line) {
-        if (*line == '\0') return false;  // the first processor's block ends
-        read_cpuinfo_field(line, c, seen);
-        return seen != 7;
-    });
-    ::close(fd);
-    c.found = seen == 7;
-    return c;
 }
 
 ThpMode thp_mode() noexcept {

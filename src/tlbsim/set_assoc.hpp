@@ -25,7 +25,6 @@ class SetAssoc {
     SetAssoc(unsigned entries, unsigned ways);
 
     bool empty() const noexcept { return sets_ == 0; }
-    unsigned entries() const noexcept { return sets_ * ways_; }
 
     // true on a hit (the entry becomes the most recently used); false on a miss, nothing changed.
     bool lookup(std::uint64_t key) noexcept;

@@ -27,7 +27,13 @@
 // Threads: any number of threads may call get(), prefetch(), stats() and the const
 // for_each_segment / for_each_strided on one array at the same time (they lock; each
 // leaf is pinned while a callback reads it). Everything else (operator[], at, set,
-// iterators, the non-const algorithms, flush) needs the array to itself.
+// iterators, the non-const algorithms, flush, set_budget) needs the array to itself.
+//
+// Memory over the program's life: set_budget() shrinks (or grows) the leaves held in
+// memory at run time, and the array's blocks (frames and table) are movable, so
+// BlockPool::compact() packs them with a pool's other movable blocks and gives the
+// emptied pages back (the pool's contract: nobody uses the array while it runs;
+// iterators revalidate afterwards, references do not).
 //
 // Cost when nothing pages: operator[] is the tree walk plus one test of the entry's tag
 // bits (pager.hpp: the software accessed/dirty bits); TreeArray, which does not page,
@@ -162,6 +168,10 @@ class PagedArray {
     }
     // Writes every dirty leaf (they stay in memory). Throws PagingError on an I/O error.
     void flush() { pager_->flush(); }
+    // The residency budget, changeable at run time (pager.hpp: set_budget): shrinking
+    // evicts and returns frames to the pool, which then gives their pages back.
+    void set_budget(std::size_t bytes) { pager_->set_budget(bytes); }
+    std::size_t budget() const noexcept { return pager_->budget(); }
     detail::Pager& pager() const noexcept { return *pager_; }
 
     // --- iteration ----------------------------------------------------------------------

@@ -28,6 +28,13 @@
 // Threads: one mutex guards every slow path (access, fault, prefetch, flush, pins,
 // stats). The fast path (raw + a tag test) takes no lock, so it is safe only while no
 // other thread can evict: see PagedArray's contract.
+//
+// Memory. Every block (the table's inner blocks and the frames) is movable: the pager
+// is their BlockOwner (block_owner.hpp), so BlockPool::compact()/relocate() can pack
+// them into fewer pages, under the pool's contract (nobody uses the array meanwhile; I/O
+// in flight is finished first). set_budget() changes the budget at run time: shrinking
+// evicts (CLOCK's choice, dirty leaves written) and returns the frames beyond it to the
+// pool, which gives their pages back (pool.hpp).
 #pragma once
 
 #include <cstddef>
@@ -39,6 +46,7 @@
 #include <string>
 #include <vector>
 
+#include "physmem/block_owner.hpp"
 #include "physmem/pool.hpp"
 
 namespace physmem {
@@ -97,7 +105,7 @@ namespace detail {
 
 class IoQueue;  // src/paged/io_queue.hpp
 
-class Pager {
+class Pager final : private BlockOwner {
   public:
     // Leaf state bits (state_[k]).
     // 16 bits, not 8: a store through a char type may alias anything, so the compiler
@@ -153,11 +161,23 @@ class Pager {
     void prefetch(std::span<const std::size_t> leaves);
     // Writes every dirty leaf; they stay in memory, clean.
     void flush();
+    // The budget in bytes of leaves (whole leaves, at least one, at most all). Growing
+    // lets later faults take more frames; shrinking evicts until the leaves in memory
+    // fit (CLOCK's victims, dirty ones written) and gives the frames beyond it back to
+    // the pool. On an error (PagingError from a write, std::runtime_error when the
+    // leaves that would have to go are pinned) the budget stays as it was; leaves
+    // already evicted are on file, nothing is lost. Takes the lock; invalidates
+    // references as an eviction does.
+    void set_budget(std::size_t bytes);
+    std::size_t budget() const noexcept { return max_frames_ * leaf_bytes_; }
     // A counter bumped whenever a present leaf leaves memory or is cleaned (flush, write-behind):
     // cached leaf pointers (iterators) revalidate when it changes.
     std::uint64_t epoch() const noexcept { return epoch_; }
 
     PagingStats stats() const;
+    // Every block the pager holds, the table's (root last) then the frames (free ones
+    // included): for inspection and tests. Takes the lock.
+    std::vector<void*> blocks() const;
     std::size_t leaves() const noexcept { return leaves_; }
     std::size_t leaf_bytes() const noexcept { return leaf_bytes_; }
     const std::string& file() const noexcept { return file_; }
@@ -176,6 +196,10 @@ class Pager {
     };
     static constexpr std::size_t kNone = ~std::size_t{0};
 
+    bool relocate(std::uintptr_t cookie, void* from, void* to) noexcept override;
+    void* new_block(std::uintptr_t cookie);
+    void shrink_frames(std::size_t keep);
+    void reserve_scratch();
     void build_table();
     void free_table() noexcept;
     void*& entry(std::size_t k) noexcept;
@@ -207,7 +231,8 @@ class Pager {
     unsigned depth_ = 1;  // levels of inner blocks (>= 1)
     unsigned fan_shift_;
     std::size_t fan_mask_;
-    std::vector<void*> inner_;                 // every inner block (to free them)
+    std::vector<void*> inner_;                 // inner blocks, level 1 first, the root last
+    std::vector<std::size_t> level_start_;     // inner_ index of each level's first block
     std::unique_ptr<Bits[]> state_;            // per leaf: k* bits above
     std::unique_ptr<std::uint32_t[]> frame_;   // per leaf: its frame while kInFrame
     std::vector<Frame> frames_;

@@ -41,12 +41,7 @@ Pager::Pager(BlockPool& pool, std::size_t leaves, InitFn init, const PagingOptio
         state_ = std::make_unique<Bits[]>(leaves);
         frame_ = std::make_unique<std::uint32_t[]>(leaves);
         build_table();
-        std::size_t batch = std::min<std::size_t>(max_frames_, 4096) + o.readahead + 64;
-        for (auto* v : {&todo_, &held_, &next_}) v->reserve(batch);
-        for (auto* v : {&chosen_, &dirty_, &taken_}) v->reserve(batch);
-        done_.reserve(std::max<std::size_t>(o.queue_depth, 1) + batch);
-        behind_.reserve(std::min<std::size_t>(2 * max_frames_, 8192));
-        free_frames_.reserve(max_frames_ < 65536 ? max_frames_ : 65536);
+        reserve_scratch();
     } catch (...) {
         free_table();
         io_.reset();
@@ -69,16 +64,37 @@ Pager::~Pager() {
     if (!unlink_path_.empty()) os::remove_file(unlink_path_.c_str());
 }
 
+// The slow paths' scratch, sized for the budget, so that paging allocates no heap
+// memory in the steady state.
+void Pager::reserve_scratch() {
+    std::size_t batch = std::min<std::size_t>(max_frames_, 4096) + opt_.readahead + 64;
+    for (auto* v : {&todo_, &held_, &next_}) v->reserve(batch);
+    for (auto* v : {&chosen_, &dirty_, &taken_}) v->reserve(batch);
+    done_.reserve(std::max<std::size_t>(opt_.queue_depth, 1) + batch);
+    behind_.reserve(std::min<std::size_t>(2 * max_frames_, 8192));
+    free_frames_.reserve(max_frames_ < 65536 ? max_frames_ : 65536);
+}
+
+// A movable block of this pager. Cookies: inner block i of inner_ is i << 1, frame f is
+// f << 1 | 1 (relocate below).
+void* Pager::new_block(std::uintptr_t cookie) { return pool_->allocate(this, cookie); }
+
 // Inner blocks bottom-up: level 1 points at leaves, each level above at the one below.
 void Pager::build_table() {
     std::vector<void*> level;
     std::size_t count = std::max<std::size_t>(1, (leaves_ + fan_mask_) >> fan_shift_);
     auto take = [this] {
-        void* b = pool_->allocate();
-        inner_.push_back(b);
+        void* b = new_block(inner_.size() << 1);
+        try {
+            inner_.push_back(b);
+        } catch (...) {
+            pool_->deallocate(b);
+            throw;
+        }
         std::memset(b, 0, leaf_bytes_);
         return b;
     };
+    level_start_.assign(1, 0);
     for (std::size_t i = 0; i < count; ++i) {
         level.push_back(take());
         auto* e = static_cast<std::uintptr_t*>(level.back());
@@ -86,12 +102,14 @@ void Pager::build_table() {
     }
     depth_ = 1;
     while (level.size() > 1) {
+        level_start_.push_back(inner_.size());
         std::vector<void*> up((level.size() + fan_mask_) >> fan_shift_);
         for (void*& b : up) b = take();
         for (std::size_t i = 0; i < level.size(); ++i) static_cast<void**>(up[i >> fan_shift_])[i & fan_mask_] = level[i];
         level.swap(up);
         ++depth_;
     }
+    level_start_.push_back(inner_.size());
     root_ = static_cast<void**>(level[0]);
 }
 
@@ -99,6 +117,33 @@ void Pager::free_table() noexcept {
     for (void* b : inner_) pool_->deallocate(b);
     inner_.clear();
     root_ = nullptr;
+}
+
+// The pool moves one of our blocks (its lock held; nobody uses the array: the pool's
+// contract). I/O in flight finishes first, since the kernel may still be reading into or
+// writing from the frame. A frame's leaf entry follows it with its tags; an inner block's
+// parent slot (or the root) is rewritten. Iterators revalidate (epoch).
+bool Pager::relocate(std::uintptr_t cookie, void* from, void* to) noexcept {
+    drain();
+    std::size_t i = cookie >> 1;
+    if (cookie & 1) {
+        if (i >= frames_.size() || frames_[i].data != from) return false;
+        std::memcpy(to, from, leaf_bytes_);
+        frames_[i].data = to;
+        std::size_t k = frames_[i].leaf;
+        if (k != kNone && lookup(k)) sync_tags(k);
+    } else {
+        if (i >= inner_.size() || inner_[i] != from) return false;
+        std::memcpy(to, from, leaf_bytes_);
+        inner_[i] = to;
+        unsigned level = 1;  // inner_[i] is in level `level` (1: points at leaves)
+        while (i >= level_start_[level]) ++level;
+        std::size_t at = i - level_start_[level - 1];
+        if (level == depth_) root_ = static_cast<void**>(to);
+        else static_cast<void**>(inner_[level_start_[level] + (at >> fan_shift_)])[at & fan_mask_] = to;
+    }
+    ++epoch_;
+    return true;
 }
 
 void*& Pager::entry(std::size_t k) noexcept { return *const_cast<void**>(slot(k)); }
@@ -209,9 +254,14 @@ std::size_t Pager::take_frames(std::size_t want, std::uint32_t* out) {
         free_frames_.pop_back();
     }
     while (got < want && frames_.size() < max_frames_) {
-        void* p = pool_->try_allocate();
+        void* p = pool_->try_allocate(this, frames_.size() << 1 | 1);
         if (!p) break;
-        frames_.push_back({p, kNone, 0});
+        try {
+            frames_.push_back({p, kNone, 0});
+        } catch (...) {
+            pool_->deallocate(p);
+            throw;
+        }
         out[got++] = static_cast<std::uint32_t>(frames_.size() - 1);
     }
     while (got < want) {
@@ -477,6 +527,61 @@ void Pager::flush() {
         if (frames_[f].leaf != kNone && (state_[frames_[f].leaf] & kDirty)) dirty_.push_back(f);
     ++epoch_;
     write_back(dirty_);
+}
+
+void Pager::set_budget(std::size_t bytes) {
+    std::size_t want = std::clamp<std::size_t>(bytes / leaf_bytes_, 1, std::max<std::size_t>(leaves_, 1));
+    if (want > UINT32_MAX) throw std::invalid_argument("physmem::PagedArray: budget of more than 2^32 leaves");
+    std::lock_guard lock(mutex_);
+    std::size_t before = max_frames_;
+    max_frames_ = want;  // take no new frames beyond it
+    try {
+        if (want < frames_.size()) shrink_frames(want);
+        reserve_scratch();
+    } catch (...) {
+        max_frames_ = before;
+        throw;
+    }
+    stats_.frames = max_frames_;
+}
+
+// Evicts until at most `keep` frames hold leaves, moves the leaves of frames at index
+// `keep` and above into free frames below it (the bookkeeping only: the data stays where
+// it is, the block changes index), and gives the frames from `keep` on back to the pool.
+void Pager::shrink_frames(std::size_t keep) {
+    while (io_->in_flight()) pump(1);  // write-behind and read-ahead finish first
+    for (std::size_t held = frames_.size() - free_frames_.size(); held > keep;) {
+        taken_.resize(held - keep);
+        std::size_t got = choose_victims(taken_.size(), taken_.data());
+        if (!got)
+            throw std::runtime_error("physmem::PagedArray: cannot shrink the budget to " + std::to_string(keep) +
+                                     " leaves: the leaves in memory are pinned");
+        free_frames_.insert(free_frames_.end(), taken_.begin(), taken_.begin() + static_cast<std::ptrdiff_t>(got));
+        held -= got;
+    }
+    std::vector<std::uint32_t> low;  // free frames below `keep`
+    for (std::uint32_t f : free_frames_)
+        if (f < keep) low.push_back(f);
+    for (std::size_t f = keep; f < frames_.size(); ++f) {
+        if (frames_[f].leaf == kNone) continue;
+        std::uint32_t g = low.back();
+        low.pop_back();
+        std::swap(frames_[g], frames_[f]);
+        frame_[frames_[g].leaf] = g;
+        pool_->set_owner(frames_[g].data, this, std::uintptr_t{g} << 1 | 1);
+    }
+    for (std::size_t f = keep; f < frames_.size(); ++f) pool_->deallocate(frames_[f].data);
+    frames_.resize(keep);
+    free_frames_.swap(low);
+    if (hand_ >= keep) hand_ = 0;
+    ++epoch_;
+}
+
+std::vector<void*> Pager::blocks() const {
+    std::lock_guard lock(mutex_);
+    std::vector<void*> out(inner_);
+    for (const Frame& f : frames_) out.push_back(f.data);
+    return out;
 }
 
 PagingStats Pager::stats() const {

@@ -1,0 +1,250 @@
+// tests/test_paged_memory.cpp — a PagedArray's memory over its life: the budget changed
+// at run time (shrinking evicts, writes dirty leaves and gives frames back to the pool;
+// pinned leaves refuse it without loss), and its blocks (frames and table) moved by the
+// pool's relocate() and compact() while the contents and paging stay right.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+#include <cstdint>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "physmem/paged_array.hpp"
+#include "support.hpp"
+
+namespace {
+
+using physmem::BlockPool;
+using physmem::PagedArray;
+using physmem::PagingIo;
+using Array = PagedArray<std::uint64_t>;
+
+constexpr std::size_t kMiB = 1 << 20;
+
+physmem::PoolOptions held(std::size_t bs, std::size_t capacity) {
+    physmem::PoolOptions o = physmem_test::pool_options(bs, capacity);
+    o.give_back_delay_ms = 60000;  // the tests release and compact themselves
+    return o;
+}
+
+std::uint64_t value(std::size_t i, std::uint64_t salt) { return (i + 1) * 0x9E3779B97F4A7C15ull ^ salt; }
+
+void fill(Array& a, std::uint64_t salt) {
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = value(i, salt);
+}
+
+// Every element through get() and through a const iteration.
+void expect_all(const Array& a, std::uint64_t salt) {
+    for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a.get(i), value(i, salt)) << "index " << i;
+    std::size_t i = 0;
+    for (std::uint64_t v : a) ASSERT_EQ(v, value(i++, salt)) << "index " << i - 1;
+    ASSERT_EQ(i, a.size());
+}
+
+// Random writes and reads against a std::vector model: the array keeps paging right.
+void churn(Array& a, std::vector<std::uint64_t>& m, std::uint32_t seed, int ops = 2000) {
+    std::mt19937_64 rng(seed);
+    for (int op = 0; op < ops; ++op) {
+        std::size_t i = rng() % a.size();
+        if (rng() % 3 == 0) {
+            std::uint64_t v = rng();
+            a.set(i, v);
+            m[i] = v;
+        } else {
+            ASSERT_EQ(a.get(i), m[i]) << "index " << i << " at op " << op;
+        }
+    }
+}
+
+std::vector<std::uint64_t> model(const Array& a, std::uint64_t salt) {
+    std::vector<std::uint64_t> m(a.size());
+    for (std::size_t i = 0; i < m.size(); ++i) m[i] = value(i, salt);
+    return m;
+}
+
+// Moves every block of the array (pool.relocate) and checks that the walk now reaches
+// only the new blocks: each leaf's table slot and each present leaf's frame.
+void move_every_block(BlockPool& pool, Array& a) {
+    std::vector<void*> before = a.pager().blocks();
+    for (void* b : before) {
+        void* q = pool.relocate(b);
+        ASSERT_NE(q, nullptr) << "room to move";
+        ASSERT_NE(q, b);
+    }
+    std::vector<void*> after = a.pager().blocks();
+    ASSERT_EQ(after.size(), before.size());
+    std::set<std::uintptr_t> now;
+    for (void* b : after) now.insert(reinterpret_cast<std::uintptr_t>(b));
+    const std::uintptr_t mask = ~(std::uintptr_t{pool.block_size()} - 1);
+    auto& p = a.pager();
+    for (std::size_t k = 0; k < a.leaf_count(); ++k) {
+        ASSERT_TRUE(now.count(reinterpret_cast<std::uintptr_t>(p.slot(k)) & mask)) << "leaf " << k << "'s table slot";
+        if (void* f = p.lookup(k)) ASSERT_TRUE(now.count(reinterpret_cast<std::uintptr_t>(f))) << "leaf " << k;
+    }
+}
+
+// Every leaf out through a one-leaf budget, then back: what the frames held reached the
+// file. The budget is restored.
+void expect_model_through_the_file(Array& a, const std::vector<std::uint64_t>& m) {
+    std::size_t budget = a.budget();
+    a.set_budget(0);
+    for (std::size_t i = 0; i < m.size(); ++i) ASSERT_EQ(a.get(i), m[i]) << "index " << i;
+    a.set_budget(budget);
+}
+
+std::size_t pages_of(const std::vector<void*>& blocks, std::size_t page) {
+    std::set<std::uintptr_t> pages;
+    for (void* b : blocks) pages.insert(reinterpret_cast<std::uintptr_t>(b) / page);
+    return pages.size();
+}
+
+// --- the budget at run time --------------------------------------------------------------
+
+TEST(PagedBudget, ShrinkingWritesDirtyLeavesAndKeepsEveryElement) {
+    for (PagingIo io : {PagingIo::automatic, PagingIo::sync}) {
+        BlockPool pool(held(4096, 16 * kMiB));
+        Array a(40 * 512 - 100, pool, {.budget = 16 * 4096, .io = io});
+        fill(a, 1);  // the last 16 leaves in memory, dirty
+        std::size_t table = pool.stats().blocks_in_use - a.stats().resident;
+        a.set_budget(3 * 4096);
+        physmem::PagingStats s = a.stats();
+        EXPECT_EQ(a.budget(), 3u * 4096);
+        EXPECT_EQ(s.frames, 3u);
+        EXPECT_LE(s.resident, 3u);
+        EXPECT_EQ(pool.stats().blocks_in_use, table + s.resident) << "frames beyond the budget go back to the pool";
+        EXPECT_EQ(s.writebacks, 40u - s.resident) << "every dirty leaf that left was written once";
+        expect_all(a, 1);
+        move_every_block(pool, a);  // the frames kept changed index: the pool still finds them
+        expect_all(a, 1);
+        EXPECT_LE(a.stats().resident, 3u);
+        // Grown again: every leaf fits and stays.
+        a.set_budget(1 << 20);
+        EXPECT_EQ(a.stats().frames, 40u);
+        expect_all(a, 1);
+        std::uint64_t loads = a.stats().loads;
+        expect_all(a, 1);
+        EXPECT_EQ(a.stats().loads, loads) << "all 40 leaves fit the grown budget";
+        EXPECT_EQ(a.stats().resident, 40u);
+        std::vector<std::uint64_t> m = model(a, 1);
+        a.set_budget(5 * 4096);
+        churn(a, m, 11);
+        expect_model_through_the_file(a, m);
+    }
+}
+
+TEST(PagedBudget, AtLeastOneLeafAndAtMostAll) {
+    BlockPool pool(held(4096, 4 * kMiB));
+    Array a(10 * 512, pool, {.budget = 4 * 4096});
+    fill(a, 2);
+    a.set_budget(0);
+    EXPECT_EQ(a.budget(), 4096u);
+    EXPECT_EQ(a.stats().resident, 1u);
+    expect_all(a, 2);
+    a.set_budget(std::size_t{1} << 40);
+    EXPECT_EQ(a.budget(), 10u * 4096);
+}
+
+TEST(PagedBudget, PinnedLeavesRefuseAShrinkAndNothingIsLost) {
+    BlockPool pool(held(4096, 4 * kMiB));
+    Array a(12 * 512, pool, {.budget = 6 * 4096});
+    fill(a, 3);
+    auto& p = a.pager();
+    p.pin(10, true);
+    p.pin(11, true);
+    EXPECT_THROW(a.set_budget(4096), std::runtime_error);
+    EXPECT_EQ(a.budget(), 6u * 4096) << "the budget stays as it was";
+    // A shrink that leaves room for the pinned leaves works, and they stay where they are.
+    void* at10 = p.lookup(10);
+    a.set_budget(2 * 4096);
+    EXPECT_EQ(p.lookup(10), at10);
+    p.unpin(10);
+    p.unpin(11);
+    expect_all(a, 3);
+}
+
+TEST(PagedBudget, ShrinkInsideASegmentCallbackKeepsTheSpanValid) {
+    BlockPool pool(held(4096, 4 * kMiB));
+    Array a(16 * 512, pool, {.budget = 8 * 4096});
+    fill(a, 4);
+    std::size_t seen = 0;
+    physmem::for_each_segment(a, [&](std::span<std::uint64_t> s) {
+        if (seen == 7 * 512) a.set_budget(4096);  // only the pinned leaf may stay
+        for (std::uint64_t& v : s) v ^= 5;
+        seen += s.size();
+    });
+    for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a.get(i), value(i, 4) ^ 5) << "index " << i;
+    EXPECT_EQ(a.budget(), 4096u);
+}
+
+TEST(PagedBudget, ShrinkGivesThePagesBackToTheSystem) {
+    const std::size_t bs = 64 << 10;
+    BlockPool pool(held(bs, 64 * kMiB));
+    Array a(512 * (bs / 8), pool, {.budget = 32 * kMiB});  // 32 MiB of data, all in memory
+    fill(a, 6);
+    std::size_t page = pool.stats().page_size;
+    EXPECT_GE(pool.stats().resident_bytes, 32 * kMiB);
+    a.set_budget(2 * kMiB);
+    pool.compact();
+    physmem::PoolStats st = pool.stats();
+    EXPECT_EQ(st.blocks_in_use, a.pager().blocks().size());
+    EXPECT_LE(st.resident_bytes, st.blocks_in_use * bs + page) << "resident: only the frames and table left";
+    expect_all(a, 6);
+}
+
+// --- blocks moved by the pool ------------------------------------------------------------
+
+// Every block (root, inner, frames) relocated one at a time, across block sizes and
+// table depths; the contents stay, and paging goes on into the moved frames.
+TEST(PagedRelocation, EveryBlockMovesAndPagingGoesOn) {
+    struct Case {
+        std::size_t bs, leaves, budget;
+    };
+    for (Case c : {Case{4096, 20, 6}, Case{4096, 600, 40}, Case{16 << 10, 2100, 64}, Case{64 << 10, 30, 8}}) {
+        SCOPED_TRACE(testing::Message() << c.bs << " B blocks, " << c.leaves << " leaves, budget " << c.budget);
+        BlockPool pool(held(c.bs, 64 * kMiB));
+        Array a(c.leaves * (c.bs / 8) - 7, pool, {.budget = c.budget * c.bs, .readahead = 4});
+        fill(a, 7);
+        move_every_block(pool, a);
+        expect_all(a, 7);
+        std::vector<std::uint64_t> m = model(a, 7);
+        churn(a, m, 8);
+        move_every_block(pool, a);
+        expect_model_through_the_file(a, m);
+    }
+}
+
+// Two arrays' blocks interleaved in one pool; the second goes; compact() packs the
+// first into fewer pages, gives the rest back, and the first goes on paging right —
+// iterators made before the compaction included.
+TEST(PagedRelocation, CompactionPacksFramesAndTableAndGivesPagesBack) {
+    const std::size_t bs = 4096;
+    BlockPool pool(held(bs, 16 * kMiB));
+    std::size_t page = pool.stats().page_size;
+    if (page <= bs) GTEST_SKIP() << "the pool's pages are its blocks (no huge pages): nothing to pack";
+    auto a = std::make_unique<Array>(1200 * 512, pool, physmem::PagingOptions{.budget = 700 * bs});
+    auto b = std::make_unique<Array>(1200 * 512, pool, physmem::PagingOptions{.budget = 700 * bs});
+    for (std::size_t i = 0; i < a->size(); ++i) (*a)[i] = value(i, 9), (*b)[i] = value(i, 10);
+    Array::const_iterator it = std::as_const(*a).begin() + 1100 * 512 + 3;
+    ASSERT_EQ(*it, value(1100 * 512 + 3, 9));
+    std::size_t spread = pages_of(a->pager().blocks(), page);
+    b.reset();
+    physmem::CompactResult r = pool.compact();
+    EXPECT_GT(r.blocks_moved, 0u);
+    EXPECT_GT(r.pages_emptied, 0u);
+    std::vector<void*> blocks = a->pager().blocks();
+    EXPECT_LT(pages_of(blocks, page), spread);
+    physmem::PoolStats st = pool.stats();
+    EXPECT_EQ(st.blocks_in_use, blocks.size());
+    EXPECT_LE(st.resident_bytes, blocks.size() * bs + page);
+    EXPECT_EQ(*it, value(1100 * 512 + 3, 9)) << "the iterator revalidates";
+    expect_all(*a, 9);
+    std::vector<std::uint64_t> m = model(*a, 9);
+    churn(*a, m, 12);
+    expect_model_through_the_file(*a, m);
+}
+
+}  // namespace

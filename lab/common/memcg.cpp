@@ -39,10 +39,10 @@ std::uint64_t read_number(const std::string& path) {
     return v;
 }
 
-// Removes the groups of processes that died inside one (SIGKILL skips ~Limit): names
-// kPrefix<pid> whose pid is gone. rmdir refuses a group that still has tasks.
-void remove_stale_groups() {
-    DIR* d = ::opendir(kRoot);
+// Removes the groups under `dir` of processes that died inside one (SIGKILL skips
+// ~Limit): names kPrefix<pid> whose pid is gone. rmdir refuses a group that still has tasks.
+void remove_stale_groups(const std::string& dir) {
+    DIR* d = ::opendir(dir.c_str());
     if (!d) return;
     const std::string prefix = kPrefix;
     while (dirent* e = ::readdir(d)) {
@@ -51,7 +51,7 @@ void remove_stale_groups() {
         char* end = nullptr;
         long pid = std::strtol(name.c_str() + prefix.size(), &end, 10);
         if (pid > 0 && *end == '\0' && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
-            ::rmdir((std::string(kRoot) + "/" + name).c_str());
+            ::rmdir((dir + "/" + name).c_str());
     }
     ::closedir(d);
 }
@@ -87,11 +87,19 @@ std::string unavailable_reason() {
 
 Limit::Limit(std::size_t limit) {
     if (std::string why = unavailable_reason(); !why.empty()) throw std::runtime_error(why);
-    remove_stale_groups();
     origin_ = current_group();
-    path_ = std::string(kRoot) + "/" + kPrefix + std::to_string(::getpid());
-    if (::mkdir(path_.c_str(), 0755) != 0 && errno != EEXIST)
-        throw std::runtime_error("memory cgroup: mkdir " + path_ + ": " + std::strerror(errno));
+    remove_stale_groups(origin_);
+    if (origin_ != kRoot) remove_stale_groups(kRoot);  // left by runs that made them at the root
+    // A child of the group the process is in, so that group's own limits and accounting
+    // still hold; of the root when that group takes no children.
+    std::string name = std::string("/") + kPrefix + std::to_string(::getpid());
+    path_ = origin_ + name;
+    if (::mkdir(path_.c_str(), 0755) != 0 && errno != EEXIST) {
+        int error = errno;
+        path_ = kRoot + name;
+        if (origin_ == kRoot || (::mkdir(path_.c_str(), 0755) != 0 && errno != EEXIST))
+            throw std::runtime_error("memory cgroup: mkdir " + origin_ + name + ": " + std::strerror(error));
+    }
     try {
         write_file(path_ + "/memory.limit_in_bytes", std::to_string(limit));
         write_file(path_ + "/cgroup.procs", std::to_string(::getpid()));

@@ -3,7 +3,7 @@
 // process's fault and I/O counters.
 //
 // The kernel's paging is measured under the same budget as physmem's: the process moves
-// into a fresh child of /sys/fs/cgroup/memory whose memory.limit_in_bytes is the
+// into a fresh child of its own memory cgroup whose memory.limit_in_bytes is the
 // budget plus what the process already holds; page cache of a MAP_SHARED file is
 // charged there, so the kernel reclaims (and writes back) as physmem's pager evicts.
 #pragma once
@@ -14,11 +14,12 @@
 
 namespace lab::memcg {
 
-// Joins a new memory cgroup (a child of the v1 root, named after the pid) limited to
-// `limit` bytes for the object's life; on destruction moves the process back to the
-// memory cgroup it was in before (/proc/self/cgroup, read at construction) and removes
-// the group. Groups left by processes that died inside one (the name's pid is gone) are
-// removed first. Throws std::runtime_error naming the step (not root, no v1 memory
+// Joins a new memory cgroup limited to `limit` bytes for the object's life: a child
+// (named after the pid) of the memory cgroup the process is in (/proc/self/cgroup, read
+// at construction), so that group's limits still bind; a child of the v1 root when that
+// group takes none. On destruction moves the process back to the group it came from and
+// removes the new one. Groups left by processes that died inside one (the name's pid is
+// gone) are removed first. Throws std::runtime_error naming the step (not root, no v1 memory
 // controller, a write refused).
 class Limit {
   public:

@@ -37,6 +37,7 @@ TEST(Memcg, LimitJoinsAGroupAndReturnsToTheOriginalOne) {
         mc::Limit limit(mc::resident_bytes() + (256 << 20));
         path = limit.path();
         EXPECT_EQ(mc::current_group(), path);
+        EXPECT_EQ(path.substr(0, path.rfind('/')), origin) << "a child of the group it was in";
         std::ifstream in(path + "/memory.limit_in_bytes");
         std::size_t got = 0;
         in >> got;
@@ -65,7 +66,7 @@ TEST(Memcg, AGroupLeftByAKilledProcessIsRemovedByTheNextLimit) {
     char c = 0;
     ASSERT_EQ(::read(ready[0], &c, 1), 1);
     ::close(ready[0]);
-    const std::string left = "/sys/fs/cgroup/memory/physmem-lab-" + std::to_string(child);
+    const std::string left = mc::current_group() + "/physmem-lab-" + std::to_string(child);
     EXPECT_TRUE(exists(left));
     ::kill(child, SIGKILL);
     int status = 0;

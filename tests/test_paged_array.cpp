@@ -3,6 +3,7 @@
 // concurrent readers, I/O errors (RLIMIT_FSIZE, a truncated file, ENOSPC on a small
 // tmpfs), and the file removed at the end.
 #include <dirent.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
@@ -478,9 +479,12 @@ TEST(PagedArray, AShortReadIsAnErrorAndTheLeafStaysOut) {
 }
 
 // A 256 KiB tmpfs: the file fills it; every element set before the error is still there
-// once the file system has room again. Root only (mount).
+// once the file system has room again. Root only (mount). The mount is made in a mount
+// namespace of this process's own where the kernel allows one, so a test killed before
+// its unmount leaves no tmpfs behind (the namespace goes with the process).
 TEST(PagedArray, EnospcOnAFullFileSystemLosesNothing) {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
+    if (::unshare(CLONE_NEWNS) == 0) ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr);
     ScratchDir d;
     if (::mount("tmpfs", d.path.c_str(), "tmpfs", 0, "size=256k") != 0)
         GTEST_SKIP() << "cannot mount tmpfs: " << std::strerror(errno);

@@ -137,6 +137,31 @@ TEST(GiveBack, DelayHoldsEmptyPagesUntilReleaseIsAsked) {
     EXPECT_LT(smaps_resident(pool), 1 * kMiB);
 }
 
+// A prefaulted pool is resident from the start: its stats say so, the timed give-back
+// leaves the pages no block has used alone (the prefault is the point), and release()
+// gives them back with the rest.
+TEST(GiveBack, PrefaultedPagesCountAsResidentAndGoOnlyWhenReleaseIsAsked) {
+    PoolOptions o = quick(64 << 10, 8 * kMiB);  // delay 0: emptied pages go on the last free
+    o.prefault = true;
+    BlockPool pool(o);
+    if (pool.stats().bytes_prefaulted == 0) GTEST_SKIP() << "prefaulting refused here";
+    std::size_t page = pool.stats().page_size;
+    EXPECT_EQ(pool.stats().resident_bytes, 8 * kMiB);
+    EXPECT_GE(smaps_resident(pool), 7 * kMiB);
+    void* p = pool.allocate();
+    std::memset(p, 1, pool.block_size());
+    pool.deallocate(p);  // its page emptied: given back at once (delay 0); the others stay
+    physmem::PoolStats st = pool.stats();
+    EXPECT_EQ(st.given_back_bytes, page);
+    EXPECT_EQ(st.resident_bytes, 8 * kMiB - page) << "pages never used are not given back on the timer";
+    EXPECT_EQ(pool.release(), 8 * kMiB - page);
+    EXPECT_EQ(pool.stats().resident_bytes, 0u);
+    EXPECT_LT(smaps_resident(pool), 1 * kMiB);
+    void* q = pool.allocate();  // still usable, zeroed
+    EXPECT_EQ(*static_cast<char*>(q), 0);
+    pool.deallocate(q);
+}
+
 TEST(GiveBack, PoolThatGrewShrinksWhenRegionsEmpty) {
     PoolOptions o = quick(64 << 10, 4 * kMiB, 60000);
     o.grow = true;

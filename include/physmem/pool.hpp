@@ -117,8 +117,11 @@ class BlockPool {
     // back (release()). Never allocates memory from the system; on std::bad_alloc
     // (its small work list) nothing has moved. See the concurrency contract at the top.
     CompactResult compact();
-    // Gives back every empty page now and unmaps grown regions without a live block.
-    // Returns the bytes given back. Does not move blocks.
+    // Gives back every empty page now — including pages of a prefaulted pool that no
+    // block has used yet (resident since mapping; the timed give-back leaves those
+    // alone, and a later block there faults again) — and unmaps grown regions without
+    // a live block. Returns the bytes given back. Does not move blocks. A locked pool
+    // gives nothing back.
     std::size_t release() noexcept;
     // The automatic policy, for a point where compact()'s contract holds: gives back
     // pages empty longer than the delay, then compacts if the free share of resident

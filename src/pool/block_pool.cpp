@@ -190,6 +190,8 @@ std::size_t BlockPool::release_locked() noexcept {
     if (options_.lock) return 0;
     while (Page* pg = filler_->oldest_empty())
         if (!give_back_locked(pg)) break;
+    while (Page* pg = filler_->populated())  // prefaulted and never used: asked for, so it goes too
+        if (!give_back_locked(pg)) break;
     unmap_empty_regions_locked();
     return given_back_ - before;
 }

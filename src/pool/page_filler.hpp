@@ -4,6 +4,8 @@
 // pages fill up and the others drain and can be given back. Lists (intrusive, O(1)):
 //   1..32   partly used resident pages, by bit_width(free blocks): list 1 = one free
 //   kEmpty  resident pages without a live block, the most recently emptied first
+//   kPopulated resident pages no block has used since they were mapped (a prefaulted or
+//           locked region's): given back only when asked (release), never on a timer
 //   kUnbacked pages never touched or given back (all free, read as zero)
 // Full pages are on no list. best() is a count-trailing-zeros over a bit mask.
 #pragma once
@@ -18,14 +20,15 @@ namespace physmem {
 class BlockPool::Filler {
   public:
     static constexpr int kEmpty = 33;
-    static constexpr int kUnbacked = 34;
-    static constexpr int kLists = 35;
+    static constexpr int kPopulated = 34;
+    static constexpr int kUnbacked = 35;
+    static constexpr int kLists = 36;
 
     // The list a page belongs on from its counts; -1 when full.
     static int list_for(const Page& p) noexcept {
         if (p.live == p.count) return -1;
         if (!p.resident) return kUnbacked;
-        if (p.live == 0) return kEmpty;
+        if (p.live == 0) return p.bumped ? kEmpty : kPopulated;  // bumped: a block was taken since mapping
         return std::bit_width(p.free_blocks());
     }
     // Moves p to the list its counts say (front), unless it is already there.
@@ -39,13 +42,15 @@ class BlockPool::Filler {
     void add_back(Page* p) noexcept;
     void unlink(Page* p) noexcept;
     // Where the next block goes: the fullest page with room, then the most recently
-    // emptied, then untouched memory. nullptr when every page is full.
+    // emptied, then populated, then untouched memory. nullptr when every page is full.
     Page* best() const noexcept {
         std::uint64_t m = nonempty_;
         return m ? head_[std::countr_zero(m)] : nullptr;
     }
     // The page empty for longest, or nullptr.
     Page* oldest_empty() const noexcept { return tail_[kEmpty]; }
+    // A resident page no block has used, or nullptr.
+    Page* populated() const noexcept { return tail_[kPopulated]; }
 
   private:
     void push_front(int list, Page* p) noexcept;

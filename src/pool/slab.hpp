@@ -23,7 +23,7 @@ struct BlockPool::Page {
     std::uint32_t pinned = 0;  // live blocks without an owner: the page cannot be emptied
     std::uint32_t bumped = 0;  // blocks [first, first + bumped) handed out since mapped
     std::uint32_t nfree = 0;   // entries on the free stack (Slab::stack from `first`)
-    bool resident = false;     // touched since mapped or last given back
+    bool resident = false;     // prefaulted at mapping or touched since, and not given back since
     int list = -1;             // Filler list it is on, -1 when full
     std::uint64_t empty_since = 0;  // monotonic ns, when live fell to 0
     Page* prev = nullptr;

@@ -162,6 +162,24 @@ TEST(GiveBack, PrefaultedPagesCountAsResidentAndGoOnlyWhenReleaseIsAsked) {
     pool.deallocate(q);
 }
 
+// maintain() (the automatic policy) compacts, and its release leaves the prefaulted
+// pages no block has used: only the page the compaction emptied goes.
+TEST(GiveBack, MaintainKeepsAPrefaultNoBlockHasUsed) {
+    PoolOptions o = quick(64 << 10, 8 * kMiB, 60000);
+    o.prefault = true;
+    BlockPool pool(o);
+    if (pool.stats().bytes_prefaulted == 0) GTEST_SKIP() << "prefaulting refused here";
+    std::size_t page = pool.stats().page_size, per_page = page / pool.block_size();
+    if (pool.stats().blocks_total < 3 * per_page) GTEST_SKIP() << "fewer than three give-back pages";
+    BlockTable t(pool);
+    t.add(per_page + 1);  // page 0 full, one block on page 1
+    for (std::size_t i = 0; i < per_page / 2; ++i) t.drop(i);
+    pool.maintain();
+    EXPECT_GT(pool.stats().blocks_moved, 0u) << "maintain compacted";
+    EXPECT_EQ(pool.stats().resident_bytes, 8 * kMiB - page) << "only the page the compaction emptied went";
+    EXPECT_TRUE(t.intact());
+}
+
 TEST(GiveBack, PoolThatGrewShrinksWhenRegionsEmpty) {
     PoolOptions o = quick(64 << 10, 4 * kMiB, 60000);
     o.grow = true;

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <thread>
 #include <memory>
 #include <cstdint>
 #include <random>
@@ -13,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "physmem/block_owner.hpp"
 #include "physmem/paged_array.hpp"
 #include "support.hpp"
 
@@ -107,7 +111,7 @@ std::size_t pages_of(const std::vector<void*>& blocks, std::size_t page) {
 TEST(PagedBudget, ShrinkingWritesDirtyLeavesAndKeepsEveryElement) {
     for (PagingIo io : {PagingIo::automatic, PagingIo::sync}) {
         BlockPool pool(held(4096, 16 * kMiB));
-        Array a(40 * 512 - 100, pool, {.budget = 16 * 4096, .io = io});
+        Array a(40 * 512 - 100, pool, {.budget = 16 * 4096, .io = io, .movable = true});
         fill(a, 1);  // the last 16 leaves in memory, dirty
         std::size_t table = pool.stats().blocks_in_use - a.stats().resident;
         a.set_budget(3 * 4096);
@@ -183,7 +187,7 @@ TEST(PagedBudget, ShrinkInsideASegmentCallbackKeepsTheSpanValid) {
 TEST(PagedBudget, ShrinkGivesThePagesBackToTheSystem) {
     const std::size_t bs = 64 << 10;
     BlockPool pool(held(bs, 64 * kMiB));
-    Array a(512 * (bs / 8), pool, {.budget = 32 * kMiB});  // 32 MiB of data, all in memory
+    Array a(512 * (bs / 8), pool, {.budget = 32 * kMiB, .movable = true});  // 32 MiB of data, all in memory
     fill(a, 6);
     std::size_t page = pool.stats().page_size;
     EXPECT_GE(pool.stats().resident_bytes, 32 * kMiB);
@@ -206,7 +210,7 @@ TEST(PagedRelocation, EveryBlockMovesAndPagingGoesOn) {
     for (Case c : {Case{4096, 20, 6}, Case{4096, 600, 40}, Case{16 << 10, 2100, 64}, Case{64 << 10, 30, 8}}) {
         SCOPED_TRACE(testing::Message() << c.bs << " B blocks, " << c.leaves << " leaves, budget " << c.budget);
         BlockPool pool(held(c.bs, 64 * kMiB));
-        Array a(c.leaves * (c.bs / 8) - 7, pool, {.budget = c.budget * c.bs, .readahead = 4});
+        Array a(c.leaves * (c.bs / 8) - 7, pool, {.budget = c.budget * c.bs, .readahead = 4, .movable = true});
         fill(a, 7);
         move_every_block(pool, a);
         expect_all(a, 7);
@@ -225,8 +229,8 @@ TEST(PagedRelocation, CompactionPacksFramesAndTableAndGivesPagesBack) {
     BlockPool pool(held(bs, 16 * kMiB));
     std::size_t page = pool.stats().page_size;
     if (page <= bs) GTEST_SKIP() << "the pool's pages are its blocks (no huge pages): nothing to pack";
-    auto a = std::make_unique<Array>(1200 * 512, pool, physmem::PagingOptions{.budget = 700 * bs});
-    auto b = std::make_unique<Array>(1200 * 512, pool, physmem::PagingOptions{.budget = 700 * bs});
+    auto a = std::make_unique<Array>(1200 * 512, pool, physmem::PagingOptions{.budget = 700 * bs, .movable = true});
+    auto b = std::make_unique<Array>(1200 * 512, pool, physmem::PagingOptions{.budget = 700 * bs, .movable = true});
     for (std::size_t i = 0; i < a->size(); ++i) (*a)[i] = value(i, 9), (*b)[i] = value(i, 10);
     Array::const_iterator it = std::as_const(*a).begin() + 1100 * 512 + 3;
     ASSERT_EQ(*it, value(1100 * 512 + 3, 9));
@@ -245,6 +249,54 @@ TEST(PagedRelocation, CompactionPacksFramesAndTableAndGivesPagesBack) {
     std::vector<std::uint64_t> m = model(*a, 9);
     churn(*a, m, 12);
     expect_model_through_the_file(*a, m);
+}
+
+// By default the blocks are pinned: the pool never moves them, and a thread reading the
+// array goes on beside a compaction of the pool's other movable blocks.
+TEST(PagedRelocation, ByDefaultBlocksArePinnedAndReadersRunBesideACompaction) {
+    const std::size_t bs = 4096;
+    BlockPool pool(held(bs, 16 * kMiB));
+    Array a(600 * 512, pool, {.budget = 64 * bs});
+    fill(a, 13);
+    for (void* b : a.pager().blocks()) EXPECT_EQ(pool.relocate(b), nullptr) << "a pinned block moved";
+    struct Table final : physmem::BlockOwner {  // another structure's movable blocks
+        std::vector<void*> blocks;
+        std::size_t bytes = 0;
+        bool relocate(std::uintptr_t cookie, void* from, void* to) noexcept override {
+            if (cookie >= blocks.size() || blocks[cookie] != from) return false;
+            std::memcpy(to, from, bytes);
+            blocks[cookie] = to;
+            return true;
+        }
+    } t;
+    t.bytes = bs;
+    std::atomic<bool> stop{false}, bad{false};
+    std::thread reader([&] {
+        std::mt19937_64 rng(14);
+        while (!stop.load(std::memory_order_relaxed))
+            for (int k = 0; k < 256; ++k) {
+                std::size_t i = rng() % a.size();
+                if (a.get(i) != value(i, 13)) bad = true;
+            }
+    });
+    for (int round = 0; round < 6; ++round) {  // about 512 more live blocks a round
+        for (std::size_t i = 0; i < 1024; ++i) {
+            t.blocks.push_back(pool.allocate(&t, t.blocks.size()));
+            std::memset(t.blocks.back(), static_cast<int>(t.blocks.size() & 0xff), bs);
+        }
+        for (std::size_t i = 0; i < t.blocks.size(); i += 2)
+            if (t.blocks[i]) pool.deallocate(t.blocks[i]), t.blocks[i] = nullptr;
+        pool.compact();
+    }
+    stop = true;
+    reader.join();
+    EXPECT_FALSE(bad) << "a reader saw a wrong value beside a compaction";
+    for (std::size_t i = 0; i < t.blocks.size(); ++i)
+        if (t.blocks[i]) {
+            EXPECT_EQ(*static_cast<unsigned char*>(t.blocks[i]), (i + 1) & 0xff);
+            pool.deallocate(t.blocks[i]);
+        }
+    expect_all(a, 13);
 }
 
 }  // namespace

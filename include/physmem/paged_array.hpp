@@ -30,10 +30,11 @@
 // iterators, the non-const algorithms, flush, set_budget) needs the array to itself.
 //
 // Memory over the program's life: set_budget() shrinks (or grows) the leaves held in
-// memory at run time, and the array's blocks (frames and table) are movable, so
-// BlockPool::compact() packs them with a pool's other movable blocks and gives the
-// emptied pages back (the pool's contract: nobody uses the array while it runs;
-// iterators revalidate afterwards, references do not).
+// memory at run time. With PagingOptions::movable the array's blocks (frames and table)
+// are movable, so BlockPool::compact() packs them with a pool's other movable blocks and
+// gives the emptied pages back — under the pool's contract: no thread uses the array
+// while it runs; iterators revalidate afterwards, references do not. By default they
+// are pinned, and readers may go on beside a compaction of the pool's other structures.
 //
 // Cost when nothing pages: operator[] is the tree walk plus one test of the entry's tag
 // bits (pager.hpp: the software accessed/dirty bits); TreeArray, which does not page,

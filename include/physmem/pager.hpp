@@ -29,12 +29,14 @@
 // stats). The fast path (raw + a tag test) takes no lock, so it is safe only while no
 // other thread can evict: see PagedArray's contract.
 //
-// Memory. Every block (the table's inner blocks and the frames) is movable: the pager
-// is their BlockOwner (block_owner.hpp), so BlockPool::compact()/relocate() can pack
-// them into fewer pages, under the pool's contract (nobody uses the array meanwhile; I/O
-// in flight is finished first). set_budget() changes the budget at run time: shrinking
-// evicts (CLOCK's choice, dirty leaves written) and returns the frames beyond it to the
-// pool, which gives their pages back (pool.hpp).
+// Memory. set_budget() changes the budget at run time: shrinking evicts (CLOCK's
+// choice, dirty leaves written) and returns the frames beyond it to the pool, whose
+// emptied pages go back to the system (after its delay, or at release()/compact()).
+// With PagingOptions::movable the blocks (the table's inner blocks and the frames) are
+// movable: the pager is their BlockOwner (block_owner.hpp), so BlockPool::compact()/
+// relocate() can pack them into fewer pages — and then the pool's contract covers this
+// array: no thread may use it while they run (I/O in flight is finished first). Without
+// it they are pinned, and other threads may go on reading the array beside a compaction.
 #pragma once
 
 #include <cstddef>
@@ -67,6 +69,7 @@ struct PagingOptions {
     unsigned queue_depth = 128;     // reads and writes in flight at most
     PagingIo io = PagingIo::automatic;
     bool direct = true;  // O_DIRECT where the file system accepts it
+    bool movable = false;  // frames and table movable by the pool's compact()/relocate() (see above)
 };
 
 struct PagingStats {
@@ -165,8 +168,9 @@ class Pager final : private BlockOwner {
     // lets later faults take more frames; shrinking evicts until the leaves in memory
     // fit (CLOCK's victims, dirty ones written) and gives the frames beyond it back to
     // the pool. On an error (PagingError from a write, std::runtime_error when the
-    // leaves that would have to go are pinned) the budget stays as it was; leaves
-    // already evicted are on file, nothing is lost. Takes the lock; invalidates
+    // leaves that would have to go are pinned, std::bad_alloc before anything changed)
+    // the budget stays as it was; leaves already evicted are on file, nothing is lost.
+    // std::invalid_argument for more than 2^32 leaves. Takes the lock; invalidates
     // references as an eviction does.
     void set_budget(std::size_t bytes);
     std::size_t budget() const noexcept { return max_frames_ * leaf_bytes_; }
@@ -197,7 +201,7 @@ class Pager final : private BlockOwner {
     static constexpr std::size_t kNone = ~std::size_t{0};
 
     bool relocate(std::uintptr_t cookie, void* from, void* to) noexcept override;
-    void* new_block(std::uintptr_t cookie);
+    void* new_block(std::uintptr_t cookie, bool may_fail);
     void shrink_frames(std::size_t keep);
     void reserve_scratch();
     void build_table();

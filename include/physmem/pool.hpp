@@ -19,7 +19,7 @@
 // lock, so other threads may call allocate, deallocate and stats at the same time, and
 // may use pinned blocks (allocated without an owner) and any block of another pool
 // freely. No thread may read or write a movable block — nor use the structure that owns
-// it (a TreeArray on this pool) — while one of them runs: the owner's relocate() is
+// it (a TreeArray on this pool, a PagedArray made movable) — while one of them runs: the owner's relocate() is
 // called under the lock and the structure is not locked. Afterwards pointers into moved
 // blocks are stale (a TreeArray's indexes stay valid; see tree_array.hpp). Tested by
 // Concurrency.* in tests/test_give_back.cpp.
@@ -66,7 +66,7 @@ struct PoolStats {
     Backing backing = Backing::page_4k;   // rung of the first region
     bool locked = false;
     std::size_t page_size = 0;            // give-back unit, bytes (see above)
-    std::size_t resident_bytes = 0;       // pages touched and not given back
+    std::size_t resident_bytes = 0;       // pages prefaulted or touched, and not given back
     std::size_t free_resident_bytes = 0;  // free blocks inside resident pages
     std::size_t given_back_bytes = 0;     // total given back (madvise + unmapped), ever
     std::size_t regions_unmapped = 0;     // regions returned whole by release(), ever
@@ -126,7 +126,7 @@ class BlockPool {
     // The automatic policy, for a point where compact()'s contract holds: gives back
     // pages empty longer than the delay, then compacts if the free share of resident
     // bytes exceeds compact_threshold (and at least one page could be freed). Returns
-    // the bytes given back.
+    // the bytes given back. Pages of a prefaulted pool that no block has used stay.
     std::size_t maintain();
 
     // true when p lies in one of this pool's regions (any byte of any block).
@@ -161,7 +161,10 @@ class BlockPool {
                              CompactResult& r) noexcept;
     bool give_back_locked(Page* pg) noexcept;
     void release_due_locked() noexcept;
-    std::size_t release_locked() noexcept;
+    // populated: also the resident pages no block has used (a prefaulted pool's); the
+    // automatic policy (maintain) leaves them.
+    std::size_t release_locked(bool populated = true) noexcept;
+    CompactResult compact_impl(bool release_populated);
     std::size_t unmap_empty_regions_locked() noexcept;
     Slab* find_slab(const void* p) const noexcept;
 

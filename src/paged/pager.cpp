@@ -75,16 +75,20 @@ void Pager::reserve_scratch() {
     free_frames_.reserve(max_frames_ < 65536 ? max_frames_ : 65536);
 }
 
-// A movable block of this pager. Cookies: inner block i of inner_ is i << 1, frame f is
-// f << 1 | 1 (relocate below).
-void* Pager::new_block(std::uintptr_t cookie) { return pool_->allocate(this, cookie); }
+// A block of this pager: movable when asked for, else pinned. Cookies: inner block i of
+// inner_ is i << 1, frame f is f << 1 | 1 (relocate below). nullptr when the pool is full
+// (a frame: `may_fail`), else std::bad_alloc.
+void* Pager::new_block(std::uintptr_t cookie, bool may_fail) {
+    if (may_fail) return opt_.movable ? pool_->try_allocate(this, cookie) : pool_->try_allocate();
+    return opt_.movable ? pool_->allocate(this, cookie) : pool_->allocate();
+}
 
 // Inner blocks bottom-up: level 1 points at leaves, each level above at the one below.
 void Pager::build_table() {
     std::vector<void*> level;
     std::size_t count = std::max<std::size_t>(1, (leaves_ + fan_mask_) >> fan_shift_);
     auto take = [this] {
-        void* b = new_block(inner_.size() << 1);
+        void* b = new_block(inner_.size() << 1, false);
         try {
             inner_.push_back(b);
         } catch (...) {
@@ -254,7 +258,7 @@ std::size_t Pager::take_frames(std::size_t want, std::uint32_t* out) {
         free_frames_.pop_back();
     }
     while (got < want && frames_.size() < max_frames_) {
-        void* p = pool_->try_allocate(this, frames_.size() << 1 | 1);
+        void* p = new_block(frames_.size() << 1 | 1, true);
         if (!p) break;
         try {
             frames_.push_back({p, kNone, 0});
@@ -550,8 +554,14 @@ void Pager::set_budget(std::size_t bytes) {
 // it is, the block changes index), and gives the frames from `keep` on back to the pool.
 void Pager::shrink_frames(std::size_t keep) {
     while (io_->in_flight()) pump(1);  // write-behind and read-ahead finish first
+    free_frames_.reserve(frames_.size());  // the allocations first: a throw changes nothing
+    std::vector<std::uint32_t> low;        // free frames below `keep`
+    low.reserve(keep);
+    // Victims in rounds no larger than the slow path's reserved scratch (choose_victims
+    // and write_back must not allocate between marking frames and finishing them).
+    const std::size_t round = std::min<std::size_t>(taken_.capacity(), 4096);
     for (std::size_t held = frames_.size() - free_frames_.size(); held > keep;) {
-        taken_.resize(held - keep);
+        taken_.resize(std::min(held - keep, round));
         std::size_t got = choose_victims(taken_.size(), taken_.data());
         if (!got)
             throw std::runtime_error("physmem::PagedArray: cannot shrink the budget to " + std::to_string(keep) +
@@ -559,7 +569,6 @@ void Pager::shrink_frames(std::size_t keep) {
         free_frames_.insert(free_frames_.end(), taken_.begin(), taken_.begin() + static_cast<std::ptrdiff_t>(got));
         held -= got;
     }
-    std::vector<std::uint32_t> low;  // free frames below `keep`
     for (std::uint32_t f : free_frames_)
         if (f < keep) low.push_back(f);
     for (std::size_t f = keep; f < frames_.size(); ++f) {
@@ -568,7 +577,7 @@ void Pager::shrink_frames(std::size_t keep) {
         low.pop_back();
         std::swap(frames_[g], frames_[f]);
         frame_[frames_[g].leaf] = g;
-        pool_->set_owner(frames_[g].data, this, std::uintptr_t{g} << 1 | 1);
+        if (opt_.movable) pool_->set_owner(frames_[g].data, this, std::uintptr_t{g} << 1 | 1);
     }
     for (std::size_t f = keep; f < frames_.size(); ++f) pool_->deallocate(frames_[f].data);
     frames_.resize(keep);

@@ -185,12 +185,12 @@ void BlockPool::release_due_locked() noexcept {
     }
 }
 
-std::size_t BlockPool::release_locked() noexcept {
+std::size_t BlockPool::release_locked(bool populated) noexcept {
     std::size_t before = given_back_;
     if (options_.lock) return 0;
     while (Page* pg = filler_->oldest_empty())
         if (!give_back_locked(pg)) break;
-    while (Page* pg = filler_->populated())  // prefaulted and never used: asked for, so it goes too
+    while (Page* pg = populated ? filler_->populated() : nullptr)  // prefaulted, never used
         if (!give_back_locked(pg)) break;
     unmap_empty_regions_locked();
     return given_back_ - before;

@@ -57,7 +57,9 @@ std::size_t BlockPool::drain_locked(Page& src, std::vector<Page*>& dst, std::siz
     return d;
 }
 
-CompactResult BlockPool::compact() {
+CompactResult BlockPool::compact() { return compact_impl(true); }
+
+CompactResult BlockPool::compact_impl(bool release_populated) {
     std::lock_guard<std::mutex> guard(mutex_);
     CompactResult r;
     std::vector<Page*> partial;  // the only allocation: before anything moves
@@ -71,7 +73,7 @@ CompactResult BlockPool::compact() {
         if (src->pinned == 0) d = drain_locked(*src, partial, d, n, r);
     }
     r.bytes_moved = r.blocks_moved << block_shift_;
-    r.bytes_given_back = release_locked();
+    r.bytes_given_back = release_locked(release_populated);
     return r;
 }
 
@@ -92,7 +94,7 @@ std::size_t BlockPool::maintain() {
     }
     double t = options_.compact_threshold;
     if (t > 0 && free_bytes >= page && static_cast<double>(free_bytes) > t * static_cast<double>(resident))
-        given += compact().bytes_given_back;
+        given += compact_impl(false).bytes_given_back;  // the automatic policy keeps a prefault
     return given;
 }
 

@@ -18,7 +18,7 @@ BlockPool::Slab::Slab(const RegionOptions& o, std::size_t block_size)
     std::size_t per_page = give_back_unit(region.backing(), block_size) / block_size;
     page_shift = static_cast<unsigned>(std::countr_zero(per_page));
     pages.resize((blocks + per_page - 1) / per_page);
-    const bool populated = region.prefaulted_bytes() > 0;  // prefaulted or locked: resident from the start
+    const bool populated = region.prefaulted_bytes() > 0 || region.locked();  // resident from the start
     for (std::size_t k = 0; k < pages.size(); ++k) {
         pages[k].slab = this;
         pages[k].resident = populated;

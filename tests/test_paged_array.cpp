@@ -530,4 +530,29 @@ TEST(PagedArray, PagingCausesNoKernelPageFaults) {
     EXPECT_EQ(after.ru_majflt - before.ru_majflt, 0) << "major faults while paging";
 }
 
+// The slow path's scratch is faulted in at construction: the first batch as large as
+// the budget allows (a hint of half the budget) takes no kernel fault either.
+TEST(PagedArray, TheLargestBatchCausesNoKernelPageFaults) {
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "AddressSanitizer's shadow memory faults in on the slow path's allocations";
+#endif
+    BlockPool pool = make_pool(4096, 32 << 20);
+    PagedArray<std::uint64_t> a(512 * 8192, pool, {.budget = 4096 * 4096, .readahead = 4});
+    for (std::size_t i = 0; i < a.size(); i += 512) a[i] = i;  // every frame used, half the leaves out
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < a.size(); i += 512) sum += std::as_const(a)[i];  // small batches only
+    std::vector<std::size_t> leaves;  // half the budget's worth of leaves that are out
+    for (std::size_t k = 0; k < a.leaf_count() && leaves.size() < 2048; ++k)
+        if (!a.pager().lookup(k)) leaves.push_back(k);
+    ASSERT_EQ(leaves.size(), 2048u);
+    rusage before{}, after{};
+    ::getrusage(RUSAGE_SELF, &before);
+    a.prefetch_leaves(leaves);
+    for (std::size_t k : leaves) sum += std::as_const(a)[k * 512];
+    ::getrusage(RUSAGE_SELF, &after);
+    EXPECT_GT(a.stats().hinted, 1000u) << "the batch was read";
+    EXPECT_EQ(after.ru_minflt - before.ru_minflt, 0) << "minor faults in the largest batch";
+    EXPECT_GT(sum, 0u);
+}
+
 }  // namespace

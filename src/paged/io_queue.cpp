@@ -8,7 +8,8 @@ namespace physmem::detail {
 
 IoQueue::IoQueue(int fd, PagingIo mode, unsigned depth, const std::string& file)
     : fd_(fd), depth_(std::max(1u, depth)) {
-    ready_.reserve(4096);
+    ready_.resize(4096);  // reserved and written once: no heap page faults in later batches
+    ready_.clear();
     if (mode == PagingIo::sync) return;
     int error = 0;
     ring_ = os::ring_open(depth_, &error);

@@ -64,15 +64,28 @@ Pager::~Pager() {
     if (!unlink_path_.empty()) os::remove_file(unlink_path_.c_str());
 }
 
+namespace {
+// Reserves n elements and writes them once, so that the heap pages behind them are
+// faulted in now, not when a later batch first reaches that far (a kernel page fault
+// in the middle of paging).
+template <class V>
+void reserve_touched(V& v, std::size_t n) {
+    v.reserve(n);
+    std::size_t size = v.size();
+    v.resize(v.capacity());
+    v.resize(size);
+}
+}  // namespace
+
 // The slow paths' scratch, sized for the budget, so that paging allocates no heap
-// memory in the steady state.
+// memory and takes no page fault in the steady state.
 void Pager::reserve_scratch() {
     std::size_t batch = std::min<std::size_t>(max_frames_, 4096) + opt_.readahead + 64;
-    for (auto* v : {&todo_, &held_, &next_}) v->reserve(batch);
-    for (auto* v : {&chosen_, &dirty_, &taken_}) v->reserve(batch);
-    done_.reserve(std::max<std::size_t>(opt_.queue_depth, 1) + batch);
-    behind_.reserve(std::min<std::size_t>(2 * max_frames_, 8192));
-    free_frames_.reserve(max_frames_ < 65536 ? max_frames_ : 65536);
+    for (auto* v : {&todo_, &held_, &next_}) reserve_touched(*v, batch);
+    for (auto* v : {&chosen_, &dirty_, &taken_}) reserve_touched(*v, batch);
+    reserve_touched(done_, std::max<std::size_t>(opt_.queue_depth, 1) + batch);
+    reserve_touched(behind_, std::min<std::size_t>(2 * max_frames_, 8192));
+    reserve_touched(free_frames_, max_frames_ < 65536 ? max_frames_ : 65536);
 }
 
 // A block of this pager: movable when asked for, else pinned. Cookies: inner block i of

@@ -13,6 +13,12 @@
 //              trim=on glibc's malloc_trim(0) runs after the frees (glibc only);
 //   tree-index-B   physmem::TreeArray on a BlockPool strictly on B; the pool's release()
 //              runs after the frees, and with compact=on its compact() (which releases).
+//   paged-B    one physmem::PagedArray of --size on a pool strictly on B, its budget the
+//              whole array (all in memory, filled); instead of freeing 70% of the arrays
+//              its budget is cut to 30% (set_budget: dirty leaves written, frames back
+//              to the pool), then release(), or with compact=on its blocks (movable)
+//              are compacted. Live bytes: the budget kept. Timed: a scan of the whole
+//              array (read from its file past the budget); its file in $TMPDIR or /var/tmp.
 // The record's "giveback" field: live bytes (the survivors' elements), the heap after
 // give-back (/proc/self/smaps_rollup: anonymous + hugetlb bytes, the THP and hugetlb
 // share), its ratio to the live bytes, and for pools their own stats. Timed: one scan of
@@ -30,6 +36,7 @@
 
 #include "context.hpp"
 #include "kernels/alloc_procfs.hpp"
+#include "physmem/paged_array.hpp"
 #include "physmem/segments.hpp"
 #include "physmem/tree_array.hpp"
 #include "preload.hpp"
@@ -42,11 +49,11 @@ const lab::ProgramSpec kSpec{
     .name = "physmem_lab_giveback",
     .experiment = "giveback",
     .unit = "element",
-    .kinds = {lab::Kind::malloc, lab::Kind::tree_index},
+    .kinds = {lab::Kind::malloc, lab::Kind::tree_index, lab::Kind::paged},
     .default_block_size = 64 << 10,
     .params = {{"alloc", "glibc", {"glibc", "physmem", "jemalloc", "tcmalloc", "mimalloc"}, "malloc-B: which malloc"},
                {"trim", "off", {"off", "on"}, "malloc-B, glibc: malloc_trim(0) after the frees"},
-               {"compact", "off", {"off", "on"}, "tree-index-B: pool.compact() after the frees"},
+               {"compact", "off", {"off", "on"}, "tree-index-B, paged-B: pool.compact() after the frees"},
                {"arrays", "256", {}, "how many equal arrays the size is cut into"}},
 };
 
@@ -132,6 +139,65 @@ void run_malloc(lab::Context& ctx) {
         {{"allocator", a}, {"active", lab::preload::active()}});
 }
 
+// The pool's side of the give-back: release() or compact(), and its figures.
+lab::Json pool_give_back(physmem::BlockPool& pool, bool compact) {
+    lab::Json j{{"compact", compact}};
+    if (compact) {
+        physmem::CompactResult r = pool.compact();
+        j.update({{"bytes_moved", r.bytes_moved}, {"bytes_given_back", r.bytes_given_back}});
+    } else {
+        j["bytes_given_back"] = pool.release();
+    }
+    physmem::PoolStats st = pool.stats();
+    j.update({{"pool_resident_bytes", st.resident_bytes}, {"pool_page_bytes", st.page_size},
+              {"pool_in_use_bytes", st.blocks_in_use * st.block_size}});
+    return j;
+}
+
+// One paged array, all in memory, its budget cut to 30% (see the header).
+void run_paged(lab::Context& ctx) {
+    const lab::Settings& s = ctx.settings();
+    const std::size_t n = std::max<std::size_t>(s.size_bytes / 8, 1);
+    physmem::TreeShape shape = physmem::TreeShape::make(s.block_size, 8);
+    const std::size_t leaves = shape.leaves_for(n), bytes = leaves * s.block_size;
+    physmem::BlockPool& pool = ctx.pool("arrays", bytes + (leaves / (std::size_t{1} << shape.fan_shift) + 2) * s.block_size);
+    const bool compact = s.param("compact") == "on";
+    physmem::PagingOptions o;
+    o.budget = bytes;
+    o.movable = compact;
+    physmem::PagedArray<std::uint64_t> a(n, pool, o);
+    physmem::for_each_segment(a, [i = std::uint64_t{0}](std::span<std::uint64_t> seg) mutable {
+        for (std::uint64_t& x : seg) x = i++;
+    });
+    P::Heap full = P::heap_now();
+    const physmem::PagingStats before = a.stats();
+    auto t0 = std::chrono::steady_clock::now();
+    a.set_budget((bytes * 3 + 9) / 10);
+    lab::Json how = pool_give_back(pool, compact);
+    double give_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    P::Heap after = P::heap_now();
+    const physmem::PagingStats cut = a.stats();
+    how.update({{"budget_before", before.frames * s.block_size}, {"budget_after", a.budget()},
+                {"resident_after", cut.resident * s.block_size}, {"writebacks", cut.writebacks - before.writebacks},
+                {"io", cut.io}});
+    const std::size_t live_bytes = cut.resident * s.block_size;
+    const std::uint64_t expect = n * (n - 1) / 2;
+    auto sum = [&] {
+        std::uint64_t t = 0;
+        physmem::for_each_segment(std::as_const(a), [&](auto seg) { t = std::accumulate(seg.begin(), seg.end(), t); });
+        return t;
+    };
+    ctx.set_elements(n);
+    ctx.measure(n, sum);
+    ctx.set_field("giveback", {{"allocator", "physmem-paged"}, {"active", "physmem-paged"}, {"arrays", 1},
+                               {"arrays_live", 1}, {"array_bytes", n * 8}, {"live_bytes", live_bytes},
+                               {"heap_full", heap_json(full)}, {"heap_after", heap_json(after)},
+                               {"rss_over_live", live_bytes ? double(after.total()) / double(live_bytes) : 0.0},
+                               {"give_back_ms", give_ms}, {"give_back", how}});
+    ctx.checksum(expect);
+    ctx.verify(sum() == expect, "the array's sum equals n(n-1)/2 after its budget was cut");
+}
+
 void run_pool(lab::Context& ctx) {
     const lab::Settings& s = ctx.settings();
     std::size_t arrays = std::max<std::size_t>(s.param_size("arrays"), 1);
@@ -141,24 +207,13 @@ void run_pool(lab::Context& ctx) {
     bool compact = s.param("compact") == "on";
     pattern<physmem::TreeArray<std::uint64_t>>(
         ctx, [&](std::size_t n) { return physmem::TreeArray<std::uint64_t>(n, pool); },
-        [&](auto&) {
-            lab::Json j{{"compact", compact}};
-            if (compact) {
-                physmem::CompactResult r = pool.compact();
-                j.update({{"bytes_moved", r.bytes_moved}, {"bytes_given_back", r.bytes_given_back}});
-            } else {
-                j["bytes_given_back"] = pool.release();
-            }
-            physmem::PoolStats st = pool.stats();
-            j.update({{"pool_resident_bytes", st.resident_bytes}, {"pool_page_bytes", st.page_size},
-                      {"pool_in_use_bytes", st.blocks_in_use * st.block_size}});
-            return j;
-        },
+        [&](auto&) { return pool_give_back(pool, compact); },
         {{"allocator", "physmem-pool"}, {"active", "physmem-pool"}});
 }
 
 void body(lab::Context& ctx) {
     if (ctx.settings().kind == lab::Kind::malloc) run_malloc(ctx);
+    else if (ctx.settings().kind == lab::Kind::paged) run_paged(ctx);
     else run_pool(ctx);
 }
 

@@ -6,7 +6,8 @@ Programs (lab/experiments/{giveback,compact,migrate}.cpp, lab/PROTOCOL.md):
 - ``giveback``: arrays totalling --size, a random 70% freed, the heap after give-back
   (/proc/self/smaps_rollup) against the live bytes: std::vector under glibc (with and
   without malloc_trim), jemalloc, tcmalloc, mimalloc, libphysmem.so, and TreeArrays on a
-  BlockPool (release only, or compact).
+  BlockPool (release only, or compact); and one PagedArray whose budget is cut from all
+  of it to 30% (set_budget, then the pool's compact()).
 - ``compact``: a fragmented pool, resident bytes before/after compact(), ms per GiB moved
   against memcpy of the same bytes, the share still on huge pages.
 - ``migrate``: a TreeArray moved from a 4 KiB pool to backing B: GiB/s against memcpy,
@@ -34,6 +35,7 @@ ROWS = (
     Row(GB, (Variant("malloc", "4k"),), params=tuple({"alloc": a} for a in PEERS) + ({"alloc": "glibc", "trim": "on"},),
         sizes=_SIZES, priority=0),
     Row(GB, (Variant("malloc", "thp"),), params=({"alloc": "physmem"},), sizes=_SIZES),
+    Row(GB, (Variant("paged", "thp"),), params=({"compact": "on"},), sizes=_SIZES),
     Row(CP, (Variant("tree-index", "thp"), Variant("tree-index", "4k")), sizes=_SIZES, priority=0),
     Row(MG, (Variant("tree-index", "thp"), Variant("tree-index", "1g")), sizes=_MSIZES, priority=0),
 )
@@ -63,6 +65,9 @@ def _label(r) -> str:
     g, p = r["giveback"], r["params"]
     if r["kind"] == "malloc":
         return f"{g['allocator']}" + (" + malloc_trim" if p.get("trim") == "on" else "") + f" ({r['variant']})"
+    if r["kind"] == "paged":
+        how = "compact" if p.get("compact") == "on" else "release"
+        return f"PagedArray, budget cut to 30%, {how} ({r['variant']})"
     return f"BlockPool, {'compact' if p.get('compact') == 'on' else 'release'} ({r['variant']})"
 
 
@@ -150,7 +155,7 @@ GOAL_TITLES = {
 def _goal_giveback(recs):
     g = Goal("giveback-1", GOAL_TITLES[1])
     for r in _of(recs, GB):
-        if r["kind"] == "malloc" or r["params"].get("compact") != "on":
+        if r["kind"] != "tree-index" or r["params"].get("compact") != "on":
             continue
         gb = r["giveback"]
         page = gb["give_back"].get("pool_page_bytes", 2 * M)
@@ -164,6 +169,11 @@ def _goal_giveback(recs):
     for r in _of(recs, GB):
         if r["kind"] == "malloc":
             g.notes.append(f"{_label(r)}: heap / live {r['giveback']['rss_over_live']:.2f}x")
+        elif r["kind"] == "paged":
+            gb = r["giveback"]
+            g.notes.append(f"{_label(r)}: heap {_heap(gb['heap_full']) / M:.0f} -> {_heap(gb['heap_after']) / M:.0f} MiB "
+                           f"for {gb['live_bytes'] / M:.0f} MiB of leaves kept (heap / kept {gb['rss_over_live']:.2f}x), "
+                           f"{gb['give_back_ms']:.0f} ms with the write-back")
     if not g.items:
         g.missing.append("no giveback record with compact=on")
     return g

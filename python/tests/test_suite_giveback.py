@@ -82,6 +82,18 @@ def test_goals_met():
     assert any("jemalloc" in n and "1.58x" in n for n in g["giveback-1"].notes)
 
 
+def test_a_paged_array_is_a_note_not_an_item():
+    res = _results()
+    paged = _gb("paged-thp", {"compact": "on"}, "physmem-paged", 77 * M, 400 * M)  # a bad ratio
+    paged["kind"] = "paged"
+    res["records"].append(paged)
+    g = {x.number: x for x in goals(analysis.Records(res))}
+    assert g["giveback-1"].verdict == "MET"
+    assert len(g["giveback-1"].items) == 2
+    assert any("PagedArray, budget cut to 30%, compact (paged-thp)" in n and "heap 260 -> 400 MiB" in n
+               for n in g["giveback-1"].notes)
+
+
 @pytest.mark.parametrize("worse, missed", [
     ({"pool_after": 100 * M}, "giveback-1"),        # heap above 1.05x live + a page
     ({"pool_share": 0.90}, "giveback-1"),           # too little on huge pages
@@ -111,6 +123,8 @@ def test_tiny_bench_on_the_real_programs(giveback_bin, tmp_path):
     res = tiny_bench("giveback", giveback_bin, tmp_path, "--no-reserve")
     assert not res["errors"] and res["records"]
     assert {r["experiment"] for r in res["records"]} >= {"compact", "migrate"}
+    assert any(r["kind"] == "paged" and r["giveback"]["live_bytes"] < r["giveback"]["array_bytes"]
+               for r in res["records"]), "the paged array's budget was cut"
     assert all(r["verified"] for r in res["records"])
     for r in res["records"]:
         if r["experiment"] in ("compact", "migrate"):

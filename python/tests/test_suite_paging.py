@@ -94,6 +94,17 @@ def test_sanity_flags_a_paged_variant_beating_memory():
     assert all("faster than the same data in memory" in f.rule for f in bad)
 
 
+def test_sanity_lets_a_mapping_that_held_everything_beat_the_tree():
+    from physmem_lab import sanity
+    res = _results()
+    fast = _rec("mapped", "strided", "1", 0.2)  # the tree: 0.25
+    fast["paging"]["measured"].update(read_bytes=0, write_bytes=0, major_faults=0)
+    res["records"].append(fast)
+    assert sanity.findings(res) == [], "a flat array in memory may beat a tree"
+    fast["paging"]["measured"]["read_bytes"] = 4096  # it paged: held to the rule
+    assert [f.ratio.num["kind"] for f in sanity.findings(res)] == ["mapped"]
+
+
 def test_rows_give_stxxl_the_paged_arrays_block_size():
     blocks = {}
     for row in SUITE.rows:

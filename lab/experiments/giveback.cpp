@@ -36,6 +36,7 @@
 
 #include "context.hpp"
 #include "kernels/alloc_procfs.hpp"
+#include "kernels/tree_sizing.hpp"
 #include "physmem/paged_array.hpp"
 #include "physmem/segments.hpp"
 #include "physmem/tree_array.hpp"
@@ -158,9 +159,9 @@ lab::Json pool_give_back(physmem::BlockPool& pool, bool compact) {
 void run_paged(lab::Context& ctx) {
     const lab::Settings& s = ctx.settings();
     const std::size_t n = std::max<std::size_t>(s.size_bytes / 8, 1);
-    physmem::TreeShape shape = physmem::TreeShape::make(s.block_size, 8);
-    const std::size_t leaves = shape.leaves_for(n), bytes = leaves * s.block_size;
-    physmem::BlockPool& pool = ctx.pool("arrays", bytes + (leaves / (std::size_t{1} << shape.fan_shift) + 2) * s.block_size);
+    const std::size_t bytes = physmem::TreeShape::make(s.block_size, 8).leaves_for(n) * s.block_size;
+    // The tree's blocks, plus one: the pager's table has a level-1 block even for one leaf.
+    physmem::BlockPool& pool = ctx.pool("arrays", lab::tree_bytes<std::uint64_t>(s.block_size, n) + s.block_size);
     const bool compact = s.param("compact") == "on";
     physmem::PagingOptions o;
     o.budget = bytes;

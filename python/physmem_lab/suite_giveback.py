@@ -65,10 +65,10 @@ def _label(r) -> str:
     g, p = r["giveback"], r["params"]
     if r["kind"] == "malloc":
         return f"{g['allocator']}" + (" + malloc_trim" if p.get("trim") == "on" else "") + f" ({r['variant']})"
+    how = "compact" if p.get("compact") == "on" else "release"
     if r["kind"] == "paged":
-        how = "compact" if p.get("compact") == "on" else "release"
         return f"PagedArray, budget cut to 30%, {how} ({r['variant']})"
-    return f"BlockPool, {'compact' if p.get('compact') == 'on' else 'release'} ({r['variant']})"
+    return f"BlockPool, {how} ({r['variant']})"
 
 
 def _heap(h) -> int:

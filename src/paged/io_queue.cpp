@@ -1,5 +1,6 @@
 // src/paged/io_queue.cpp — see io_queue.hpp.
 #include "paged/io_queue.hpp"
+#include "paged/scratch.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -8,8 +9,7 @@ namespace physmem::detail {
 
 IoQueue::IoQueue(int fd, PagingIo mode, unsigned depth, const std::string& file)
     : fd_(fd), depth_(std::max(1u, depth)) {
-    ready_.resize(4096);  // reserved and written once: no heap page faults in later batches
-    ready_.clear();
+    reserve_touched(ready_, 4096);
     if (mode == PagingIo::sync) return;
     int error = 0;
     ring_ = os::ring_open(depth_, &error);

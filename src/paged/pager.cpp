@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "paged/io_queue.hpp"
+#include "paged/scratch.hpp"
 #include "port/os.hpp"
 
 namespace physmem::detail {
@@ -50,7 +51,6 @@ Pager::Pager(BlockPool& pool, std::size_t leaves, InitFn init, const PagingOptio
         throw;
     }
     stats_.leaves = leaves;
-    stats_.frames = max_frames_;
     stats_.io = io_->name();
     stats_.direct = direct_;
 }
@@ -63,19 +63,6 @@ Pager::~Pager() {
     os::close_file(fd_);
     if (!unlink_path_.empty()) os::remove_file(unlink_path_.c_str());
 }
-
-namespace {
-// Reserves n elements and writes them once, so that the heap pages behind them are
-// faulted in now, not when a later batch first reaches that far (a kernel page fault
-// in the middle of paging).
-template <class V>
-void reserve_touched(V& v, std::size_t n) {
-    v.reserve(n);
-    std::size_t size = v.size();
-    v.resize(v.capacity());
-    v.resize(size);
-}
-}  // namespace
 
 // The slow paths' scratch, sized for the budget, so that paging allocates no heap
 // memory and takes no page fault in the steady state.
@@ -559,7 +546,6 @@ void Pager::set_budget(std::size_t bytes) {
         max_frames_ = before;
         throw;
     }
-    stats_.frames = max_frames_;
 }
 
 // Evicts until at most `keep` frames hold leaves, moves the leaves of frames at index
@@ -609,6 +595,7 @@ std::vector<void*> Pager::blocks() const {
 PagingStats Pager::stats() const {
     std::lock_guard lock(mutex_);
     PagingStats s = stats_;
+    s.frames = max_frames_;
     s.resident = frames_.size() - free_frames_.size();
     return s;
 }

@@ -75,8 +75,15 @@ typedef struct pm_stats_t {
     size_t direct_mappings;       /* live allocations mapped on their own */
     size_t bytes_reserved_hugetlb;/* pages this process added to nr_hugepages */
     size_t bytes_small_outstanding; /* small objects out of the central lists: in use or in thread caches */
+    /* version 2 */
+    size_t bytes_direct;          /* bytes of the direct mappings (objects of 256 MiB and more) */
+    size_t discard_failures;      /* purges the kernel refused (MADV_DONTNEED fails with EINVAL on
+                                     memory the program locked: mlock, mlockall); those pages keep
+                                     their bytes, and calloc zeroes them */
+    size_t lock_failures;         /* PHYSMEM_MALLOC_LOCK: mlock calls refused (RLIMIT_MEMLOCK);
+                                     reported on stderr the first time */
 } pm_stats_t;
-#define PM_STATS_VERSION 1u
+#define PM_STATS_VERSION 2u
 
 /* Fills *out (which must not be NULL). Also purges what is due. */
 PM_API void pm_stats(pm_stats_t* out);

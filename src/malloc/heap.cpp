@@ -10,14 +10,45 @@ namespace physmem::malloc {
 constinit Heap H{};
 std::atomic<bool> g_purge_due{false};
 
+namespace {
+// A thread's mark for SpinLock's holder: the address of its own copy of this byte.
+__thread char t_mark __attribute__((tls_model("initial-exec")));
+
+[[noreturn, gnu::cold, gnu::noinline]] void lock_reentered() noexcept {
+    fatal("an allocator call re-entered the allocator on the same thread (from a signal "
+          "handler that interrupted malloc/free, or a hook that allocates); that would "
+          "deadlock");
+}
+}  // namespace
+
 void SpinLock::lock() noexcept {
     for (;;) {
-        if (!held_.exchange(true, std::memory_order_acquire)) return;
+        if (!held_.exchange(true, std::memory_order_acquire)) {
+            holder_.store(&t_mark, std::memory_order_relaxed);
+            return;
+        }
+        if (holder_.load(std::memory_order_relaxed) == &t_mark) lock_reentered();
         for (unsigned spins = 0; held_.load(std::memory_order_relaxed); ++spins) {
             if (spins < 100) __builtin_ia32_pause();
             else os::yield();
         }
     }
+}
+
+bool heap_discard(std::uintptr_t start, std::size_t bytes) noexcept {
+    if (os::discard(reinterpret_cast<void*>(start), bytes) == 0) return true;
+    H.discard_failures += 1;
+    return false;
+}
+
+void heap_lock(std::uintptr_t start, std::size_t bytes) noexcept {
+    int err = os::lock(reinterpret_cast<void*>(start), bytes);
+    if (err == 0) return;
+    if (H.lock_failures++ == 0)
+        say("physmem: PHYSMEM_MALLOC_LOCK=1: mlock of %zu KiB failed (errno %d; RLIMIT_MEMLOCK "
+            "is %zu KiB, and locking more needs CAP_IPC_LOCK or a higher `ulimit -l`); memory "
+            "the limit does not cover stays unlocked (pm_stats: lock_failures)\n",
+            bytes >> 10, err, os::memlock_limit() == SIZE_MAX ? SIZE_MAX : os::memlock_limit() >> 10);
 }
 
 void heap_init() noexcept {

@@ -45,6 +45,8 @@ struct Heap {
     Rung last_rung;
     std::size_t bytes_mapped, bytes_in_use, direct_bytes, direct_count;
     std::size_t n1g, n2m, in_use_by_rung[5], purged_bytes, purges;
+    std::size_t discard_failures;  // heap_discard calls the kernel refused (heap.cpp)
+    std::size_t lock_failures;     // mlock calls the kernel refused (heap_lock, heap.cpp)
     bool thp_on;    // THP arenas advised huge (thp_when_big, arena.cpp)
     long reserved;  // hugetlb reservation (arena.cpp)
     std::size_t reserved_page;
@@ -126,10 +128,20 @@ inline void count_in_use(HugePage* h, int delta) noexcept {
     H.in_use_by_rung[static_cast<unsigned>(h->arena->rung)] += static_cast<std::size_t>(delta);
 }
 
+// --- heap.cpp: the heap's own calls to discard and lock (they count failures) ---
+
+// MADV_DONTNEED on [start, start + bytes): true when the range now reads as zero. False
+// when the kernel refused (EINVAL on pages the program locked with mlock or mlockall):
+// the caller must keep the pages dirty. Counted in H.discard_failures.
+bool heap_discard(std::uintptr_t start, std::size_t bytes) noexcept;
+// mlock for PHYSMEM_MALLOC_LOCK. A refusal (RLIMIT_MEMLOCK, no CAP_IPC_LOCK) is counted in
+// H.lock_failures and reported on stderr once, with the limit: never silent.
+void heap_lock(std::uintptr_t start, std::size_t bytes) noexcept;
+
 // A clean page about to hold data: populate and lock as the options ask.
 inline void prepare(HugePage* h) noexcept {
     if (g_opt.prefault) os::populate_write(reinterpret_cast<void*>(h->base()), kHuge, kPage);
-    if (g_opt.lock) os::lock(reinterpret_cast<void*>(h->base()), kHuge);
+    if (g_opt.lock) heap_lock(h->base(), kHuge);
 }
 
 // Takes h off the empty or the clean list.

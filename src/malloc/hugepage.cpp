@@ -21,8 +21,9 @@ void purge(HugePage* h) noexcept {
     Rung r = h->arena->rung;
     // hugetlb pages stay mapped (a private hugetlb page given back might not come back);
     // locked pages cannot be discarded.
-    if ((r == Rung::thp || r == Rung::page_4k) && !g_opt.lock) {
-        os::discard(reinterpret_cast<void*>(h->base()), kHuge);
+    // A discard can fail (EINVAL: the program mlock'ed the range, or mlockall'ed): then
+    // the old bytes are still there, so the pages stay dirty (calloc zeroes them).
+    if ((r == Rung::thp || r == Rung::page_4k) && !g_opt.lock && heap_discard(h->base(), kHuge)) {
         std::memset(h->dirty, 0, sizeof h->dirty);
         H.purged_bytes += kHuge;
         H.purges += 1;

@@ -64,14 +64,27 @@ constexpr std::size_t kDirectMin = std::size_t{256} << 20;  // spans this big ma
 // Test-and-test-and-set lock; yields after a short spin: spinning long burns a core the
 // lock's holder may need to finish (with few cores, or more threads than cores, it may be
 // waiting for exactly that core).
+//
+// Not recursive, and it knows its holder: a thread that asks for a lock it already holds
+// (an allocation from a signal handler that interrupted an allocation, or a hook that
+// allocates) would spin forever, so it stops the process with a message instead (glibc
+// asserts in the same case). The holder is recorded after the lock is taken and cleared
+// before it is released, so a thread sees its own mark only while it really holds it.
 class SpinLock {
 public:
     void lock() noexcept;
-    void unlock() noexcept { held_.store(false, std::memory_order_release); }
+    void unlock() noexcept {
+        holder_.store(nullptr, std::memory_order_relaxed);
+        held_.store(false, std::memory_order_release);
+    }
     // After fork in the child: the lock was held by a thread that no longer exists.
-    void reset() noexcept { held_.store(false, std::memory_order_relaxed); }
+    void reset() noexcept {
+        holder_.store(nullptr, std::memory_order_relaxed);
+        held_.store(false, std::memory_order_relaxed);
+    }
 private:
     std::atomic<bool> held_{false};
+    std::atomic<const void*> holder_{nullptr};  // the holding thread's mark (heap.cpp)
 };
 
 struct LockGuard {

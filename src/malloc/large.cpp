@@ -247,7 +247,10 @@ std::size_t large_cache_expire(bool force) noexcept {
     // Nothing cached (a hint read without locks): the 512 classes are not visited, which
     // would make 96 KiB of them resident in a program that never caches a span.
     if (g_cached.load(std::memory_order_relaxed) == 0) return 0;
-    std::uint64_t before = os::monotonic_ns() - g_opt.purge_delay_ms * 1000000ull;
+    // Freed at or before `before` is due; none is while the clock (time since boot) has not
+    // yet run for the delay (now - delay would wrap and make everything due at once).
+    std::uint64_t now = os::monotonic_ns(), delay = g_opt.purge_delay_ms * 1000000ull;
+    std::uint64_t before = now > delay ? now - delay : 0;
     std::size_t left = 0;
     for (LargeClass& lc : g_large) {
         if (lc.ncached.load(std::memory_order_relaxed) == 0) continue;

@@ -20,6 +20,29 @@ void list_options() noexcept {
 #undef PM_HELP
 }
 
+// The variable and default of `field`'s row, found by name in the options table.
+template <class F>
+void with_row(const char* field, F&& f) noexcept {
+#define PM_ROW(fld, env, kind, def, help) \
+    if (__builtin_strcmp(field, #fld) == 0) f(env, def);
+    PM_MALLOC_OPTIONS(PM_ROW)
+#undef PM_ROW
+}
+
+// A value above its PM_MALLOC_LIMITS bound: reported, and the default restored.
+void enforce_limits(Options& out) noexcept {
+#define PM_LIMIT(field, max, unit)                                                          \
+    if (out.field > std::uint64_t{max})                                                     \
+        with_row(#field, [&](const char* env, const char* def) {                           \
+            say("physmem: %s=%llu is out of range (at most %llu %s); using the default %s\n", \
+                env, static_cast<unsigned long long>(out.field),                            \
+                static_cast<unsigned long long>(max), unit, def);                           \
+            core::set_default<core::OptionKind::count>(out.field, def);                     \
+        });
+    PM_MALLOC_LIMITS(PM_LIMIT)
+#undef PM_LIMIT
+}
+
 }  // namespace
 
 void read_options(Options& out) noexcept {
@@ -28,6 +51,7 @@ void read_options(Options& out) noexcept {
     core::read_option<core::OptionKind::kind>(out.field, env, def, policy);
     PM_MALLOC_OPTIONS(PM_READ)
 #undef PM_READ
+    enforce_limits(out);
     if (out.help) list_options();
 }
 

@@ -40,6 +40,15 @@
     X(stats, "PHYSMEM_MALLOC_STATS", flag, "0", "1: print pm_stats on stderr at exit")        \
     X(help, "PHYSMEM_MALLOC_HELP", flag, "0", "1: list these options on stderr at start")
 
+// The accepted range of each count option: a larger value is refused with a message
+// naming the variable, and the default is kept (never a wrap-around: each bound keeps the
+// arithmetic done with the value inside 64 bits, with room to spare).
+//  X(field,          largest accepted, what the bound is)
+#define PM_MALLOC_LIMITS(X)                                                               \
+    X(reserve, 65536, "pages")                                                            \
+    X(purge_delay_ms, 2592000000, "ms (30 days)")                                         \
+    X(thp_after_mb, 16777216, "MiB (16 TiB)")
+
 namespace physmem::malloc {
 
 // The allocator's rungs: the core's ladder (values match pm_stats_t::backing).

@@ -56,15 +56,19 @@ namespace {
 size_t clamp_int(size_t v) { return v > INT_MAX ? INT_MAX : v; }
 }
 
-// arena: bytes of pages in use (arena pages and direct mappings); hblks: direct mappings;
-// uordblks: bytes of small objects out of the central lists (handed out or in thread
-// caches) and of live large requests; fordblks: arena - uordblks; keepcost: bytes of empty
-// huge pages not yet purged. Other fields are 0.
+// arena: bytes of pages in use (arena pages and direct mappings); hblks and hblkhd: the
+// direct mappings (objects of 256 MiB and more, each mapped on its own) and their bytes —
+// glibc counts every mmapped chunk there, from 128 KiB up (its threshold moves), physmem
+// only the blocks it maps on their own; uordblks: bytes of small objects out of the
+// central lists (handed out or in thread caches) and of live large requests; fordblks:
+// arena - uordblks; keepcost: bytes of empty huge pages not yet purged. Other fields are
+// 0 (glibc's fastbin and arena counts describe a heap physmem does not have).
 PM_EXPORT struct mallinfo2 mallinfo2() noexcept {
     pm_stats_t s;
     pm_stats(&s);
     struct mallinfo2 m{};
     m.hblks = s.direct_mappings;
+    m.hblkhd = s.bytes_direct;
     m.arena = s.bytes_in_use;
     m.uordblks = s.bytes_small_outstanding + s.bytes_requested_large;
     m.fordblks = m.arena > m.uordblks ? m.arena - m.uordblks : 0;
@@ -77,23 +81,23 @@ PM_EXPORT struct mallinfo mallinfo() noexcept {
     struct mallinfo o{};
     o.arena = static_cast<int>(clamp_int(m.arena));
     o.hblks = static_cast<int>(clamp_int(m.hblks));
+    o.hblkhd = static_cast<int>(clamp_int(m.hblkhd));
     o.uordblks = static_cast<int>(clamp_int(m.uordblks));
     o.fordblks = static_cast<int>(clamp_int(m.fordblks));
     o.keepcost = static_cast<int>(clamp_int(m.keepcost));
     return o;
 }
 
-// Every glibc parameter is accepted (1) and changes nothing: physmem has no brk heap to
-// trim, no per-arena limits and its own mmap threshold; its settings are the
-// PHYSMEM_MALLOC_* environment options. An unknown parameter is refused (0), as glibc does.
-PM_EXPORT int mallopt(int param, int) noexcept {
-    switch (param) {
-        case M_MXFAST: case M_TRIM_THRESHOLD: case M_TOP_PAD: case M_MMAP_THRESHOLD:
-        case M_MMAP_MAX: case M_CHECK_ACTION: case M_PERTURB: case M_ARENA_TEST: case M_ARENA_MAX:
-            return 1;
-        default:
-            return 0;
-    }
+// glibc's tuning parameters change nothing here (physmem has no brk heap to trim, no
+// per-arena limits, no fastbins and its own mmap threshold; its settings are the
+// PHYSMEM_MALLOC_* environment options), but the return value is glibc 2.36's, so code
+// that checks it behaves as under glibc: 0 for M_MXFAST outside 0 .. 160 (80 *
+// sizeof(size_t) / 4), which glibc refuses; 1 for everything else, unknown parameters
+// included (glibc's switch has no default case). Checked against the C library's own
+// mallopt by tests/malloc/preload_adversarial.cpp (mallopt).
+PM_EXPORT int mallopt(int param, int value) noexcept {
+    constexpr int kMaxFast = 80 * static_cast<int>(sizeof(size_t)) / 4;
+    return param == M_MXFAST ? value >= 0 && value <= kMaxFast : 1;
 }
 
 PM_EXPORT void malloc_stats() noexcept { pm_print_stats(); }

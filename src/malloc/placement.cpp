@@ -82,7 +82,7 @@ Span* direct_map(std::size_t size, std::size_t off, std::size_t align) noexcept 
     if (!p) return nullptr;
     os::advise_huge(p, bytes, g_opt.backing != Rung::page_4k);
     if (g_opt.prefault) os::populate_write(p, bytes, kPage);
-    if (g_opt.lock) os::lock(p, bytes);
+    if (g_opt.lock) heap_lock(reinterpret_cast<std::uintptr_t>(p), bytes);
     Span* s = new_span();
     Arena* a = new_arena_desc();
     if (!s || !a) { os::unmap(p, bytes); return nullptr; }
@@ -192,11 +192,13 @@ void heap_release_large(Span* s) noexcept {
     // A small heap (still on 4 KiB pages, see thp_when_big) gives a large span's pages back
     // at once: its peak RSS then follows the live data (a buffer grown by realloc leaves no
     // resident trail). A big heap on huge pages purges whole 2 MiB pages instead.
+    // Not with PHYSMEM_MALLOC_PREFAULT: the next object there would take the page faults
+    // that option promises away (the page is discarded whole, and populated again when it
+    // is next taken into use).
     Rung r = s->hp->arena->rung;
-    if (!H.thp_on && !g_opt.lock && (r == Rung::thp || r == Rung::page_4k)) {
-        os::discard(reinterpret_cast<void*>(s->start), std::size_t{s->npages} * kPage);
+    if (!H.thp_on && !g_opt.lock && !g_opt.prefault && (r == Rung::thp || r == Rung::page_4k) &&
+        heap_discard(s->start, std::size_t{s->npages} * kPage))
         clean_large_pages(s);
-    }
     unplace_large(s);
     H.bytes_in_use -= std::size_t{s->npages} * kPage;
     free_span(s);

@@ -30,6 +30,9 @@ void heap_stats(pm_stats_t* out) noexcept {
     out->purges = H.purges;
     out->arenas = H.narenas;
     out->direct_mappings = H.direct_count;
+    out->bytes_direct = H.direct_bytes;
+    out->discard_failures = H.discard_failures;
+    out->lock_failures = H.lock_failures;
     out->bytes_reserved_hugetlb = H.reserved > 0 ? static_cast<std::size_t>(H.reserved) * H.reserved_page : 0;
 }
 

@@ -173,6 +173,12 @@ std::size_t address_space_limit() noexcept {
     return static_cast<std::size_t>(r.rlim_cur);
 }
 
+std::size_t memlock_limit() noexcept {
+    struct rlimit r;
+    if (::getrlimit(RLIMIT_MEMLOCK, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return SIZE_MAX;
+    return static_cast<std::size_t>(r.rlim_cur);
+}
+
 std::uint64_t monotonic_ns() noexcept {
     struct timespec ts;
     ::clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);

@@ -73,6 +73,8 @@ int remap(void* p, std::size_t old_bytes, std::size_t new_bytes, void* target) n
 
 // RLIMIT_AS (ulimit -v) in bytes; 0 when unlimited.
 std::size_t address_space_limit() noexcept;
+// RLIMIT_MEMLOCK (ulimit -l) in bytes; SIZE_MAX when unlimited.
+std::size_t memlock_limit() noexcept;
 
 // Monotonic clock in nanoseconds (CLOCK_MONOTONIC_COARSE: a vDSO read, no syscall).
 std::uint64_t monotonic_ns() noexcept;

@@ -15,6 +15,8 @@
 //                       wait: while they idle, the small objects their caches hold (the
 //                       allocator's bytes_small_outstanding) stay under MIB MiB; RSS shown
 //   dlopen LIB          not preloaded: LIB loads with dlopen (static TLS fits) and works
+//   dlclose LIB         not preloaded: LIB closed while a thread that allocated from it
+//                       lives; the thread's exit then does not crash
 #include <dlfcn.h>
 #include <malloc.h>
 #include <sched.h>
@@ -33,6 +35,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "physmem.h"  // pm_stats_t only: the library is found with dlsym
 
 namespace {
 
@@ -135,20 +138,16 @@ void introspection() {
     CHECK(after + 100 * kMiB <= full);
     CHECK(mallinfo2().uordblks < 8 * kMiB);
     CHECK(mallopt(M_ARENA_MAX, 1) == 1 && mallopt(M_TRIM_THRESHOLD, 0) == 1);
-    CHECK(mallopt(12345, 1) == 0);
 }
 
 // pm_stats's bytes_small_outstanding: small objects handed out or held by thread caches.
 std::size_t outstanding_small() {
-    struct Stats {  // pm_stats_t (physmem.h, version 1), not included: this program is plain
-        std::uint32_t version, backing;
-        std::size_t f[16];
-    } s{};
-    using stats_fn = void (*)(Stats*);
+    pm_stats_t s{};  // physmem.h for the struct; the function through dlsym (a plain program)
+    using stats_fn = void (*)(pm_stats_t*);
     auto fn = reinterpret_cast<stats_fn>(dlsym(RTLD_DEFAULT, "pm_stats"));
     if (!fn) return 0;
     fn(&s);
-    return s.f[15];
+    return s.bytes_small_outstanding;
 }
 
 void idle_threads(std::size_t max_mib) {
@@ -204,11 +203,35 @@ void dlopen_lib(const char* lib) {
     for (void* p : v) pm_free(p);
 }
 
+// Not preloaded: LIB is opened, a thread allocates from it (its cache and the cache key's
+// destructor now exist), LIB is closed while the thread lives, then the thread exits and
+// runs that destructor (issue 29, item 3: it pointed into unmapped code).
+void dlclose_lib(const char* lib) {
+    void* h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
+    CHECK(h != nullptr);
+    if (!h) return;
+    auto pm_malloc = reinterpret_cast<void* (*)(std::size_t)>(dlsym(h, "pm_malloc"));
+    CHECK(pm_malloc != nullptr);
+    if (!pm_malloc) return;
+    std::atomic<int> step{0};
+    std::thread t([&] {
+        void* p = pm_malloc(100);
+        CHECK(p != nullptr);
+        step.store(1);
+        while (step.load() != 2) sleep_ms(1);
+    });
+    while (step.load() != 1) sleep_ms(1);
+    CHECK(dlclose(h) == 0);
+    step.store(2);
+    t.join();
+    std::thread([] {}).join();  // thread exits after the close
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     std::string mode = argc > 1 ? argv[1] : "";
-    if (mode != "dlopen" && mode != "address-space" && !preloaded()) {
+    if (mode != "dlopen" && mode != "dlclose" && mode != "address-space" && !preloaded()) {
         std::fprintf(stderr, "preload_edges: run me with LD_PRELOAD=libphysmem.so\n");
         return 2;
     }
@@ -218,9 +241,10 @@ int main(int argc, char** argv) {
     else if (mode == "introspection") introspection();
     else if (mode == "idle-threads" && argc > 2) idle_threads(std::strtoull(argv[2], nullptr, 10));
     else if (mode == "dlopen" && argc > 2) dlopen_lib(argv[2]);
+    else if (mode == "dlclose" && argc > 2) dlclose_lib(argv[2]);
     else {
         std::fprintf(stderr, "usage: preload_edges address-space MIB | one-thread | background-tls | "
-                             "introspection | idle-threads MIB | dlopen LIB\n");
+                             "introspection | idle-threads MIB | dlopen LIB | dlclose LIB\n");
         return 2;
     }
     if (failures) return 1;

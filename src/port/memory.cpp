@@ -167,10 +167,19 @@ int remap(void* p, std::size_t old_bytes, std::size_t new_bytes, void* target) n
     return q == MAP_FAILED ? errno : 0;
 }
 
-std::size_t address_space_limit() noexcept {
+namespace {
+// One resource limit in bytes; 0 when unlimited (or unreadable).
+std::size_t rlimit_bytes(int resource) noexcept {
     struct rlimit r;
-    if (::getrlimit(RLIMIT_AS, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return 0;
+    if (::getrlimit(resource, &r) != 0 || r.rlim_cur == RLIM_INFINITY) return 0;
     return static_cast<std::size_t>(r.rlim_cur);
+}
+}  // namespace
+
+std::size_t address_space_limit() noexcept {
+    std::size_t as = rlimit_bytes(RLIMIT_AS), data = rlimit_bytes(RLIMIT_DATA);
+    if (as == 0 || data == 0) return as | data;
+    return as < data ? as : data;
 }
 
 std::size_t memlock_limit() noexcept {

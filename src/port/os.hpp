@@ -71,7 +71,9 @@ void* map_committed(std::size_t bytes, std::size_t alignment) noexcept;
 // move; no byte is copied. 0 or errno.
 int remap(void* p, std::size_t old_bytes, std::size_t new_bytes, void* target) noexcept;
 
-// RLIMIT_AS (ulimit -v) in bytes; 0 when unlimited.
+// The smaller of RLIMIT_AS (ulimit -v) and RLIMIT_DATA (ulimit -d; private writable
+// mappings count against it since Linux 4.7, reserved or not) in bytes; 0 when neither
+// limits.
 std::size_t address_space_limit() noexcept;
 // RLIMIT_MEMLOCK (ulimit -l) in bytes; SIZE_MAX when unlimited.
 std::size_t memlock_limit() noexcept;

@@ -54,7 +54,7 @@ cmake -S examples/consumer -B "$consumer/cmake" -G Ninja -DCMAKE_PREFIX_PATH="$p
 cmake --build "$consumer/cmake" >/dev/null
 "$consumer/cmake/physmem_consumer"
 PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib/x86_64-linux-gnu/pkgconfig" \
-  bash -c 'g++ examples/consumer/main.cpp -o "$0/pc_consumer" $(pkg-config --cflags --libs --static physmem)' "$consumer"
+  bash -c 'g++ examples/consumer/main.cpp -o "$0/pc_consumer" $(pkg-config --cflags --libs physmem)' "$consumer"
 "$consumer/pc_consumer"
 PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib/x86_64-linux-gnu/pkgconfig" \
   bash -c 'cc tests/malloc/install_consumer.c -o "$0/pm_consumer" $(pkg-config --cflags --libs physmem-malloc)' "$consumer"

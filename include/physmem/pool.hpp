@@ -54,6 +54,15 @@ struct PoolOptions {
                                             // partly used resident pages exceed this
                                             // share of resident bytes (0: never)
 };
+// Accepted ranges, checked by BlockPool's constructor (std::invalid_argument naming the
+// field, "PoolOptions::capacity = 4096: smaller than one block (block_size = 64 KiB)"):
+//   block_size          a power of two from 4 KiB to 1 GiB
+//   capacity            from one block to 2^32 blocks (16 TiB of 4 KiB blocks, 256 TiB of
+//                       64 KiB); rounded up to whole blocks
+//   max_capacity        0 (no cap) or at least capacity
+//   backing             one of the Backing enumerators
+//   give_back_delay_ms  at most 86'400'000 (one day)
+//   compact_threshold   from 0 to 1, not NaN
 
 struct PoolStats {
     std::size_t block_size = 0;
@@ -84,8 +93,8 @@ struct CompactResult {
 
 class BlockPool {
   public:
-    // Maps the first region. Throws std::invalid_argument for a bad block size or a
-    // capacity smaller than one block, std::bad_alloc when no memory can be mapped,
+    // Maps the first region. Throws std::invalid_argument naming the field for an option
+    // out of its range (see PoolOptions), std::bad_alloc when no memory can be mapped,
     // backing_unavailable when strict_backing cannot be met.
     explicit BlockPool(const PoolOptions& options);
     ~BlockPool();
@@ -184,8 +193,8 @@ class BlockPool {
 
 // The process-wide pool, created on first use from PHYSMEM_* environment variables
 // (see options.hpp; defaults: 64 KiB blocks, 1 GiB first region, best backing, grows).
-// Throws what BlockPool's constructor throws, or std::invalid_argument for a bad
-// environment value.
+// Throws what BlockPool's constructor throws, or std::invalid_argument naming the
+// variable for a bad environment value.
 BlockPool& default_pool();
 
 }  // namespace physmem

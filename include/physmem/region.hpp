@@ -41,8 +41,8 @@ class Region {
   public:
     // Maps memory as described; throws std::bad_alloc when no rung can give `bytes`,
     // backing_unavailable when `strict_backing` and the rung is unavailable,
-    // std::invalid_argument for a zero size or a bad alignment, std::system_error when
-    // `lock` is asked and mlock fails.
+    // std::invalid_argument for a zero size, a bad alignment or a backing that is not one
+    // of the enumerators, std::system_error when `lock` is asked and mlock fails.
     explicit Region(const RegionOptions& options);
     ~Region();
     Region(Region&& other) noexcept;

@@ -41,6 +41,9 @@ std::string failure_note(Backing rung, const core::MapResult& r) {
 
 Region::Region(const RegionOptions& o) {
     if (o.bytes == 0) throw std::invalid_argument("physmem::Region: size 0");
+    if (static_cast<unsigned>(o.backing) > static_cast<unsigned>(Backing::page_4k))
+        throw std::invalid_argument("physmem::Region: backing " + std::to_string(static_cast<unsigned>(o.backing)) +
+                                    " is not a Backing");
     if (!is_pow2(o.alignment)) throw std::invalid_argument("physmem::Region: alignment not a power of two");
     map_with_ladder(o);
     if (o.prefault) {

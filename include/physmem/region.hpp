@@ -68,6 +68,16 @@ class Region {
     // Reads /proc/self/smaps now. For THP, huge_bytes counts only touched memory.
     BackingReport verify() const;
 
+    // Writes back now, instead of at destruction, the nr_hugepages this region raised
+    // (said on stderr). The region stays mapped and usable; its pages go back to the
+    // system when it is unmapped (the kernel keeps them as surplus pages until then).
+    void restore_huge_pages() noexcept;
+    // Gives the mapping up without unmapping it: the memory stays mapped (and locked) as
+    // it is until the process exits, and the Region is left empty (size 0). Restores the
+    // huge-page reservation now. For an owner whose users may outlive it (BlockPool with
+    // leak_check off).
+    void leak() noexcept;
+
   private:
     void map_with_ladder(const RegionOptions& o);
     bool try_rung(Backing rung, const RegionOptions& o);

@@ -43,8 +43,28 @@ BlockPool::BlockPool(const PoolOptions& options)
 }
 
 BlockPool::~BlockPool() {
+    if (in_use_ != 0) live_blocks_at_destruction();
     for (Slab* s : slabs_) delete s;
     delete filler_;
+}
+
+// leak_check: aborts naming the live blocks. Off: the regions holding them stay mapped.
+void BlockPool::live_blocks_at_destruction() noexcept {
+    if (options_.leak_check) {
+        char block[32], bytes[32];
+        format_size(block, sizeof block, block_size_);
+        format_size(bytes, sizeof bytes, in_use_ << block_shift_);
+        core::fatal("BlockPool destroyed with %zu live block%s of %s (%s): free them (destroy the "
+                    "arrays on the pool) first, or set PoolOptions::leak_check = false",
+                    in_use_, in_use_ == 1 ? "" : "s", block, bytes);
+    }
+    for (Slab* s : slabs_)
+        if (s->live != 0) s->region.leak();
+}
+
+void BlockPool::restore_huge_pages() noexcept {
+    std::lock_guard<std::mutex> guard(mutex_);
+    for (Slab* s : slabs_) s->region.restore_huge_pages();
 }
 
 void BlockPool::add_region(std::size_t bytes) {

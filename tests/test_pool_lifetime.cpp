@@ -6,8 +6,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
+#include "physmem/hugepages.hpp"
 #include "physmem/pool.hpp"
 #include "physmem/tree_array.hpp"
 #include "support.hpp"
@@ -74,6 +76,33 @@ TEST(PoolLifetimeDeathTest, ExitWithArraysOnTheDefaultPoolIsNormal) {
             std::exit(0);
         },
         ::testing::ExitedWithCode(0), "");
+}
+
+// The default pool is never destroyed, yet the nr_hugepages it raised comes back at exit
+// (an exit handler; its block is still live then). Changes the system: only when the test
+// command asks (PHYSMEM_TEST_RESERVE_HUGE_PAGES=1, root); "Hugetlb" in the name runs it
+// with the serial huge-page tests.
+TEST(PoolLifetimeDeathTest, DefaultPoolRestoresItsHugetlbReservationAtExit) {
+    const char* ask = std::getenv("PHYSMEM_TEST_RESERVE_HUGE_PAGES");
+    if (!ask || std::strcmp(ask, "1") != 0) GTEST_SKIP() << "set PHYSMEM_TEST_RESERVE_HUGE_PAGES=1 as root";
+    const std::size_t page = 2 << 20;
+    physmem::HugePageCounts c = physmem::huge_page_counts(page);
+    if (!c.supported) GTEST_SKIP() << "no 2 MiB hugetlb pages here";
+    if (c.free - c.reserved > 0) GTEST_SKIP() << "free 2 MiB pages already: the pool would reserve none";
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    const std::pair<const char*, const char*> env[] = {
+        {"PHYSMEM_BACKING", "2m"}, {"PHYSMEM_STRICT_BACKING", "1"}, {"PHYSMEM_RESERVE_HUGE_PAGES", "1"},
+        {"PHYSMEM_BLOCK_SIZE", "64K"}, {"PHYSMEM_CAPACITY", "2M"}};
+    for (auto [k, v] : env) ::setenv(k, v, 1);
+    EXPECT_EXIT(
+        {
+            std::memset(physmem::default_pool().allocate(), 1, 4096);  // live at exit
+            std::exit(0);
+        },
+        ::testing::ExitedWithCode(0),
+        "reserved huge pages: nr_hugepages \\(2 MiB\\).*restored nr_hugepages \\(2 MiB\\) to [0-9]+");
+    for (auto [k, v] : env) ::unsetenv(k);
+    EXPECT_EQ(physmem::huge_page_counts(page).total, c.total) << "nr_hugepages not restored";
 }
 
 }  // namespace

@@ -1,16 +1,7 @@
 // src/pool/validate.hpp — the accepted range of every PoolOptions field, checked in one
 // place: BlockPool's constructor throws on the first field out of range, and the
-// environment front-end (options.cpp) names the variable the field came from.
-//
-// Ranges (the README's PoolOptions table states them too):
-//   block_size          a power of two from 4 KiB to 1 GiB
-//   capacity            from one block to kMaxRegionBlocks blocks (the pool indexes a
-//                       region's blocks in 32 bits): 16 TiB of 4 KiB blocks, 256 TiB of 64 KiB
-//   max_capacity        0 (no cap) or at least capacity
-//   backing             one of the Backing enumerators
-//   give_back_delay_ms  at most kMaxGiveBackDelayMs (one day)
-//   compact_threshold   from 0 to 1 (not NaN)
-//   the flags           any value
+// environment front-end (options.cpp) names the variable the field came from. The ranges
+// are stated with PoolOptions (physmem/pool.hpp), the two limits that need a reason here.
 #pragma once
 
 #include <cstddef>

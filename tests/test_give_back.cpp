@@ -98,8 +98,14 @@ TEST(Placement, NextBlockComesFromTheFullestPage) {
     auto page_of = [&](void* p) { return static_cast<std::size_t>(static_cast<char*>(p) - base) / page; };
     for (std::size_t k = 0; k < 3; ++k) pool.deallocate(b[k]);             // page 0: 3 free
     pool.deallocate(b[per_page + 1]);                                         // page 1: 1 free
-    EXPECT_EQ(page_of(pool.allocate()), 1u) << "the fullest page with room goes first";
-    EXPECT_EQ(page_of(pool.allocate()), 0u);
+    void* fullest = pool.allocate();
+    void* next = pool.allocate();
+    EXPECT_EQ(page_of(fullest), 1u) << "the fullest page with room goes first";
+    EXPECT_EQ(page_of(next), 0u);
+    pool.deallocate(fullest);
+    pool.deallocate(next);
+    for (std::size_t k = 3; k < b.size(); ++k)
+        if (k != per_page + 1) pool.deallocate(b[k]);
 }
 
 TEST(GiveBack, EmptyPagesLeaveTheProcessAsSmapsShows) {
@@ -117,8 +123,12 @@ TEST(GiveBack, EmptyPagesLeaveTheProcessAsSmapsShows) {
     EXPECT_EQ(st.given_back_bytes, 16 * kMiB) << "delay 0: given back on the last free";
     EXPECT_EQ(st.resident_bytes, 16 * kMiB);
     EXPECT_LE(smaps_resident(pool), before - 15 * kMiB);
-    for (std::size_t i = 0; i < per_page; ++i) EXPECT_EQ(*static_cast<char*>(pool.allocate()), 0);
+    for (std::size_t i = 0; i < per_page; ++i) {
+        b[i] = pool.allocate();
+        EXPECT_EQ(*static_cast<char*>(b[i]), 0);
+    }
     (void)page;
+    for (std::size_t i = 0; i < per_page; ++i) pool.deallocate(b[i]);
     for (std::size_t i = b.size() / 2; i < b.size(); ++i) pool.deallocate(b[i]);
 }
 
@@ -196,10 +206,10 @@ TEST(GiveBack, PoolThatGrewShrinksWhenRegionsEmpty) {
     EXPECT_EQ(st.regions_unmapped, 2u);
     EXPECT_LT(st.bytes_mapped, mapped);
     EXPECT_EQ(st.blocks_total, 4 * kMiB / (64 << 10));
-    void* again = pool.allocate();  // and can grow again
-    for (int i = 0; i < 100; ++i) pool.allocate();
+    b.clear();
+    for (int i = 0; i < 101; ++i) b.push_back(pool.allocate());  // and can grow again
     EXPECT_GE(pool.stats().regions, 2u);
-    (void)again;
+    for (void* p : b) pool.deallocate(p);
 }
 
 // hugetlb pages (2 MiB reserved as root with PHYSMEM_TEST_RESERVE_HUGE_PAGES=1, or the
@@ -214,7 +224,7 @@ void hugetlb_give_back(Backing rung, std::size_t page) {
         BlockPool pool(o);
         void* p = pool.allocate();
         std::memset(p, 1, 4096);
-        ASSERT_EQ(pool.verify_backing()[0].huge_bytes, page);
+        EXPECT_EQ(pool.verify_backing()[0].huge_bytes, page);
         pool.deallocate(p);
         EXPECT_EQ(pool.stats().given_back_bytes, page);
         EXPECT_EQ(pool.verify_backing()[0].huge_bytes, 0u) << "the hugetlb page is still mapped";
@@ -222,6 +232,7 @@ void hugetlb_give_back(Backing rung, std::size_t page) {
         EXPECT_EQ(*static_cast<char*>(p), 0);
         std::memset(p, 2, 4096);
         EXPECT_EQ(pool.verify_backing()[0].huge_bytes, page);
+        pool.deallocate(p);
     } catch (const physmem::backing_unavailable& e) {
         GTEST_SKIP() << e.what();
     }

@@ -1,8 +1,14 @@
 // tests/test_options.cpp — the option table: parsing, defaults, the environment.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <set>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "physmem/backing.hpp"
 #include "core/parse.hpp"
@@ -91,6 +97,98 @@ TEST(Options, EnvironmentOverridesDefaultsAndBadValuesAreNamed) {
     ::unsetenv("PHYSMEM_BLOCK_SIZE");
     ::unsetenv("PHYSMEM_PREFAULT");
     ::unsetenv("PHYSMEM_BACKING");
+}
+
+// Sets PHYSMEM_* variables for one scope, and unsets them after.
+class ScopedEnv {
+  public:
+    ScopedEnv(std::initializer_list<std::pair<const char*, const char*>> vars) : vars_(vars) {
+        for (auto [k, v] : vars_) ::setenv(k, v, 1);
+    }
+    ~ScopedEnv() {
+        for (auto [k, v] : vars_) ::unsetenv(k);
+    }
+
+  private:
+    std::vector<std::pair<const char*, const char*>> vars_;
+};
+
+// What options_from_env() throws, or "" when it accepts the environment.
+std::string env_error() {
+    try {
+        physmem::options_from_env();
+        return "";
+    } catch (const std::invalid_argument& e) {
+        return e.what();
+    }
+}
+
+// Values that parse but are out of their field's range name the variable, its value and
+// the field (the pool's own check, validate.hpp), before any pool is made.
+TEST(Options, OutOfRangeValuesNameTheVariableAndTheField) {
+    const std::pair<const char*, const char*> cases[] = {
+        {"PHYSMEM_CAPACITY", "18446744073709551615"}, {"PHYSMEM_MAX_CAPACITY", "1K"},
+        {"PHYSMEM_BLOCK_SIZE", "3000"},               {"PHYSMEM_BLOCK_SIZE", "2K"},
+        {"PHYSMEM_BLOCK_SIZE", "1T"},                 {"PHYSMEM_GIVE_BACK_DELAY_MS", "86400001"},
+        {"PHYSMEM_GIVE_BACK_DELAY_MS", "99999999999999999999"},
+    };
+    for (auto [var, value] : cases) {
+        ScopedEnv env{{var, value}};
+        std::string what = env_error();
+        std::string field;
+        for (const auto& row : physmem::option_table())
+            if (row.env == var) field = "PoolOptions::" + std::string(row.field) + " = ";
+        ASSERT_FALSE(field.empty()) << var;
+        EXPECT_NE(what.find(std::string(var) + "=\"" + value + "\""), std::string::npos) << what;
+        EXPECT_NE(what.find(field), std::string::npos) << what;
+    }
+}
+
+TEST(Options, OutOfRangeMessagesSayWhatIsAccepted) {
+    {
+        ScopedEnv env{{"PHYSMEM_MAX_CAPACITY", "1K"}};
+        EXPECT_EQ(env_error(), "PHYSMEM_MAX_CAPACITY=\"1K\": PoolOptions::max_capacity = 1024: smaller than "
+                               "capacity (1 GiB); 0 means no cap");
+    }
+    {
+        ScopedEnv env{{"PHYSMEM_BLOCK_SIZE", "3000"}};
+        EXPECT_EQ(env_error(), "PHYSMEM_BLOCK_SIZE=\"3000\": PoolOptions::block_size = 3000: not a power of "
+                               "two from 4 KiB to 1 GiB");
+    }
+    {  // a range that depends on another field names both variables
+        ScopedEnv env{{"PHYSMEM_BLOCK_SIZE", "1G"}, {"PHYSMEM_CAPACITY", "64K"}};
+        EXPECT_EQ(env_error(), "PHYSMEM_CAPACITY=\"64K\", PHYSMEM_BLOCK_SIZE=\"1G\": PoolOptions::capacity = "
+                               "65536: smaller than one block (block_size = 1 GiB)");
+    }
+    {  // ... and the field's own variable when it is unset
+        ScopedEnv env{{"PHYSMEM_CAPACITY", "2G"}, {"PHYSMEM_MAX_CAPACITY", "1G"}};
+        EXPECT_NE(env_error().find("PHYSMEM_MAX_CAPACITY=\"1G\", PHYSMEM_CAPACITY=\"2G\""), std::string::npos)
+            << env_error();
+    }
+}
+
+TEST(Options, ValuesAtTheEndsOfTheirRangesAreAccepted) {
+    ScopedEnv env{{"PHYSMEM_BLOCK_SIZE", "1G"},          {"PHYSMEM_CAPACITY", "1G"},
+                  {"PHYSMEM_MAX_CAPACITY", "1G"},        {"PHYSMEM_GIVE_BACK_DELAY_MS", "86400000"},
+                  {"PHYSMEM_COMPACT_THRESHOLD", "1"}};
+    EXPECT_EQ(env_error(), "");
+}
+
+// default_pool() makes its pool once per process: a child process with a bad environment.
+TEST(OptionsDeathTest, DefaultPoolNamesTheVariableOfABadValue) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    ScopedEnv env{{"PHYSMEM_MAX_CAPACITY", "1K"}};
+    EXPECT_EXIT(
+        {
+            try {
+                physmem::default_pool();
+            } catch (const std::invalid_argument& e) {
+                std::fprintf(stderr, "%s\n", e.what());
+                std::exit(3);
+            }
+            std::exit(0);
+        },
+        ::testing::ExitedWithCode(3), "PHYSMEM_MAX_CAPACITY=\"1K\": PoolOptions::max_capacity = 1024");
 }
 
 TEST(Options, FormatSize) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -29,6 +31,66 @@ TEST(BlockPool, RejectsBadBlockSizesAndCapacities) {
                            std::size_t{2} << 30})
         EXPECT_THROW(BlockPool(pool_options(bs, 1 << 30)), std::invalid_argument) << bs;
     EXPECT_THROW(BlockPool(pool_options(64 << 10, 4096)), std::invalid_argument);
+}
+
+// Every field out of its range: std::invalid_argument naming the field and the value,
+// never a crash (backing 77 was a SIGFPE), a wrap (capacity SIZE_MAX rounded to 0) or a
+// silent change of meaning.
+TEST(BlockPool, OptionsOutOfRangeThrowNamingTheField) {
+    struct Case {
+        const char* expect;
+        void (*set)(PoolOptions&);
+    };
+    const Case cases[] = {
+        {"PoolOptions::block_size = 3000: not a power of two", [](PoolOptions& o) { o.block_size = 3000; }},
+        {"PoolOptions::capacity = 0: smaller than one block", [](PoolOptions& o) { o.capacity = 0; }},
+        {"PoolOptions::capacity = 18446744073709551615: more than 2^32 blocks",
+         [](PoolOptions& o) { o.capacity = SIZE_MAX; }},
+        {"PoolOptions::capacity = 281474976710657: more than 2^32 blocks of 64 KiB (at most 256 TiB",
+         [](PoolOptions& o) { o.capacity = (std::size_t{64} << 42) + 1; }},
+        {"PoolOptions::max_capacity = 1024: smaller than capacity (1 MiB)",
+         [](PoolOptions& o) { o.grow = true, o.max_capacity = 1024; }},
+        {"PoolOptions::backing = 77: not a Backing", [](PoolOptions& o) { o.backing = static_cast<Backing>(77); }},
+        {"PoolOptions::give_back_delay_ms = 86400001: more than one day",
+         [](PoolOptions& o) { o.give_back_delay_ms = 86'400'001; }},
+        {"PoolOptions::give_back_delay_ms = 18446744073709551615",
+         [](PoolOptions& o) { o.give_back_delay_ms = UINT64_MAX; }},
+        {"PoolOptions::compact_threshold = -1: not a fraction from 0 to 1", [](PoolOptions& o) { o.compact_threshold = -1; }},
+        {"PoolOptions::compact_threshold = nan", [](PoolOptions& o) { o.compact_threshold = std::nan(""); }},
+        {"PoolOptions::compact_threshold = 5", [](PoolOptions& o) { o.compact_threshold = 5; }},
+    };
+    for (const Case& c : cases) {
+        PoolOptions o = pool_options(64 << 10, 1 << 20);
+        c.set(o);
+        try {
+            BlockPool pool(o);
+            ADD_FAILURE() << "accepted: " << c.expect;
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find(c.expect), std::string::npos) << e.what();
+        }
+    }
+}
+
+TEST(BlockPool, OptionsAtTheEndsOfTheirRangesAreAccepted) {
+    PoolOptions o = pool_options(64 << 10, 64 << 10);  // capacity: one block
+    o.grow = true;
+    o.max_capacity = 64 << 10;  // = capacity
+    o.give_back_delay_ms = 86'400'000;
+    o.compact_threshold = 1;
+    EXPECT_NO_THROW(BlockPool{o});
+    o.max_capacity = 0;
+    o.compact_threshold = 0;
+    o.give_back_delay_ms = 0;
+    EXPECT_NO_THROW(BlockPool{o});
+    o.block_size = std::size_t{1} << 30;
+    o.capacity = std::size_t{1} << 62;  // 2^32 blocks: in range, and no machine maps it
+    o.max_capacity = 0;
+    EXPECT_THROW(BlockPool{o}, std::bad_alloc);
+}
+
+TEST(Region, RejectsABackingThatIsNotAnEnumerator) {
+    physmem::RegionOptions o{.bytes = 1 << 20, .backing = static_cast<Backing>(77)};
+    EXPECT_THROW(physmem::Region{o}, std::invalid_argument);
 }
 
 TEST(BlockPool, DesignatedInitialisersWork) {
@@ -87,6 +149,7 @@ TEST(BlockPool, PrefaultedPoolTakesNoFaultsOnFirstTouch) {
     std::uint64_t before = faults.read();
     for (void* p : blocks) std::memset(p, 1, pool.block_size());
     EXPECT_EQ(faults.read() - before, 0u) << "source " << faults.source();
+    for (void* p : blocks) pool.deallocate(p);
 }
 
 TEST(BlockPool, LockedPoolReportsLocked) {
@@ -110,6 +173,7 @@ TEST(BlockPoolDeathTest, DoubleFreeAndForeignPointersAbortWithTheirAddress) {
     EXPECT_DEATH(pool.deallocate(&local), "not from this pool");
     void* q = pool.allocate();
     EXPECT_DEATH(pool.deallocate(static_cast<char*>(q) + 8), "not the start of a block");
+    pool.deallocate(q);
 }
 
 TEST(BlockPool, ConcurrentAllocateDeallocateNeverHandsOutABlockTwice) {
@@ -213,15 +277,16 @@ TEST(BlockPool, BlocksOnAOneGigPageArePhysicallyContiguous) {
                   .strict_backing = true, .prefault = true, .reserve_huge_pages = reserve_for_tests()};
     try {
         BlockPool pool(o);
-        void* first = pool.allocate();
-        auto base = BlockPool::physical_address(first);
-        if (!base) GTEST_SKIP() << "physical addresses need root";
-        for (std::size_t i = 1; i < 16; ++i) {
-            void* p = pool.allocate();
+        std::vector<void*> blocks{pool.allocate()};
+        auto base = BlockPool::physical_address(blocks[0]);
+        for (std::size_t i = 1; base && i < 16; ++i) {
+            void* p = blocks.emplace_back(pool.allocate());
             auto pa = BlockPool::physical_address(p);
-            ASSERT_TRUE(pa);
-            EXPECT_EQ(*pa - *base, static_cast<std::uint64_t>(static_cast<char*>(p) - static_cast<char*>(first)));
+            EXPECT_TRUE(pa);
+            if (pa) EXPECT_EQ(*pa - *base, static_cast<std::uint64_t>(static_cast<char*>(p) - static_cast<char*>(blocks[0])));
         }
+        for (void* p : blocks) pool.deallocate(p);  // before the pool goes (leak_check)
+        if (!base) GTEST_SKIP() << "physical addresses need root";
     } catch (const physmem::backing_unavailable& e) {
         GTEST_SKIP() << "no 1 GiB page: " << e.what();
     }

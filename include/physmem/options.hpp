@@ -20,9 +20,10 @@
     X(block_size, "PHYSMEM_BLOCK_SIZE", size, "64K",                                       \
       "block size of the default pool: a power of two from 4K to 1G")                      \
     X(capacity, "PHYSMEM_CAPACITY", size, "1G",                                            \
-      "first region of the default pool (it grows by doubling when exhausted)")            \
+      "first region of the default pool (it grows by doubling when exhausted): "           \
+      "at least one block, at most 2^32 blocks")                                           \
     X(max_capacity, "PHYSMEM_MAX_CAPACITY", size, "0",                                     \
-      "cap on the default pool's total size; 0 means no cap")                              \
+      "cap on the default pool's total size: 0 (no cap) or at least the capacity")         \
     X(backing, "PHYSMEM_BACKING", backing, "best",                                         \
       "preferred page size: best (1g, 2m, thp, 4k in turn), 1g, 2m, thp or 4k")            \
     X(strict_backing, "PHYSMEM_STRICT_BACKING", flag, "0",                                 \
@@ -33,7 +34,8 @@
     X(reserve_huge_pages, "PHYSMEM_RESERVE_HUGE_PAGES", flag, "0",                         \
       "1 (root): raise nr_hugepages as needed, restore it at exit; printed on stderr")     \
     X(give_back_delay_ms, "PHYSMEM_GIVE_BACK_DELAY_MS", count, "100",                      \
-      "milliseconds an empty huge page of the default pool waits before it is given back") \
+      "milliseconds an empty huge page of the default pool waits before it is given back " \
+      "(at most 86400000, one day)")                                                       \
     X(compact_threshold, "PHYSMEM_COMPACT_THRESHOLD", fraction, "0.25",                    \
       "maintain() compacts when free blocks in partly used pages exceed this share (0: never)") \
     X(verbose, "PHYSMEM_VERBOSE", flag, "0", "1: print what was mapped, on stderr")
@@ -63,7 +65,9 @@ std::span<const OptionInfo> option_table() noexcept;
 Options default_options();
 
 // Defaults overridden by the PHYSMEM_* variables set in the environment. Throws
-// std::invalid_argument naming the variable when a value does not parse.
+// std::invalid_argument naming the variable when a value does not parse or is out of its
+// field's range (see PoolOptions), e.g. `PHYSMEM_MAX_CAPACITY="1K": PoolOptions::max_capacity
+// = 1024: smaller than capacity (1 GiB); 0 means no cap`.
 Options options_from_env();
 
 }  // namespace physmem

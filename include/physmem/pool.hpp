@@ -53,7 +53,18 @@ struct PoolOptions {
     double compact_threshold = 0.25;        // maintain() compacts when free blocks in
                                             // partly used resident pages exceed this
                                             // share of resident bytes (0: never)
+    bool leak_check = true;                 // destroying the pool with live blocks aborts
+                                            // (false: their regions stay mapped; ~BlockPool)
 };
+// Accepted ranges, checked by BlockPool's constructor (std::invalid_argument naming the
+// field, "PoolOptions::capacity = 4096: smaller than one block (block_size = 64 KiB)"):
+//   block_size          a power of two from 4 KiB to 1 GiB
+//   capacity            from one block to 2^32 blocks (16 TiB of 4 KiB blocks, 256 TiB of
+//                       64 KiB); rounded up to whole blocks
+//   max_capacity        0 (no cap) or at least capacity
+//   backing             one of the Backing enumerators
+//   give_back_delay_ms  at most 86'400'000 (one day)
+//   compact_threshold   from 0 to 1, not NaN
 
 struct PoolStats {
     std::size_t block_size = 0;
@@ -84,10 +95,18 @@ struct CompactResult {
 
 class BlockPool {
   public:
-    // Maps the first region. Throws std::invalid_argument for a bad block size or a
-    // capacity smaller than one block, std::bad_alloc when no memory can be mapped,
+    // Maps the first region. Throws std::invalid_argument naming the field for an option
+    // out of its range (see PoolOptions), std::bad_alloc when no memory can be mapped,
     // backing_unavailable when strict_backing cannot be met.
     explicit BlockPool(const PoolOptions& options);
+    // pre: no block is live (every TreeArray, PagedArray... on the pool destroyed first).
+    // With live blocks and leak_check (the default): prints "physmem: fatal: BlockPool
+    // destroyed with N live blocks of <block size> ..." on stderr and aborts. With
+    // leak_check false: the regions that hold live blocks are left mapped (leaked until
+    // the process exits; their huge-page reservations are restored now), so the blocks'
+    // memory stays readable and writable — but the pool is gone: nothing may call it
+    // afterwards (deallocate, or destroying an array on it). Regions without a live block
+    // are unmapped either way.
     ~BlockPool();
     BlockPool(const BlockPool&) = delete;
     BlockPool& operator=(const BlockPool&) = delete;
@@ -148,10 +167,13 @@ class BlockPool {
     static std::optional<std::uint64_t> physical_address(const void* p) noexcept;
 
   private:
+    friend BlockPool& default_pool();  // restores its huge pages at exit (never destroyed)
     struct Slab;  // a region plus its bookkeeping (src/pool/slab.hpp)
     struct Page;
     class Filler;
     void add_region(std::size_t bytes);
+    void live_blocks_at_destruction() noexcept;
+    void restore_huge_pages() noexcept;  // each region's (Region::restore_huge_pages)
     bool grow_locked() noexcept;
     void* take_locked(Page* pg, BlockOwner* owner, std::uintptr_t cookie) noexcept;
     void put_locked(Slab& s, std::size_t i) noexcept;
@@ -184,8 +206,11 @@ class BlockPool {
 
 // The process-wide pool, created on first use from PHYSMEM_* environment variables
 // (see options.hpp; defaults: 64 KiB blocks, 1 GiB first region, best backing, grows).
-// Throws what BlockPool's constructor throws, or std::invalid_argument for a bad
-// environment value.
+// Throws what BlockPool's constructor throws, or std::invalid_argument naming the
+// variable for a bad environment value. Never destroyed: arrays may still hold its blocks
+// at exit (statics, arrays a call to exit() skipped), and their destructors may run after
+// ours; its memory goes back with the process. The nr_hugepages it raised
+// (PHYSMEM_RESERVE_HUGE_PAGES) is restored at exit.
 BlockPool& default_pool();
 
 }  // namespace physmem

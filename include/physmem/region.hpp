@@ -41,8 +41,8 @@ class Region {
   public:
     // Maps memory as described; throws std::bad_alloc when no rung can give `bytes`,
     // backing_unavailable when `strict_backing` and the rung is unavailable,
-    // std::invalid_argument for a zero size or a bad alignment, std::system_error when
-    // `lock` is asked and mlock fails.
+    // std::invalid_argument for a zero size, a bad alignment or a backing that is not one
+    // of the enumerators, std::system_error when `lock` is asked and mlock fails.
     explicit Region(const RegionOptions& options);
     ~Region();
     Region(Region&& other) noexcept;
@@ -67,6 +67,16 @@ class Region {
 
     // Reads /proc/self/smaps now. For THP, huge_bytes counts only touched memory.
     BackingReport verify() const;
+
+    // Writes back now, instead of at destruction, the nr_hugepages this region raised
+    // (said on stderr). The region stays mapped and usable; its pages go back to the
+    // system when it is unmapped (the kernel keeps them as surplus pages until then).
+    void restore_huge_pages() noexcept;
+    // Gives the mapping up without unmapping it: the memory stays mapped (and locked) as
+    // it is until the process exits, and the Region is left empty (size 0). Restores the
+    // huge-page reservation now. For an owner whose users may outlive it (BlockPool with
+    // leak_check off).
+    void leak() noexcept;
 
   private:
     void map_with_ladder(const RegionOptions& o);

@@ -214,14 +214,11 @@ lab::Json probe_small_normal_stack(std::size_t depth) {
     return j;
 }
 
-// Blocks for the pool variant: enough for deepsum's depth at kFrameBound bytes a frame.
-std::vector<void*> pool_blocks(lab::Context& ctx, const Plan& p) {
+// The pool of the pool variant: enough blocks for deepsum's depth at kFrameBound bytes a frame.
+physmem::BlockPool& segment_pool(lab::Context& ctx, const Plan& p) {
     const std::size_t bs_bytes = ctx.settings().block_size, usable = bs_bytes > 8192 ? bs_bytes - 4096 : 1024;
     std::size_t n = 8 + (p.kernel == Kernel::deepsum ? p.n * kFrameBound / usable : 0);
-    physmem::BlockPool& pool = ctx.pool("segments", n * bs_bytes);
-    std::vector<void*> blocks;
-    while (void* b = pool.try_allocate()) blocks.push_back(b);
-    return blocks;
+    return ctx.pool("segments", n * bs_bytes);
 }
 
 lab::Json counts_json(const segments::Counts& c) {
@@ -341,8 +338,12 @@ void body(lab::Context& ctx) {
                  {"signal_stack", signal_stack()}};
     if (!p.split && p.kernel == Kernel::deepsum) st["normal_32k"] = probe_small_normal_stack(p.n);
     Inputs in = make_inputs(ctx, p);
-    std::vector<void*> blocks;
-    if (s.kind == lab::Kind::split_pool) blocks = pool_blocks(ctx, p), segments::serve_from(blocks, s.block_size);
+    std::vector<void*> blocks;  // all of the pool's, served as segments
+    physmem::BlockPool* pool = s.kind == lab::Kind::split_pool ? &segment_pool(ctx, p) : nullptr;
+    if (pool) {
+        while (void* b = pool->try_allocate()) blocks.push_back(b);
+        segments::serve_from(blocks, s.block_size);
+    }
     ctx.set_elements(p.n);
     record_params(ctx, p);
     if (p.kernel == Kernel::scan) ctx.set_field("unit", "element");
@@ -350,7 +351,12 @@ void body(lab::Context& ctx) {
     std::uint64_t got = measure_on_thread(ctx, p, in, st);
     if (p.kernel == Kernel::deepsum) measure_first_use(ctx, p, in, st);
     if (!blocks.empty()) st["pool_blocks"] = {{"total", blocks.size()}, {"free_after", segments::blocks_free()}};
+    // Every segment is back once its thread exited: the blocks go back to the pool before
+    // the context destroys it (a block still out would be a live block there, and fatal).
+    const bool all_back = segments::blocks_free() == blocks.size();
     segments::serve_from({}, 0);
+    if (all_back)
+        for (void* b : blocks) pool->deallocate(b);
     ctx.set_field("stack", st);
     ctx.note("counters count the main thread (perf is per thread); the measured thread's faults are "
              "stack.thread_minor_faults");

@@ -15,20 +15,11 @@
 #include "page_filler.hpp"
 #include "port/os.hpp"
 #include "slab.hpp"
+#include "validate.hpp"
 
 namespace physmem {
 
 namespace {
-
-void check_options(const PoolOptions& o) {
-    std::size_t b = o.block_size;
-    if (b < (4u << 10) || b > (std::size_t{1} << 30) || (b & (b - 1)))
-        throw std::invalid_argument("physmem::BlockPool: block_size " + std::to_string(b) +
-                                    " is not a power of two from 4 KiB to 1 GiB");
-    if (o.capacity < b)
-        throw std::invalid_argument("physmem::BlockPool: capacity " + format_size(o.capacity) +
-                                    " is smaller than one block (" + format_size(b) + ")");
-}
 
 RegionOptions region_options(const PoolOptions& o, std::size_t bytes) {
     return RegionOptions{.bytes = bytes, .alignment = o.block_size, .backing = o.backing,
@@ -41,10 +32,10 @@ RegionOptions region_options(const PoolOptions& o, std::size_t bytes) {
 BlockPool::BlockPool(const PoolOptions& options)
     : options_(options), block_size_(options.block_size), filler_(new Filler) {
     try {
-        check_options(options);
+        validate(options);
         block_shift_ = static_cast<unsigned>(__builtin_ctzll(block_size_));
-        std::size_t bytes = (options.capacity + block_size_ - 1) / block_size_ * block_size_;
-        add_region(bytes);
+        std::size_t blocks = options.capacity / block_size_ + (options.capacity % block_size_ != 0);
+        add_region(blocks * block_size_);  // validated: at most 2^32 blocks, no wrap
     } catch (...) {
         delete filler_;
         throw;
@@ -52,8 +43,28 @@ BlockPool::BlockPool(const PoolOptions& options)
 }
 
 BlockPool::~BlockPool() {
+    if (in_use_ != 0) live_blocks_at_destruction();
     for (Slab* s : slabs_) delete s;
     delete filler_;
+}
+
+// leak_check: aborts naming the live blocks. Off: the regions holding them stay mapped.
+void BlockPool::live_blocks_at_destruction() noexcept {
+    if (options_.leak_check) {
+        char block[32], bytes[32];
+        format_size(block, sizeof block, block_size_);
+        format_size(bytes, sizeof bytes, in_use_ << block_shift_);
+        core::fatal("BlockPool destroyed with %zu live block%s of %s (%s): free them (destroy the "
+                    "arrays on the pool) first, or set PoolOptions::leak_check = false",
+                    in_use_, in_use_ == 1 ? "" : "s", block, bytes);
+    }
+    for (Slab* s : slabs_)
+        if (s->live != 0) s->region.leak();
+}
+
+void BlockPool::restore_huge_pages() noexcept {
+    std::lock_guard<std::mutex> guard(mutex_);
+    for (Slab* s : slabs_) s->region.restore_huge_pages();
 }
 
 void BlockPool::add_region(std::size_t bytes) {
@@ -67,7 +78,7 @@ void BlockPool::add_region(std::size_t bytes) {
 
 bool BlockPool::grow_locked() noexcept {
     if (!options_.grow || slabs_.empty()) return false;
-    std::size_t next = slabs_.back()->blocks * block_size_ * 2;
+    std::size_t next = std::min(slabs_.back()->blocks * block_size_ * 2, max_region_bytes(block_size_));
     if (options_.max_capacity) {
         std::size_t have = total_ * block_size_;
         if (have >= options_.max_capacity) return false;

@@ -1,4 +1,5 @@
 // src/pool/default_pool.cpp — the process-wide pool, configured from PHYSMEM_*.
+#include <cstdlib>
 #include <string>
 
 #include "core/fatal.hpp"
@@ -20,13 +21,17 @@ void describe(const BlockPool& pool) {
 
 }  // namespace
 
+// Never destroyed (see pool.hpp): no leak check at exit, no unmapping under a late
+// destructor. The exit handler, registered once the pool exists, runs when the pool's
+// destructor would have.
 BlockPool& default_pool() {
-    static BlockPool pool(options_from_env());  // Options is a PoolOptions (grow on)
-    static const bool described = [] {
+    static BlockPool& pool = *new BlockPool(options_from_env());  // Options is a PoolOptions (grow on)
+    static const bool ready = [] {
+        std::atexit([] { default_pool().restore_huge_pages(); });
         if (options_from_env().verbose) describe(pool);
         return true;
     }();
-    (void)described;
+    (void)ready;
     return pool;
 }
 

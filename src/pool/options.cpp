@@ -3,11 +3,14 @@
 #include "physmem/options.hpp"
 
 #include <array>
+#include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 
 #include "core/options.hpp"
+#include "validate.hpp"
 
 namespace physmem {
 
@@ -34,6 +37,33 @@ struct Throw {
     }
 };
 
+const OptionInfo* row_of(const char* field) noexcept {
+    for (const OptionInfo& row : kTable)
+        if (row.field == field) return &row;
+    return nullptr;
+}
+
+// `PHYSMEM_CAPACITY="1K"`, or `PHYSMEM_CAPACITY (unset: default "1G")`; "" for a field
+// without a variable.
+std::string variable(const char* field) {
+    const OptionInfo* row = row_of(field);
+    if (!row) return "";
+    std::string env(row->env);
+    const char* v = std::getenv(env.c_str());
+    return v ? env + "=\"" + v + "\"" : env + " (unset: default \"" + std::string(row->default_value) + "\")";
+}
+
+// The first option out of its range (validate.hpp), as an error naming the variables
+// of the field and of the field its range depends on.
+void check_ranges(const Options& o) {
+    std::optional<OptionProblem> p = find_problem(o);
+    if (!p) return;
+    std::string vars = variable(p->field);
+    if (p->other && row_of(p->other) && std::getenv(std::string(row_of(p->other)->env).c_str()))
+        vars += ", " + variable(p->other);
+    throw std::invalid_argument(vars + ": " + describe(*p));
+}
+
 }  // namespace
 
 std::span<const OptionInfo> option_table() noexcept { return kTable; }
@@ -53,6 +83,7 @@ Options options_from_env() {
 #define PHYSMEM_FROM_ENV(field, env, kind, def, help) core::read_option<core::OptionKind::kind>(o.field, env, def, policy);
     PHYSMEM_OPTIONS(PHYSMEM_FROM_ENV)
 #undef PHYSMEM_FROM_ENV
+    check_ranges(o);
     return o;
 }
 

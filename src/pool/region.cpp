@@ -41,6 +41,9 @@ std::string failure_note(Backing rung, const core::MapResult& r) {
 
 Region::Region(const RegionOptions& o) {
     if (o.bytes == 0) throw std::invalid_argument("physmem::Region: size 0");
+    if (static_cast<unsigned>(o.backing) > static_cast<unsigned>(Backing::page_4k))
+        throw std::invalid_argument("physmem::Region: backing " + std::to_string(static_cast<unsigned>(o.backing)) +
+                                    " is not a Backing");
     if (!is_pow2(o.alignment)) throw std::invalid_argument("physmem::Region: alignment not a power of two");
     map_with_ladder(o);
     if (o.prefault) {
@@ -100,8 +103,8 @@ void Region::reserve_for(Backing rung, std::size_t bytes) {
     auto r = std::make_unique<core::HugeReservation>(core::make_available(ps, need));
     if (!r->changed()) return;
     core::say("physmem: reserved huge pages: nr_hugepages (%s) %ld -> %ld (asked +%ld, got +%ld); "
-              "restored when the pool is destroyed\n", format_size(ps).c_str(), r->before,
-              r->before + r->added(), need - (c.free - c.reserved), r->added());
+              "restored when its pool is destroyed (the default pool: at exit)\n",
+              format_size(ps).c_str(), r->before, r->before + r->added(), need - (c.free - c.reserved), r->added());
     reservation_ = std::move(r);
     if (reservation_->added() == 0) end_reservation();
 }
@@ -127,6 +130,16 @@ void Region::release() noexcept {
     base_ = nullptr;
     bytes_ = 0;
     end_reservation();  // after unmapping: the pages are free again
+}
+
+void Region::restore_huge_pages() noexcept { end_reservation(); }
+
+void Region::leak() noexcept {
+    base_ = nullptr;
+    bytes_ = 0;
+    prefaulted_ = 0;
+    locked_ = false;
+    end_reservation();
 }
 
 Region::Region(Region&& other) noexcept { *this = std::move(other); }

@@ -341,6 +341,27 @@ TEST(PagedArray, AllFramesPinnedIsAClearError) {
     EXPECT_EQ(a.get(600), 0u);  // usable afterwards
 }
 
+// A stride that would carry the index past SIZE_MAX visits the first element only (it
+// used to wrap and visit 5, 3, 1), as TreeArray's for_each_strided does.
+TEST(PagedArray, StridedNeverWrapsAround) {
+    BlockPool pool = make_pool(4096);
+    PagedArray<std::uint64_t> a(100, pool);
+    for (std::size_t i = 0; i < a.size(); ++i) a.set(i, i);
+    auto visits = [&](std::size_t first, std::size_t stride) {
+        std::vector<std::uint64_t> seen;
+        physmem::for_each_strided(std::as_const(a), first, stride, [&](std::uint64_t x) { seen.push_back(x); });
+        physmem::for_each_strided(a, first, stride, [&](std::uint64_t& x) { seen.push_back(x); });
+        return seen;
+    };
+    using V = std::vector<std::uint64_t>;
+    EXPECT_EQ(visits(5, SIZE_MAX - 1), (V{5, 5}));
+    EXPECT_EQ(visits(5, SIZE_MAX), (V{5, 5}));
+    EXPECT_EQ(visits(99, SIZE_MAX), (V{99, 99}));
+    EXPECT_EQ(visits(5, 95), (V{5, 5}));
+    EXPECT_EQ(visits(5, 94), (V{5, 99, 5, 99}));
+    EXPECT_EQ(visits(100, 1), V{});
+}
+
 // --- the file -----------------------------------------------------------------------------
 
 TEST(PagedArray, NamedFileIsCreatedNewAndRemovedAtTheEnd) {

@@ -309,7 +309,13 @@ void for_each_strided(A& a, std::size_t first, std::size_t stride, F&& f) {
         std::size_t k = i >> s.leaf_shift, base = k << s.leaf_shift;
         std::size_t end = std::min(n, base + s.leaf_len());
         detail::with_leaf(a, k, 0, end - base, [&](auto span) {
-            for (; i < end; i += stride) f(span[i - base]);
+            for (; i < end; i += stride) {
+                f(span[i - base]);
+                if (n - i <= stride) {  // the last one (i + stride may wrap past SIZE_MAX)
+                    i = n;
+                    return;
+                }
+            }
         });
     }
 }

@@ -412,6 +412,19 @@ TEST(PagedArray, AFileThatCannotBeCreatedFailsAtConstruction) {
     EXPECT_EQ(pool.stats().blocks_in_use, 0u) << "a failed construction kept blocks";
 }
 
+// The header's promise: std::bad_alloc from the constructor when the pool cannot hold
+// the table and one frame (it used to construct, and the first access threw "every one
+// of its 0 frames is pinned").
+TEST(PagedArray, APoolWithoutRoomForOneFrameFailsAtConstruction) {
+    BlockPool pool = make_pool(4096, 4096);
+    EXPECT_THROW(PagedArray<int>(10, pool, {.budget = 4 * 4096}), std::bad_alloc);
+    EXPECT_EQ(pool.stats().blocks_in_use, 0u) << "a failed construction kept blocks";
+    BlockPool two = make_pool(4096, 2 * 4096);  // the table and one frame: enough
+    PagedArray<int> a(4096, two, {.budget = 4 * 4096});
+    for (std::size_t i = 0; i < a.size(); ++i) a.set(i, static_cast<int>(i));
+    for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a.get(i), static_cast<int>(i));
+}
+
 TEST(PagedArray, ReportsTheIoItUses) {
     BlockPool pool = make_pool(4096);
     PagedArray<int> s(10, pool, {.io = PagingIo::sync});

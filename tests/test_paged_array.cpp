@@ -237,7 +237,7 @@ TEST(PagedArray, IteratorsAreReadAheadAndWriteThrough) {
     BlockPool pool = make_pool(4096);
     PagedArray<std::uint64_t> a(512 * 40, pool, {.budget = 8 * 4096, .readahead = 4});
     std::uint64_t v = 0;
-    for (auto& x : a) x = v++;  // non-const iterators: every leaf dirty, written out behind
+    for (auto&& x : a) x = v++;  // non-const iterators: every leaf dirty, written out behind
     a.flush();
     auto before = a.stats();
     std::uint64_t sum = 0;

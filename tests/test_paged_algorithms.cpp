@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <iterator>
 #include <random>
+#include <span>
+#include <stdexcept>
 #include <ranges>
 #include <string>
 #include <vector>
@@ -276,6 +278,35 @@ TEST(PagedIterators, ComparisonsAndProjectionsSeeTheElement) {
     EXPECT_TRUE(*w.begin() < *(w.begin() + 1));
     auto found = std::ranges::find(w, Wide{5, w.size() - 5, {}});
     EXPECT_EQ(found - w.begin(), 4);
+}
+
+// An algorithm run where no frame is free (a segment callback pins the only one) fails
+// at its first load with a clear error and changes nothing; one frame more suffices.
+TEST(PagedIterators, NoFreeFrameIsAClearErrorAndChangesNothing) {
+    BlockPool pool({.block_size = kBlock, .capacity = 1 << 20});
+    const std::vector<std::uint64_t> start = original<std::uint64_t>(512 * 4);
+    for (std::size_t budget : {1, 2}) {
+        SCOPED_TRACE("budget " + std::to_string(budget) + " leaves");
+        PagedArray<std::uint64_t> a(start.size(), pool, {.budget = budget * kBlock, .readahead = 0});
+        std::copy(start.begin(), start.end(), a.begin());
+        std::string error;
+        physmem::for_each_segment(a, 0, 1, [&](std::span<std::uint64_t>) {
+            try {
+                std::sort(a.begin(), a.end());
+            } catch (const std::runtime_error& e) {
+                error = e.what();
+            }
+        });
+        std::vector<std::uint64_t> got(a.cbegin(), a.cend()), want = start;
+        if (budget == 1) {
+            EXPECT_NE(error.find("is pinned (1 pins; the budget is 1 leaves, 4096 bytes)"), std::string::npos) << error;
+            EXPECT_EQ(got, want) << "the failed sort changed the array";
+        } else {
+            EXPECT_EQ(error, "");
+            std::sort(want.begin(), want.end());
+            EXPECT_EQ(got, want);
+        }
+    }
 }
 
 // Dereferencing a non-const iterator marks its leaf dirty as before, and a write through

@@ -226,6 +226,7 @@ class Pager final : private BlockOwner {
     void read_ahead_after(std::size_t k);
     void pass_behind(std::size_t k) noexcept;
     [[noreturn]] void fail(const char* op, std::size_t k, int error) const;
+    [[noreturn]] void throw_all_pinned() const;
 
     BlockPool* pool_;
     InitFn init_;

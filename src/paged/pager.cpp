@@ -297,10 +297,19 @@ std::size_t Pager::take_frames(std::size_t want, std::uint32_t* out) {
             pump(1);
             continue;
         }
-        throw std::runtime_error("physmem::PagedArray: every one of its " + std::to_string(frames_.size()) +
-                                 " frames is pinned; the budget is too small for the leaves in use");
+        throw_all_pinned();
     }
     return got;
+}
+
+// No frame to take: every one is pinned (segment callbacks, a batch being read).
+void Pager::throw_all_pinned() const {
+    std::size_t pins = 0;
+    for (const Frame& f : frames_) pins += f.pins;
+    throw std::runtime_error("physmem::PagedArray: every one of its " + std::to_string(frames_.size()) +
+                             " frames is pinned (" + std::to_string(pins) + " pins; the budget is " +
+                             std::to_string(max_frames_) + " leaves, " + std::to_string(max_frames_ * leaf_bytes_) +
+                             " bytes): the budget is too small for the leaves in use");
 }
 
 // Whether CLOCK may take the frame now: a leaf, not pinned, no I/O in flight.

@@ -47,6 +47,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
+#include <memory>
 #include <type_traits>
 #include <utility>
 
@@ -65,7 +66,11 @@ class PagedRef {
     // `epoch` is the pager's epoch when p was resolved.
     PagedRef(PagedArray<T>* a, std::size_t i, T* p, std::uint64_t epoch) noexcept
         : a_(a), i_(i), p_(p), epoch_(epoch) {}
-    PagedRef(const PagedRef&) = default;  // the same element (the value, when detached)
+    // The same element (the value, when detached: copied only then).
+    PagedRef(const PagedRef& o) noexcept
+        : a_(o.a_), i_(o.i_), p_(o.p_), epoch_(o.epoch_), detached_(o.detached_) {
+        if (detached_) std::construct_at(&value_, o.value_);
+    }
     // Moving takes the value out: the new PagedRef holds a copy of the element, detached
     // from the array, as `auto t = std::move(*it)` in generic code (std::swap, libstdc++'s
     // ranges::rotate) expects of a value.

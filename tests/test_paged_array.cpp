@@ -16,6 +16,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -44,6 +45,22 @@ struct ScratchDir {
     ~ScratchDir() {
         std::error_code ec;
         fs::remove_all(path, ec);
+    }
+};
+
+// A file system of `type` mounted on a fresh scratch directory for one test. Root only.
+// The mount is made in a mount namespace of this process's own where the kernel allows
+// one, so a test killed before its unmount leaves nothing mounted behind (the namespace
+// goes with the process). `error` is empty when mounted.
+struct ScratchMount {
+    ScratchDir dir;
+    std::string error;
+    ScratchMount(const char* type, const char* options) {
+        if (::unshare(CLONE_NEWNS) == 0) ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr);
+        if (::mount(type, dir.path.c_str(), type, 0, options) != 0) error = std::strerror(errno);
+    }
+    ~ScratchMount() {
+        if (error.empty()) ::umount2(dir.path.c_str(), MNT_DETACH);
     }
 };
 
@@ -220,7 +237,7 @@ TEST(PagedArray, IteratorsAreReadAheadAndWriteThrough) {
     BlockPool pool = make_pool(4096);
     PagedArray<std::uint64_t> a(512 * 40, pool, {.budget = 8 * 4096, .readahead = 4});
     std::uint64_t v = 0;
-    for (auto& x : a) x = v++;  // non-const iterators: every leaf dirty, written out behind
+    for (auto&& x : a) x = v++;  // non-const iterators: every leaf dirty, written out behind
     a.flush();
     auto before = a.stats();
     std::uint64_t sum = 0;
@@ -341,6 +358,27 @@ TEST(PagedArray, AllFramesPinnedIsAClearError) {
     EXPECT_EQ(a.get(600), 0u);  // usable afterwards
 }
 
+// A stride that would carry the index past SIZE_MAX visits the first element only (it
+// used to wrap and visit 5, 3, 1), as TreeArray's for_each_strided does.
+TEST(PagedArray, StridedNeverWrapsAround) {
+    BlockPool pool = make_pool(4096);
+    PagedArray<std::uint64_t> a(100, pool);
+    for (std::size_t i = 0; i < a.size(); ++i) a.set(i, i);
+    auto visits = [&](std::size_t first, std::size_t stride) {
+        std::vector<std::uint64_t> seen;
+        physmem::for_each_strided(std::as_const(a), first, stride, [&](std::uint64_t x) { seen.push_back(x); });
+        physmem::for_each_strided(a, first, stride, [&](std::uint64_t& x) { seen.push_back(x); });
+        return seen;
+    };
+    using V = std::vector<std::uint64_t>;
+    EXPECT_EQ(visits(5, SIZE_MAX - 1), (V{5, 5}));
+    EXPECT_EQ(visits(5, SIZE_MAX), (V{5, 5}));
+    EXPECT_EQ(visits(99, SIZE_MAX), (V{99, 99}));
+    EXPECT_EQ(visits(5, 95), (V{5, 5}));
+    EXPECT_EQ(visits(5, 94), (V{5, 99, 5, 99}));
+    EXPECT_EQ(visits(100, 1), V{});
+}
+
 // --- the file -----------------------------------------------------------------------------
 
 TEST(PagedArray, NamedFileIsCreatedNewAndRemovedAtTheEnd) {
@@ -389,6 +427,44 @@ TEST(PagedArray, AFileThatCannotBeCreatedFailsAtConstruction) {
     }
     EXPECT_THROW(PagedArray<int>(10, pool, {.dir = "/nonexistent-dir"}), PagingError);
     EXPECT_EQ(pool.stats().blocks_in_use, 0u) << "a failed construction kept blocks";
+}
+
+// ramfs refuses O_DIRECT. The named file used to be created by the O_DIRECT open that
+// failed, so the fallback's O_EXCL open met EEXIST and the file stayed behind.
+TEST(PagedArray, AFileSystemWithoutODirectFallsBackAndLeavesNoFile) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a ramfs";
+    ScratchMount m("ramfs", "");
+    if (!m.error.empty()) GTEST_SKIP() << "cannot mount ramfs: " << m.error;
+    BlockPool pool = make_pool(4096);
+    for (bool named : {true, false}) {
+        SCOPED_TRACE(named ? "named" : "unnamed");
+        {
+            PagingOptions o{.budget = 2 * 4096, .readahead = 0};
+            (named ? o.path : o.dir) = named ? (m.dir.path / "leaves").string() : m.dir.path.string();
+            PagedArray<std::uint64_t> a(512 * 8, pool, o);
+            EXPECT_FALSE(a.stats().direct);
+            for (std::size_t i = 0; i < a.size(); ++i) a.set(i, 3 * i);
+            for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a.get(i), 3 * i);
+            EXPECT_GT(a.stats().loads, 0u) << "nothing went through the file";
+        }
+        EXPECT_TRUE(fs::is_empty(m.dir.path)) << "a file was left behind";
+    }
+    BlockPool tiny = make_pool(4096, 4096);  // holds the table, not a frame: the constructor fails
+    EXPECT_THROW(PagedArray<int>(10, tiny, {.path = (m.dir.path / "leaves").string()}), std::bad_alloc);
+    EXPECT_TRUE(fs::is_empty(m.dir.path)) << "a failed construction left its file behind";
+}
+
+// The header's promise: std::bad_alloc from the constructor when the pool cannot hold
+// the table and one frame (it used to construct, and the first access threw "every one
+// of its 0 frames is pinned").
+TEST(PagedArray, APoolWithoutRoomForOneFrameFailsAtConstruction) {
+    BlockPool pool = make_pool(4096, 4096);
+    EXPECT_THROW(PagedArray<int>(10, pool, {.budget = 4 * 4096}), std::bad_alloc);
+    EXPECT_EQ(pool.stats().blocks_in_use, 0u) << "a failed construction kept blocks";
+    BlockPool two = make_pool(4096, 2 * 4096);  // the table and one frame: enough
+    PagedArray<int> a(4096, two, {.budget = 4 * 4096});
+    for (std::size_t i = 0; i < a.size(); ++i) a.set(i, static_cast<int>(i));
+    for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a.get(i), static_cast<int>(i));
 }
 
 TEST(PagedArray, ReportsTheIoItUses) {
@@ -479,19 +555,12 @@ TEST(PagedArray, AShortReadIsAnErrorAndTheLeafStaysOut) {
 }
 
 // A 256 KiB tmpfs: the file fills it; every element set before the error is still there
-// once the file system has room again. Root only (mount). The mount is made in a mount
-// namespace of this process's own where the kernel allows one, so a test killed before
-// its unmount leaves no tmpfs behind (the namespace goes with the process).
+// once the file system has room again. Root only (mount).
 TEST(PagedArray, EnospcOnAFullFileSystemLosesNothing) {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
-    if (::unshare(CLONE_NEWNS) == 0) ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr);
-    ScratchDir d;
-    if (::mount("tmpfs", d.path.c_str(), "tmpfs", 0, "size=256k") != 0)
-        GTEST_SKIP() << "cannot mount tmpfs: " << std::strerror(errno);
-    struct Unmount {
-        const char* p;
-        ~Unmount() { ::umount2(p, MNT_DETACH); }
-    } unmount{d.path.c_str()};
+    ScratchMount m("tmpfs", "size=256k");
+    if (!m.error.empty()) GTEST_SKIP() << "cannot mount tmpfs: " << m.error;
+    ScratchDir& d = m.dir;
     BlockPool pool = make_pool(4096);
     {
         PagedArray<std::uint64_t> a(512 * 128, pool, {.budget = 4 * 4096, .path = (d.path / "f").string()});

@@ -17,8 +17,11 @@
 // Validity: a reference or pointer returned by operator[] is valid until the next
 // access to another leaf (which may evict this one), flush(), or prefetch(); copy the
 // value (get) when two leaves are in play: `a.set(i, a.get(j))`, not `a[i] = a[j]`.
-// Iterators revalidate themselves (they cache a leaf and check an eviction counter).
-// for_each_segment pins each leaf while the callback runs.
+// Iterators revalidate themselves (they cache a leaf and check an eviction counter), and
+// what they hand out stays valid: a const_iterator's reference is a T by value, an
+// iterator's a proxy (PagedRef) that finds its element again after an eviction — so
+// every standard algorithm is correct at every budget (paged_iterator.hpp: the contract,
+// and what a proxy does not do). for_each_segment pins each leaf while the callback runs.
 //
 // Dirty tracking: the non-const operator[], set(), non-const iterators and the non-const
 // segment algorithms mark the leaf dirty; const access does not, so a clean leaf is
@@ -33,7 +36,8 @@
 // memory at run time. With PagingOptions::movable the array's blocks (frames and table)
 // are movable, so BlockPool::compact() packs them with a pool's other movable blocks and
 // gives the emptied pages back — under the pool's contract: no thread uses the array
-// while it runs; iterators revalidate afterwards, references do not. By default they
+// while it runs; iterators and their references revalidate afterwards, operator[]'s do
+// not. By default they
 // are pinned, and readers may go on beside a compaction of the pool's other structures.
 //
 // Cost when nothing pages: operator[] is the tree walk plus one test of the entry's tag
@@ -54,14 +58,12 @@
 #include <type_traits>
 #include <vector>
 
+#include "physmem/paged_iterator.hpp"
 #include "physmem/pager.hpp"
 #include "physmem/pool.hpp"
 #include "physmem/tree_shape.hpp"
 
 namespace physmem {
-
-template <class A, bool Const>
-class PagedIterator;
 
 template <class T>
 class PagedArray {
@@ -198,64 +200,6 @@ class PagedArray {
     std::unique_ptr<detail::Pager> pager_;
 };
 
-// A random-access iterator over a PagedArray: caches the current leaf and walks again
-// when it crosses into another leaf or when a leaf left memory since (the pager's epoch).
-template <class A, bool Const>
-class PagedIterator {
-    using T = typename A::value_type;
-    using Array = std::conditional_t<Const, const A, A>;
-
-  public:
-    using iterator_category = std::random_access_iterator_tag;
-    using value_type = T;
-    using difference_type = std::ptrdiff_t;
-    using reference = std::conditional_t<Const, const T&, T&>;
-    using pointer = std::conditional_t<Const, const T*, T*>;
-
-    PagedIterator() = default;
-    PagedIterator(Array* a, std::size_t i) noexcept : a_(a), i_(i) {}
-    operator PagedIterator<A, true>() const noexcept
-        requires(!Const)
-    {
-        return {a_, i_};
-    }
-
-    reference operator*() const {
-        std::size_t k = i_ >> a_->shape().leaf_shift;
-        if (k != k_ || epoch_ != a_->pager().epoch()) {
-            leaf_ = a_->leaf(k, !Const);
-            k_ = k;
-            epoch_ = a_->pager().epoch();
-        }
-        return leaf_[i_ & a_->shape().leaf_mask()];
-    }
-    pointer operator->() const { return &**this; }
-    reference operator[](difference_type n) const { return *(*this + n); }
-    std::size_t index() const noexcept { return i_; }
-
-    PagedIterator& operator++() noexcept { return ++i_, *this; }
-    PagedIterator operator++(int) noexcept { auto t = *this; ++i_; return t; }
-    PagedIterator& operator--() noexcept { return --i_, *this; }
-    PagedIterator operator--(int) noexcept { auto t = *this; --i_; return t; }
-    PagedIterator& operator+=(difference_type n) noexcept { return i_ += n, *this; }
-    PagedIterator& operator-=(difference_type n) noexcept { return i_ -= n, *this; }
-    friend PagedIterator operator+(PagedIterator it, difference_type n) noexcept { return it += n; }
-    friend PagedIterator operator+(difference_type n, PagedIterator it) noexcept { return it += n; }
-    friend PagedIterator operator-(PagedIterator it, difference_type n) noexcept { return it -= n; }
-    friend difference_type operator-(const PagedIterator& a, const PagedIterator& b) noexcept {
-        return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
-    }
-    friend bool operator==(const PagedIterator& a, const PagedIterator& b) noexcept { return a.i_ == b.i_; }
-    friend auto operator<=>(const PagedIterator& a, const PagedIterator& b) noexcept { return a.i_ <=> b.i_; }
-
-  private:
-    Array* a_ = nullptr;
-    std::size_t i_ = 0;
-    mutable T* leaf_ = nullptr;
-    mutable std::size_t k_ = ~std::size_t{0};
-    mutable std::uint64_t epoch_ = 0;
-};
-
 // --- segment algorithms: each leaf loaded (read ahead along the pattern) and pinned
 // while f runs on it --------------------------------------------------------------------
 
@@ -309,7 +253,13 @@ void for_each_strided(A& a, std::size_t first, std::size_t stride, F&& f) {
         std::size_t k = i >> s.leaf_shift, base = k << s.leaf_shift;
         std::size_t end = std::min(n, base + s.leaf_len());
         detail::with_leaf(a, k, 0, end - base, [&](auto span) {
-            for (; i < end; i += stride) f(span[i - base]);
+            for (; i < end; i += stride) {
+                f(span[i - base]);
+                if (n - i <= stride) {  // the last one (i + stride may wrap past SIZE_MAX)
+                    i = n;
+                    return;
+                }
+            }
         });
     }
 }

@@ -204,6 +204,7 @@ class Pager final : private BlockOwner {
     void* new_block(std::uintptr_t cookie, bool may_fail);
     void shrink_frames(std::size_t keep);
     void reserve_scratch();
+    void take_first_frame();
     void build_table();
     void free_table() noexcept;
     void*& entry(std::size_t k) noexcept;
@@ -225,6 +226,7 @@ class Pager final : private BlockOwner {
     void read_ahead_after(std::size_t k);
     void pass_behind(std::size_t k) noexcept;
     [[noreturn]] void fail(const char* op, std::size_t k, int error) const;
+    [[noreturn]] void throw_all_pinned() const;
 
     BlockPool* pool_;
     InitFn init_;

@@ -43,7 +43,9 @@ Pager::Pager(BlockPool& pool, std::size_t leaves, InitFn init, const PagingOptio
         frame_ = std::make_unique<std::uint32_t[]>(leaves);
         build_table();
         reserve_scratch();
+        take_first_frame();
     } catch (...) {
+        for (Frame& f : frames_) pool_->deallocate(f.data);
         free_table();
         io_.reset();
         os::close_file(fd_);
@@ -73,6 +75,19 @@ void Pager::reserve_scratch() {
     reserve_touched(done_, std::max<std::size_t>(opt_.queue_depth, 1) + batch);
     reserve_touched(behind_, std::min<std::size_t>(2 * max_frames_, 8192));
     reserve_touched(free_frames_, max_frames_ < 65536 ? max_frames_ : 65536);
+}
+
+// One frame from the start, free: a pool that cannot hold the table and one leaf fails
+// the constructor with std::bad_alloc (the contract), not the first access.
+void Pager::take_first_frame() {
+    void* p = new_block(1, false);  // frame 0's cookie
+    try {
+        frames_.push_back({p, kNone, 0});
+    } catch (...) {
+        pool_->deallocate(p);
+        throw;
+    }
+    free_frames_.push_back(0);  // reserved by reserve_scratch: no throw
 }
 
 // A block of this pager: movable when asked for, else pinned. Cookies: inner block i of
@@ -282,10 +297,19 @@ std::size_t Pager::take_frames(std::size_t want, std::uint32_t* out) {
             pump(1);
             continue;
         }
-        throw std::runtime_error("physmem::PagedArray: every one of its " + std::to_string(frames_.size()) +
-                                 " frames is pinned; the budget is too small for the leaves in use");
+        throw_all_pinned();
     }
     return got;
+}
+
+// No frame to take: every one is pinned (segment callbacks, a batch being read).
+void Pager::throw_all_pinned() const {
+    std::size_t pins = 0;
+    for (const Frame& f : frames_) pins += f.pins;
+    throw std::runtime_error("physmem::PagedArray: every one of its " + std::to_string(frames_.size()) +
+                             " frames is pinned (" + std::to_string(pins) + " pins; the budget is " +
+                             std::to_string(max_frames_) + " leaves, " + std::to_string(max_frames_ * leaf_bytes_) +
+                             " bytes): the budget is too small for the leaves in use");
 }
 
 // Whether CLOCK may take the frame now: a leaf, not pinned, no I/O in flight.

@@ -15,22 +15,20 @@
 namespace physmem::os {
 namespace {
 
-int open_flags(bool direct) noexcept { return O_RDWR | O_CLOEXEC | (direct ? O_DIRECT : 0); }
+constexpr int kOpenFlags = O_RDWR | O_CLOEXEC;
 
-// open(2) with O_DIRECT first when asked, then without it (EINVAL: not supported here).
-template <class Open>
-int with_direct_fallback(bool direct, bool* direct_used, Open&& open) noexcept {
-    if (direct) {
-        int fd = open(open_flags(true));
-        if (fd >= 0 || errno != EINVAL) {
-            *direct_used = fd >= 0;
-            return fd >= 0 ? fd : -errno;
-        }
-    }
+// Adds O_DIRECT to an open file when asked and the file system accepts it (fcntl refuses
+// it with EINVAL where open(2) would): the file is created without it, so a refusal
+// never leaves a created file to clean up. Returns fd.
+int with_direct(int fd, bool direct, bool* direct_used) noexcept {
     *direct_used = false;
-    int fd = open(open_flags(false));
-    return fd >= 0 ? fd : -errno;
+    if (fd < 0 || !direct) return fd;
+    int flags = ::fcntl(fd, F_GETFL);
+    *direct_used = flags >= 0 && ::fcntl(fd, F_SETFL, flags | O_DIRECT) == 0;
+    return fd;
 }
+
+int or_errno(int fd) noexcept { return fd >= 0 ? fd : -errno; }
 
 // A named file in dir, unlinked at once: for file systems without O_TMPFILE.
 int open_unlinked(const char* dir, bool direct, bool* direct_used) noexcept {
@@ -39,22 +37,19 @@ int open_unlinked(const char* dir, bool direct, bool* direct_used) noexcept {
         return -ENAMETOOLONG;
     int fd = ::mkostemp(name, O_CLOEXEC);
     if (fd < 0) return -errno;
-    int reopened = with_direct_fallback(direct, direct_used, [&](int flags) { return ::open(name, flags); });
     ::unlink(name);
-    ::close(fd);
-    return reopened;
+    return with_direct(fd, direct, direct_used);
 }
 
 }  // namespace
 
 int open_backing_file(const char* path, const char* dir, bool direct, bool* direct_used) noexcept {
+    *direct_used = false;
     if (path && *path)
-        return with_direct_fallback(direct, direct_used,
-                                    [&](int flags) { return ::open(path, flags | O_CREAT | O_EXCL, 0600); });
-    int fd = with_direct_fallback(direct, direct_used,
-                                  [&](int flags) { return ::open(dir, flags | O_TMPFILE, 0600); });
+        return with_direct(or_errno(::open(path, kOpenFlags | O_CREAT | O_EXCL, 0600)), direct, direct_used);
+    int fd = or_errno(::open(dir, kOpenFlags | O_TMPFILE, 0600));
     if (fd == -EOPNOTSUPP || fd == -EISDIR) return open_unlinked(dir, direct, direct_used);
-    return fd;
+    return with_direct(fd, direct, direct_used);
 }
 
 long read_at(int fd, void* buf, std::size_t n, std::uint64_t off) noexcept {

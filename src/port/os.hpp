@@ -145,8 +145,9 @@ int wait_for_eof_or_signal() noexcept;
 
 // Opens a read-write backing file: `path` created new (O_EXCL; EEXIST when it exists), or
 // when path is empty an unnamed one in `dir` (O_TMPFILE, else a named one unlinked at
-// once). With `direct`, O_DIRECT is tried first and dropped when the file system refuses
-// it; *direct_used says which. The descriptor, or -errno.
+// once). With `direct`, O_DIRECT is added once the file is open (fcntl) and left off
+// when the file system refuses it; *direct_used says which. A failure leaves no file
+// behind. The descriptor, or -errno.
 int open_backing_file(const char* path, const char* dir, bool direct, bool* direct_used) noexcept;
 // pread/pwrite of exactly n bytes at off, retrying EINTR and partial transfers: n, fewer
 // bytes at end of file (read only), or -errno.

@@ -1,0 +1,263 @@
+// physmem/paged_iterator.hpp — PagedArray's iterators and the reference they hand out.
+//
+// A leaf in memory can leave it whenever another is loaded (the pager's CLOCK, a small
+// budget), so an iterator cannot hand out a T& the way TreeArray's does: an algorithm
+// holding two references (std::iter_swap, a sort's pivot) wrote through the dead one.
+// Instead:
+//
+//   const_iterator  reference = T, by value. A read copies the element out.
+//   iterator        reference = PagedRef<T>, a proxy naming (array, index) with the
+//                   element's address cached: reading converts it to T, assigning writes
+//                   the element. Before either it checks the pager's epoch (bumped when
+//                   any leaf leaves memory, is cleaned or moves) and, when it changed,
+//                   walks to the element again — loading its leaf if needed — so it never
+//                   uses a dead address.
+//
+// Contract: a PagedRef stays valid, whatever is loaded or evicted meanwhile, as long as
+// its array lives; no algorithm needs any number of leaves pinned, so every standard
+// algorithm (std:: and std::ranges::, sort to shuffle) is correct at every budget, one
+// leaf included (where it thrashes: each access to another leaf is a load). Both
+// iterators satisfy std::random_access_iterator, and iterator std::sortable:
+// iter_move, iter_swap and swap of references are customised; std::common_reference of
+// PagedRef<T> and T is T. A PagedArray is a std::ranges::random_access_range.
+// Errors: an access may load a leaf and so throw PagingError (or std::runtime_error when
+// every frame is pinned by segment callbacks); an algorithm stopped by one leaves its
+// elements as a std::vector's would be after a throwing move — the basic guarantee.
+//
+// What a proxy is not: `auto& x = *it` and `for (auto& x : a)` do not compile (write
+// `auto&&` or `auto`: both are a PagedRef); a comparator or projection for a non-const
+// array takes `const T&` (or T), not `const auto&` (the proxy has no members) nor a
+// pointer to member. `auto x = *it` is a reference to the element, not a copy of it
+// (as with std::vector<bool>): write `T x = *it` for a value. Moving a PagedRef
+// (`auto t = std::move(*it)`) does copy the value out, which std::swap and libstdc++'s
+// ranges::rotate rely on.
+// operator-> returns the element's address, valid as operator[]'s references are: until
+// the next access to another leaf.
+//
+// Cost: the iterator caches its leaf (one walk when it crosses into another leaf or after
+// an eviction, detected by the epoch); * is a shift, a compare of the leaf number and the
+// epoch, and the element's address; a PagedRef's read or write compares the epoch once
+// more (the compiler folds it into the iterator's when nothing is stored between).
+// Non-const iterators mark a leaf dirty when they first reach it (dereferencing for a read
+// too); const ones never do.
+#pragma once
+
+#include <compare>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <memory>
+#include <type_traits>
+#include <utility>
+
+namespace physmem {
+
+template <class T>
+class PagedArray;
+
+// A reference to element i of a PagedArray<T> (above): assign to write, convert to read.
+template <class T>
+class PagedRef {
+    static constexpr bool kClass = std::is_class_v<T>;  // scalars compare through the conversion
+    static constexpr std::uint64_t kDetached = ~std::uint64_t{0};  // an epoch the pager never reaches
+
+  public:
+    // `epoch` is the pager's epoch when p was resolved.
+    PagedRef(PagedArray<T>* a, std::size_t i, T* p, std::uint64_t epoch) noexcept
+        : a_(a), i_(i), p_(p), epoch_(epoch) {}
+    // The same element (the value, when detached: copied only then).
+    PagedRef(const PagedRef& o) noexcept
+        : a_(o.a_), i_(o.i_), p_(o.p_), epoch_(o.epoch_), detached_(o.detached_) {
+        if (detached_) std::construct_at(&value_, o.value_);
+    }
+    // Moving takes the value out: the new PagedRef holds a copy of the element, detached
+    // from the array, as `auto t = std::move(*it)` in generic code (std::swap, libstdc++'s
+    // ranges::rotate) expects of a value.
+    PagedRef(PagedRef&& o)
+        : a_(o.a_), i_(o.i_), p_(nullptr), epoch_(kDetached), detached_(true), value_(static_cast<T>(o)) {}
+
+    operator T() const { return target(); }
+    const PagedRef& operator=(const T& v) const {
+        target() = v;
+        return *this;
+    }
+    const PagedRef& operator=(const PagedRef& o) const { return *this = static_cast<T>(o); }  // the value
+    std::size_t index() const noexcept { return i_; }
+
+    friend void swap(const PagedRef& x, const PagedRef& y) {
+        T t = x;
+        x = static_cast<T>(y);
+        y = t;
+    }
+
+    // Compound assignment and increments, where T has them: one walk at most.
+    template <class U>
+    const PagedRef& operator+=(const U& u) const requires requires(T& t) { t += u; } { return target() += u, *this; }
+    template <class U>
+    const PagedRef& operator-=(const U& u) const requires requires(T& t) { t -= u; } { return target() -= u, *this; }
+    template <class U>
+    const PagedRef& operator*=(const U& u) const requires requires(T& t) { t *= u; } { return target() *= u, *this; }
+    template <class U>
+    const PagedRef& operator/=(const U& u) const requires requires(T& t) { t /= u; } { return target() /= u, *this; }
+    template <class U>
+    const PagedRef& operator%=(const U& u) const requires requires(T& t) { t %= u; } { return target() %= u, *this; }
+    template <class U>
+    const PagedRef& operator&=(const U& u) const requires requires(T& t) { t &= u; } { return target() &= u, *this; }
+    template <class U>
+    const PagedRef& operator|=(const U& u) const requires requires(T& t) { t |= u; } { return target() |= u, *this; }
+    template <class U>
+    const PagedRef& operator^=(const U& u) const requires requires(T& t) { t ^= u; } { return target() ^= u, *this; }
+    template <class U>
+    const PagedRef& operator<<=(const U& u) const requires requires(T& t) { t <<= u; } { return target() <<= u, *this; }
+    template <class U>
+    const PagedRef& operator>>=(const U& u) const requires requires(T& t) { t >>= u; } { return target() >>= u, *this; }
+    const PagedRef& operator++() const requires requires(T& t) { ++t; } { return ++target(), *this; }
+    const PagedRef& operator--() const requires requires(T& t) { --t; } { return --target(), *this; }
+    T operator++(int) const requires requires(T& t) { t++; } { return target()++; }
+    T operator--(int) const requires requires(T& t) { t--; } { return target()--; }
+
+    // Comparisons of a class T (a scalar T uses the built-in operators through the
+    // conversion): those T has, on values.
+    friend bool operator==(const PagedRef& x, const PagedRef& y)
+        requires kClass && std::equality_comparable<T> { return static_cast<T>(x) == static_cast<T>(y); }
+    friend bool operator==(const PagedRef& x, const T& y)
+        requires kClass && std::equality_comparable<T> { return static_cast<T>(x) == y; }
+    friend auto operator<=>(const PagedRef& x, const PagedRef& y)
+        requires kClass && std::three_way_comparable<T> { return static_cast<T>(x) <=> static_cast<T>(y); }
+    friend auto operator<=>(const PagedRef& x, const T& y)
+        requires kClass && std::three_way_comparable<T> { return static_cast<T>(x) <=> y; }
+    friend bool operator<(const PagedRef& x, const PagedRef& y)
+        requires kClass && (!std::three_way_comparable<T>) && requires(const T& t) { t < t; }
+    { return static_cast<T>(x) < static_cast<T>(y); }
+    friend bool operator<(const PagedRef& x, const T& y)
+        requires kClass && (!std::three_way_comparable<T>) && requires(const T& t) { t < t; }
+    { return static_cast<T>(x) < y; }
+    friend bool operator<(const T& x, const PagedRef& y)
+        requires kClass && (!std::three_way_comparable<T>) && requires(const T& t) { t < t; }
+    { return x < static_cast<T>(y); }
+
+  private:
+    // Whether a leaf left memory since p_ was resolved; always for a detached reference
+    // (its epoch is one the pager never reaches, so the fast path tests nothing else).
+    bool stale() const { return epoch_ != a_->pager().epoch(); }
+    // p_ walked to again: its leaf loaded if needed and marked dirty, as the iterator that
+    // made this reference did. pre: not detached.
+    void refresh() const {
+        const auto& s = a_->shape();
+        p_ = a_->leaf(i_ >> s.leaf_shift, true) + (i_ & s.leaf_mask());
+        epoch_ = a_->pager().epoch();
+    }
+    // The element (its address walked to again when stale), or the detached value. The
+    // hot path: one compare of the epoch.
+    T& target() const {
+        if (stale()) [[unlikely]] {
+            if (detached_) return value_;
+            refresh();
+        }
+        return *p_;
+    }
+
+    PagedArray<T>* a_;
+    std::size_t i_;
+    mutable T* p_;
+    mutable std::uint64_t epoch_;  // kDetached when detached
+    bool detached_ = false;        // moved into: the value in value_, not the element's
+    union {
+        mutable T value_;  // only while detached
+    };
+};
+
+// A random-access iterator over a PagedArray A: caches the current leaf and walks again
+// when it crosses into another leaf or when a leaf left memory since (the pager's epoch).
+template <class A, bool Const>
+class PagedIterator {
+    using T = typename A::value_type;
+    using Array = std::conditional_t<Const, const A, A>;
+
+  public:
+    using iterator_concept = std::random_access_iterator_tag;
+    using iterator_category = std::random_access_iterator_tag;  // as vector<bool>'s: <algorithm> dispatch
+    using value_type = T;
+    using difference_type = std::ptrdiff_t;
+    using reference = std::conditional_t<Const, T, PagedRef<T>>;
+    using pointer = std::conditional_t<Const, const T*, T*>;
+
+    PagedIterator() = default;
+    PagedIterator(Array* a, std::size_t i) noexcept : a_(a), i_(i) {}
+    operator PagedIterator<A, true>() const noexcept
+        requires(!Const)
+    {
+        return {a_, i_};
+    }
+
+    reference operator*() const {
+        T* p = address();  // first: it refreshes epoch_
+        if constexpr (Const) return *p;
+        else return reference(a_, i_, p, epoch_);
+    }
+    // The element's address: valid until the next access to another leaf (operator[]'s rule).
+    pointer operator->() const { return address(); }
+    reference operator[](difference_type n) const { return *(*this + n); }
+    std::size_t index() const noexcept { return i_; }
+
+    friend T iter_move(const PagedIterator& it) { return *it; }
+    // Swaps through the cached addresses when resolving y evicted nothing (x's is still
+    // valid), else through the references, which walk again.
+    friend void iter_swap(const PagedIterator& x, const PagedIterator& y)
+        requires(!Const)
+    {
+        T* p = x.address();
+        T* q = y.address();
+        if (x.epoch_ == y.epoch_) [[likely]] std::swap(*p, *q);
+        else swap(*x, *y);
+    }
+
+    PagedIterator& operator++() noexcept { return ++i_, *this; }
+    PagedIterator operator++(int) noexcept { auto t = *this; ++i_; return t; }
+    PagedIterator& operator--() noexcept { return --i_, *this; }
+    PagedIterator operator--(int) noexcept { auto t = *this; --i_; return t; }
+    PagedIterator& operator+=(difference_type n) noexcept { return i_ += n, *this; }
+    PagedIterator& operator-=(difference_type n) noexcept { return i_ -= n, *this; }
+    friend PagedIterator operator+(PagedIterator it, difference_type n) noexcept { return it += n; }
+    friend PagedIterator operator+(difference_type n, PagedIterator it) noexcept { return it += n; }
+    friend PagedIterator operator-(PagedIterator it, difference_type n) noexcept { return it -= n; }
+    friend difference_type operator-(const PagedIterator& a, const PagedIterator& b) noexcept {
+        return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
+    }
+    friend bool operator==(const PagedIterator& a, const PagedIterator& b) noexcept { return a.i_ == b.i_; }
+    friend auto operator<=>(const PagedIterator& a, const PagedIterator& b) noexcept { return a.i_ <=> b.i_; }
+
+  private:
+    // The hot path: the cached leaf when it is still this element's and nothing left memory.
+    T* address() const {
+        const auto& s = a_->shape();
+        std::size_t k = i_ >> s.leaf_shift;
+        if (k != k_ || epoch_ != a_->pager().epoch()) [[unlikely]] reload(k);
+        return leaf_ + (i_ & s.leaf_mask());
+    }
+    void reload(std::size_t k) const {
+        leaf_ = a_->leaf(k, !Const);
+        k_ = k;
+        epoch_ = a_->pager().epoch();
+    }
+
+    Array* a_ = nullptr;
+    std::size_t i_ = 0;
+    mutable T* leaf_ = nullptr;
+    mutable std::size_t k_ = ~std::size_t{0};
+    mutable std::uint64_t epoch_ = 0;
+};
+
+}  // namespace physmem
+
+// The common reference of a PagedRef<T> and T is T (what std::indirectly_readable asks of
+// a proxy reference).
+template <class T, template <class> class TQ, template <class> class UQ>
+struct std::basic_common_reference<physmem::PagedRef<T>, T, TQ, UQ> {
+    using type = T;
+};
+template <class T, template <class> class TQ, template <class> class UQ>
+struct std::basic_common_reference<T, physmem::PagedRef<T>, TQ, UQ> {
+    using type = T;
+};

@@ -10,13 +10,20 @@ import sys
 from pathlib import Path
 
 from . import __version__, machine, programs, simulate, suites
-from .compare import compare, format_comparison
+from .compare import compare, format_comparison, is_unreliable
 from .doctor import diagnose
 from .paths import default_bin_dir
 from .report import headline, write_report
 from .results import load_results
 from .runner import Bench
 from .schema import SchemaError
+
+
+# Exit statuses of every subcommand (README, "The lab"): 0 done; 1 an error (a file that
+# cannot be read, a failed point, a bad value); 2 a usage error (argparse); 3 `compare`
+# ran but printed RESULTS UNRELIABLE (too few samples, spread too high, backings or
+# machines differ), so a script cannot take its changes as measured.
+EXIT_UNRELIABLE = 3
 
 
 def _err(msg: str) -> int:
@@ -87,8 +94,9 @@ def cmd_compare(args) -> int:
         a, b = load_results(args.a), load_results(args.b)
     except (OSError, ValueError, SchemaError) as e:
         return _err(str(e))
-    print(format_comparison(compare(a, b, alpha=args.alpha), args.a, args.b))
-    return 0
+    c = compare(a, b, alpha=args.alpha)
+    print(format_comparison(c, args.a, args.b))
+    return EXIT_UNRELIABLE if is_unreliable(c) else 0
 
 
 def cmd_doctor(args) -> int:
@@ -143,7 +151,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-o", "--output", metavar="DIR", help="default: RESULTS-report/")
     r.set_defaults(func=cmd_report)
 
-    c = sub.add_parser("compare", help="compare two result files point by point")
+    c = sub.add_parser("compare", help="compare two result files point by point",
+                       epilog="exit status: 0 compared; 1 a file could not be read; 3 RESULTS "
+                              "UNRELIABLE (printed with the reasons)")
     c.add_argument("a")
     c.add_argument("b")
     c.add_argument("--alpha", type=float, default=0.05)

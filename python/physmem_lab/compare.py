@@ -80,6 +80,11 @@ def compare(a: dict, b: dict, alpha: float = 0.05) -> dict:
             "only_a": [k for k in ia if k not in ib], "only_b": [k for k in ib if k not in ia]}
 
 
+def is_unreliable(c: dict) -> bool:
+    """True when the comparison printed "RESULTS UNRELIABLE" (machines differ, or a row is)."""
+    return bool(c["machine_differences"]) or any(r.unreliable for r in c["rows"])
+
+
 def format_comparison(c: dict, name_a: str = "A", name_b: str = "B") -> str:
     out = [f"physmem compare: A = {name_a}, B = {name_b}; B/A of median ns/op; "
            f"Mann-Whitney U (two-sided), significant at p < {c['alpha']}"]

@@ -6,6 +6,7 @@ an unknown major version (schema.SchemaError). Records written before the stack
 program's kinds were renamed (``array``, ``malloc``, ``pool`` for what are now
 ``contiguous``, ``split``, ``split-pool``: lab/PROTOCOL.md) are read under the new names.
 """
+import gzip
 import json
 import os
 import tempfile
@@ -54,7 +55,9 @@ def upgrade_record(r: dict) -> dict:
 
 
 def load_results(path) -> dict:
-    with open(path, encoding="utf-8") as f:
+    """A result file, plain or gzip-compressed (``.gz``: the committed numbers in docs/)."""
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt", encoding="utf-8") as f:
         results = json.load(f)
     validate_results(results)
     for key in ("records", "round_runs", "skipped", "errors"):

@@ -50,6 +50,6 @@ def test_report_and_compare_on_the_real_output(tiny_run, tmp_path):
     assert "data:image/png;base64," in html
     p = subprocess.run(physmem_cmd() + ["compare", str(out), str(out)], capture_output=True,
                        text=True, timeout=300)
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == 3, p.stderr                # unreliable: its own exit status
     assert "0 significant changes" in p.stdout
     assert "RESULTS UNRELIABLE" in p.stdout          # tiny runs 2 reps: too few

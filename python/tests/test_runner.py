@@ -76,7 +76,7 @@ def test_report_and_compare_on_fake_results(tmp_path, fake_bin):
     assert (tmp_path / "rep" / "report.html").exists()
     p = subprocess.run(physmem_cmd() + ["compare", str(r), str(r)], capture_output=True,
                        text=True, timeout=300)
-    assert p.returncode == 0 and "RESULTS UNRELIABLE" in p.stdout   # tiny: 2 reps
+    assert p.returncode == 3 and "RESULTS UNRELIABLE" in p.stdout   # tiny: 2 reps
 
 
 def test_rounds_run_every_point_in_abba_order_and_pool_them(tmp_path, fake_bin):

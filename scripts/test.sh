@@ -3,6 +3,7 @@
 #   1. the GoogleTest suite (Release), huge-page tests serially;
 #   2. the same suite under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. install into a scratch prefix and build a consumer with find_package and pkg-config;
+#      compile (and run) every C++ block of the READMEs against that install;
 #   4. a smoke run of the demo, so it never rots (the lab programs run end to end in 6);
 #   5. self-hosting: the library compiled with libphysmem.so preloaded into the compiler;
 #   6. the lab harness (pytest): schemas, report, compare, doctor, and `physmem bench
@@ -59,6 +60,9 @@ PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib/x86_64-linux-gnu/pkgconfig" \
 PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib/x86_64-linux-gnu/pkgconfig" \
   bash -c 'cc tests/malloc/install_consumer.c -o "$0/pm_consumer" $(pkg-config --cflags --libs physmem-malloc)' "$consumer"
 "$consumer/pm_consumer"
+# The docs tested like code: every C++ block of the READMEs compiled against this install
+# (and run where marked).
+tests/docs/check_snippets.sh "$prefix"
 rm -rf "$prefix" "$consumer"
 
 echo "== 4. smoke runs"

@@ -12,7 +12,7 @@
 // Costs: operator[] is depth-1 dependent loads plus the element (the inner blocks of a
 // scan stay in cache). The level loop reads the depth from the object: it is not a chain
 // of depth tests. For a walk with the depth fixed at compile time, dispatch once with
-// physmem::with_fixed_depth (segments.hpp). Iterators cache the current leaf and walk
+// physmem::with_fixed_depth (fixed_depth.hpp). Iterators cache the current leaf and walk
 // only when they cross into another leaf.
 //
 // Copying makes a deep copy in the same pool; moving is O(1) and leaves the source empty.

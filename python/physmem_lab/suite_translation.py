@@ -421,7 +421,10 @@ class Throughput(Scalar):
         slow = min(pats, key=lambda p: p.get("refs_per_second", 0.0)) if pats else {}
         return (f"slowest {self.rate / 1e6:.1f} M refs/s (pattern {slow.get('pattern', '?')}, preset "
                 f"{self.num.get('preset')}, caches {'on' if self.num.get('caches_modelled') else 'off'}) "
-                f"on {self.den}" + (f" ({self.num['cpu']})" if self.num.get("cpu") else ""))
+                f"on {self.den}" + (f" ({self.num['cpu']})" if self.num.get("cpu") else "")
+                + (f"; {self.num['min_refs_per_cpu_second'] / 1e6:.1f} M refs per CPU second (the "
+                   "process's own CPU time: what a shared machine's neighbours do not take)"
+                   if self.num.get("min_refs_per_cpu_second") else ""))
 
     def judged(self, met, target):
         return f"{'ok' if met else 'under'} >= {MIN_REFS_PER_S / 1e6:.0f} M/s"

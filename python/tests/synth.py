@@ -104,4 +104,4 @@ def tlbsim(ok=True, min_rps=6.5e7, cpu="AMD EPYC"):
                                     "refs_per_second": 1e8},
                                    {"pattern": "random", "refs": 10 ** 7, "seconds": 0.15,
                                     "refs_per_second": min_rps}],
-                      "min_refs_per_second": min_rps}}
+                      "min_refs_per_second": min_rps, "min_refs_per_cpu_second": min_rps * 1.25}}

@@ -75,6 +75,7 @@ def test_validation_and_throughput_missed_with_reasons():
         g["translation-1"].items[0].ratio.cell()
     assert g["translation-2"].why() == ["physmem-tlbsim bench: 30.0 M refs/s < 50 M/s"]
     assert "on AMD EPYC" in g["translation-2"].items[0].ratio.cell()
+    assert "; 37.5 M refs per CPU second (the process's own CPU time" in g["translation-2"].items[0].ratio.cell()
 
 
 def test_not_measured_without_the_simulator_or_simulated_records():

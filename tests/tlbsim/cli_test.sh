@@ -17,7 +17,7 @@ det=$("$tool" detect)
     || fail "detect: no machine, source or reason: $det"
 [ "$("$tool" show auto | json 'd["machine"]["name"]')" = "$(echo "$det" | json 'd["preset"]')" ] || fail "show auto"
 b=$("$tool" bench --preset auto --refs 3000 --reps 1) || fail "bench --preset auto exited $?"
-[ "$(echo "$b" | json 'd["preset"] == d["auto"]["preset"] and d["min_refs_per_second"] > 0')" = True ] \
+[ "$(echo "$b" | json 'd["preset"] == d["auto"]["preset"] and d["min_refs_per_second"] > 0 and d["min_refs_per_cpu_second"] > 0')" = True ] \
     || fail "bench --preset auto: $b"
 [ "$("$tool" show skylake --levels 5 | json 'd["machine"]["levels"]')" = 5 ] || fail "show --levels 5"
 [ "$("$tool" validate | json 'd["ok"]')" = True ] || fail "validate"

@@ -197,7 +197,15 @@ int holding(const TlbLevelConfig& l, std::uint8_t size) {
 }
 
 std::string geometry(unsigned entries, unsigned ways) {
-    return std::to_string(entries) + (ways ? " " + std::to_string(ways) + "-way" : " fully associative");
+    std::string g = std::to_string(entries);  // appended piecewise: GCC 12 warns (-Wrestrict) on a + chain
+    if (ways) {
+        g += ' ';
+        g += std::to_string(ways);
+        g += "-way";
+    } else {
+        g += " fully associative";
+    }
+    return g;
 }
 
 // Resizes m's TLB arrays to the description; returns what changed ("" when nothing did).
@@ -220,7 +228,10 @@ std::string overlay(MachineConfig& m, const std::vector<TlbDescription>& desc) {
             unsigned ways = d->ways, entries = d->entries;
             if (ways && entries % ways) entries -= entries % ways;  // whole sets (as zen2's preset)
             if (ways > entries) ways = 0;
-            std::string what = "L" + std::to_string(level) + " " + std::string(to_string(s));
+            std::string what = "L";  // piecewise, as geometry()
+            what += std::to_string(level);
+            what += ' ';
+            what += to_string(s);
             if (i < 0) {
                 done.push_back(int(l.arrays.size()));
                 l.arrays.push_back({entries, ways, size_bit(s)});

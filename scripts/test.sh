@@ -54,6 +54,7 @@ cmake --install build --prefix "$prefix" >/dev/null
 cmake -S examples/consumer -B "$consumer/cmake" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$consumer/cmake" >/dev/null
 "$consumer/cmake/physmem_consumer"
+"$consumer/cmake/physmem_tlbsim_consumer"   # physmem::tlbsim, the README's target name
 PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib/x86_64-linux-gnu/pkgconfig" \
   bash -c 'g++ examples/consumer/main.cpp -o "$0/pc_consumer" $(pkg-config --cflags --libs physmem)' "$consumer"
 "$consumer/pc_consumer"

@@ -57,24 +57,18 @@ class Session {
 
 }  // namespace
 
-Machine machine_for_cpu(std::string_view vendor, unsigned family, unsigned model) {
-    auto name = physmem::tlbsim::preset_for_cpu(vendor, family, model);
-    if (!name)
-        return {{}, "", "auto",
-                "no preset matches " + std::string(vendor) + " " + std::to_string(family) + " " + std::to_string(model)};
-    return {physmem::tlbsim::preset(*name), *name, "auto", ""};
+Machine machine_for_choice(const physmem::tlbsim::AutoChoice& c) {
+    return {c.machine, c.machine.name, "auto", c.reason, c.source, c.base};
 }
 
 Machine resolve(const SimSettings& s) {
     Machine m;
     if (s.simulate == "off") {
-        m = {{}, "", "off", "--simulate off"};
+        m = {{}, "", "off", "--simulate off", "", ""};
     } else if (s.simulate == "auto") {
-        std::optional<physmem::tlbsim::CpuIdentity> cpu = physmem::tlbsim::this_cpu();
-        m = cpu ? machine_for_cpu(cpu->vendor, cpu->family, cpu->model)
-                : Machine{{}, "", "auto", "no CPU identity (CPUID): not an x86 processor"};
+        m = machine_for_choice(physmem::tlbsim::choose_machine_for_this_cpu());
     } else {
-        m = {physmem::tlbsim::preset(s.simulate), s.simulate, "asked", ""};
+        m = {physmem::tlbsim::preset(s.simulate), s.simulate, "asked", "", "", ""};
     }
     if (m.config) m.config = configure(*m.config, s);
     return m;

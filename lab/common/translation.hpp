@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "physmem/tlbsim/config.hpp"
+#include "physmem/tlbsim/detect.hpp"
 #include "settings.hpp"
 #include "tracer.hpp"
 
@@ -35,14 +36,14 @@ struct Machine {
     std::optional<physmem::tlbsim::MachineConfig> config;
     std::string preset;  // the preset's name; "" when none
     std::string chosen;  // "auto" (this CPU's), "asked" (named) or "off"
-    std::string reason;  // why there is no configuration
+    std::string reason;  // why there is no configuration; with auto, why this one
+    std::string source;  // auto: "cpuid", "table" or "nearest" (physmem/tlbsim/detect.hpp)
+    std::string base;    // auto: the preset the machine is built on
 };
 Machine resolve(const SimSettings& s);
 
-// The preset for a CPU (vendor, family, model as CPUID and /proc/cpuinfo give them), or
-// the reason there is none
-// ("no preset matches AuthenticAMD 26 68").
-Machine machine_for_cpu(std::string_view vendor, unsigned family, unsigned model);
+// auto's machine for a CPU (physmem::tlbsim::choose_machine): always a configuration.
+Machine machine_for_choice(const physmem::tlbsim::AutoChoice& c);
 
 // Which references of `passes` passes of refs_in_pass references each are simulated.
 struct Plan {

@@ -45,8 +45,10 @@ Json halves_json(const Stats& total, const Stats& first) {
 
 Json machine_json(const Machine& m) {
     Json j{{"preset", m.config ? Json(m.preset) : Json(nullptr)}};
-    if (!m.config) j["reason"] = m.reason;
+    if (!m.config || !m.reason.empty()) j["reason"] = m.reason;
     j["chosen"] = m.chosen;
+    if (!m.source.empty()) j["source"] = m.source;
+    if (!m.base.empty()) j["base"] = m.base;
     if (!m.config) return j;
     j["description"] = m.config->description;
     j["translate"] = m.config->translate;

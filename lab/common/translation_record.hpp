@@ -22,7 +22,7 @@ struct Window {
     std::uint64_t untagged_refs = 0;  // of W + N, in no known buffer (tagged 4 KiB)
 };
 
-// {"preset", ["reason"], "chosen", and with a machine "description", "translate",
+// {"preset", ["reason"], "chosen", ["source", "base"] (auto), and with a machine "description", "translate",
 // "levels", "caches_modelled"}.
 Json machine_json(const Machine& m);
 Json window_json(const Window& w);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <set>
 #include <string>
 #include <unistd.h>
@@ -87,12 +88,26 @@ TEST(TraceWindowPlan, RepeatsShortPassesAndRewindowsTinyOnes) {
     EXPECT_FALSE(p.capped);
 }
 
-TEST(TraceMachine, UnknownCpuHasNoPresetAndSaysWhy) {
-    lab::translation::Machine m = lab::translation::machine_for_cpu("NoSuchVendor", 1, 2);
-    EXPECT_FALSE(m.config.has_value());
+TEST(TraceMachine, UnknownCpuStillGetsAMachineAndSaysWhy) {
+    // A CPU of an unknown vendor: leaf 0 names it, leaf 1 gives family 1 model 2.
+    auto cpuid = [](std::uint32_t leaf, std::uint32_t) {
+        physmem::tlbsim::CpuidRegs r;
+        if (leaf == 0) {
+            r.eax = 1;
+            std::memcpy(&r.ebx, "NoSu", 4);
+            std::memcpy(&r.edx, "chVe", 4);
+            std::memcpy(&r.ecx, "ndor", 4);
+        } else if (leaf == 1) {
+            r.eax = (1u << 8) | (2u << 4);
+        }
+        return r;
+    };
+    lab::translation::Machine m = lab::translation::machine_for_choice(physmem::tlbsim::choose_machine(cpuid));
+    ASSERT_TRUE(m.config.has_value());
     lab::translation::Json j = lab::translation::machine_json(m);
-    EXPECT_TRUE(j["preset"].is_null());
-    EXPECT_EQ(j["reason"], "no preset matches NoSuchVendor 1 2");
+    EXPECT_EQ(j["preset"], "skylake");
+    EXPECT_EQ(j["source"], "nearest");
+    EXPECT_NE(j["reason"].get<std::string>().find("NoSuchVendor"), std::string::npos) << j["reason"];
     EXPECT_EQ(j["chosen"], "auto");
 }
 

@@ -126,6 +126,10 @@ class Ratio:
         range-against-target text of :meth:`Goal.why`)."""
         return None
 
+    def short(self) -> str:
+        """The value alone, as a round's line shows it."""
+        return f"{self.value:.2f}x"
+
     def cell(self) -> str:
         """``0.95x [0.90-1.02]``, with ``!`` when a backing fell back and ``~`` when the
         spread is 10% or more."""
@@ -153,6 +157,79 @@ class Scalar(Ratio):
         return []
 
 
+class Recovered(Ratio):
+    """The share of the translation cost a tree on large pages recovers:
+    (array-4k − tree) / (array-4k − array-1g) of median ns per op (1.0: all of it, the
+    tree as fast as the array on 1 GiB pages). ``num`` is the tree, ``den`` array-4k,
+    ``floor`` array-1g. The range takes each side's min and max; :attr:`applicable` is false
+    when the translation cost is within its spread (array-4k's min not above array-1g's
+    max): then no share is meaningful on this CPU."""
+
+    def __init__(self, num: dict, den: dict, floor: dict):
+        super().__init__(num, den)
+        self.floor = floor
+
+    def _ns(self, rec, key="median_ns"):
+        return timing(rec)[key]
+
+    @property
+    def cost_ns(self) -> float:
+        return self._ns(self.den) - self._ns(self.floor)
+
+    @property
+    def applicable(self) -> bool:
+        return self._ns(self.den, "min_ns") > self._ns(self.floor, "max_ns")
+
+    @property
+    def value(self) -> float:
+        return (self._ns(self.den) - self._ns(self.num)) / self.cost_ns if self.cost_ns > 0 else 0.0
+
+    @property
+    def lo(self) -> float:
+        d = self._ns(self.den, "max_ns") - self._ns(self.floor, "min_ns")
+        return (self._ns(self.den, "min_ns") - self._ns(self.num, "max_ns")) / d if d > 0 else 0.0
+
+    @property
+    def hi(self) -> float:
+        d = self._ns(self.den, "min_ns") - self._ns(self.floor, "max_ns")
+        return (self._ns(self.den, "max_ns") - self._ns(self.num, "min_ns")) / d if d > 0 else self.value
+
+    def spreads(self):
+        return tuple(timing(r)["rel_spread"] for r in (self.num, self.den, self.floor))
+
+    def doubts(self) -> List[str]:
+        return super().doubts() + Ratio(self.floor, self.den).doubts()[:1]
+
+    def judged(self, met: bool, target: float) -> str:
+        return f"{'ok' if met else 'under'} >= {target:.0%}"
+
+    def short(self) -> str:
+        return f"{self.value:.0%} recovered"
+
+    def missed(self, target: float) -> Optional[str]:
+        return (f"recovers {self.value:.0%} [{self.lo:.0%}-{self.hi:.0%}] < {target:.0%} of the translation "
+                f"cost (array-4k − array-1g = {self.cost_ns:.3g} ns/op)")
+
+    def cell(self) -> str:
+        marks = "~" if max(self.spreads()) >= SPREAD_WARN else ""
+        return (f"{self.value:.0%} recovered [{self.lo:.0%}-{self.hi:.0%}]{marks} (array-4k "
+                f"{self._ns(self.den):.3g}, {self.num['variant']} {self._ns(self.num):.3g}, array-1g "
+                f"{self._ns(self.floor):.3g} ns/op)")
+
+    def not_applicable(self) -> str:
+        return (f"not applicable on this CPU: translation costs less than its spread (array-4k "
+                f"{self._ns(self.den):.3g} ns/op [{self._ns(self.den, 'min_ns'):.3g}-"
+                f"{self._ns(self.den, 'max_ns'):.3g}], array-1g {self._ns(self.floor):.3g} "
+                f"[{self._ns(self.floor, 'min_ns'):.3g}-{self._ns(self.floor, 'max_ns'):.3g}])")
+
+
+def recovered(recs: Records, exp, tree, size, dim=None) -> Optional[Recovered]:
+    """:class:`Recovered` of ``tree`` against array-4k and array-1g at ``size`` (None when
+    one of the three is missing)."""
+    n, d, f = (recs.find(exp, v, size, dim) for v in (tree, "array-4k", "array-1g"))
+    return Recovered(n, d, f) if n and d and f else None
+
+
 def ratio(recs: Records, exp, num_variant, den_variant, size, dim=None, phase=None,
           block_size=None) -> Optional[Ratio]:
     n = recs.find(exp, num_variant, size, dim, block_size)
@@ -170,10 +247,11 @@ class Item:
     what: str
     ratio: Ratio
     target: float
+    at_least: bool = False   # met when the value is >= target (a share), not <=
 
     @property
     def met(self) -> bool:
-        return self.ratio.value <= self.target
+        return self.ratio.value >= self.target if self.at_least else self.ratio.value <= self.target
 
 
 @dataclass
@@ -185,12 +263,14 @@ class Goal:
     missing: List[str] = field(default_factory=list)    # why something was not measured
     rounds: List["Goal"] = field(default_factory=list)  # the same goal judged on each round
     implausible: List[str] = field(default_factory=list)  # items resting on impossible data
+    # why the goal does not apply to this machine (e.g. translation too cheap to recover)
+    not_applicable: List[str] = field(default_factory=list)
 
     @property
     def measured(self) -> str:
-        """MET or MISSED on these items alone (NOT MEASURED without items)."""
+        """MET or MISSED on these items alone (NOT APPLICABLE or NOT MEASURED without)."""
         if not self.items:
-            return "NOT MEASURED"
+            return "NOT APPLICABLE" if self.not_applicable else "NOT MEASURED"
         return "MET" if all(i.met for i in self.items) else "MISSED"
 
     @property
@@ -199,10 +279,10 @@ class Goal:
         otherwise, with rounds, MET or MISSED only when every measured round says so,
         else UNSTABLE (:mod:`physmem_lab.stability`); without rounds, :attr:`measured`."""
         if not self.items:
-            return "NOT MEASURED"
+            return self.measured
         if self.implausible:
             return "IMPLAUSIBLE"
-        votes = {g.measured for g in self.rounds} - {"NOT MEASURED"}
+        votes = {g.measured for g in self.rounds} - {"NOT MEASURED", "NOT APPLICABLE"}
         if not votes:
             return self.measured
         return votes.pop() if len(votes) == 1 else "UNSTABLE"

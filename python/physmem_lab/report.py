@@ -17,7 +17,8 @@ from .units import format_size
 GOALS_HELP = ("Numbers: all rounds' repetitions pooled. Verdict: MET or MISSED only when "
               "every round says so on its own records; UNSTABLE when rounds disagree (their "
               "numbers below); IMPLAUSIBLE when a number rests on an impossible outcome "
-              "(Sanity).")
+              "(Sanity); NOT APPLICABLE when what the goal measures does not exist on this CPU "
+              "(e.g. translation costing less than its spread).")
 
 
 def _goals(doc, results, found=None):
@@ -25,7 +26,7 @@ def _goals(doc, results, found=None):
     doc.table(["#", "goal", "verdict", "numbers"],
               [[g.number, g.title, g.verdict,
                 "; ".join(f"{i.what}: {i.ratio.cell()} ({i.ratio.judged(i.met, i.target)})"
-                          for i in g.items) or "; ".join(g.missing) or
+                          for i in g.items) or "; ".join(g.not_applicable or g.missing) or
                 "no records for it in this result file"] for g in gs])
     for g in gs:
         lines = [f"why missed: {w}" for w in g.why()] if g.verdict == "MISSED" else []
@@ -36,6 +37,7 @@ def _goals(doc, results, found=None):
         lines += [f"noted: {n}" for n in g.notes]
         if g.verdict == "NOT MEASURED":
             lines += [f"not measured: {m}" for m in g.missing]
+        lines += g.not_applicable
         if lines:
             doc.p(f"Goal {g.number} ({g.verdict}):")
             doc.ul(lines)

@@ -36,7 +36,7 @@ from datetime import datetime, timezone
 
 from . import load, machine, order, precondition, programs, rounds, suites, tlbsim
 from .hugepages import Reservation
-from .simulate import OFF, Simulation
+from .simulate import AUTO, OFF, Simulation
 from .progress import Progress
 from .results import new_results, write_atomic
 from .schema import SchemaError, validate_record
@@ -181,7 +181,11 @@ class Bench:
         if self._want_checks():
             self.sim.detected, why = tlbsim.detect()
             if why:
-                self.log(f"physmem: physmem-tlbsim detect: {why}")
+                self.log(f"physmem: WARNING: physmem-tlbsim detect: {why}")
+            elif self.sim.choice == AUTO:
+                d = self.sim.detected or {}
+                self.log(f"physmem: --simulate auto: {d.get('preset')} ({d.get('source')}): "
+                         f"{d.get('reason')}")
         self.results["options"]["simulate"] = self.sim.metadata()
 
     def _want_checks(self) -> bool:
@@ -191,9 +195,22 @@ class Bench:
     def _run_checks(self):
         if not self._want_checks():
             return
-        preset = self.sim.preset() or (self.sim.detected or {}).get("preset")
+        # The throughput check simulates what the run simulates: the asked preset, or auto
+        # (the program's own selection, which may be a CPUID-resized preset with no name).
+        preset = self.sim.choice if self.sim.on else None
         self.results["tlbsim"] = tlbsim.checks(preset, self.results["machine"].get("cpu_model", "?"),
                                                self.log)
+
+    def _warn_unsimulated(self):
+        """Says loudly when --simulate asked for a model and no record carries one."""
+        if not self.sim.on or not any(why is None for why in self.sim.accepted.values()):
+            return
+        trans = [r.get("translation") for r in self.results.get("round_runs") or []
+                 if self.sim.wanted(r.get("experiment", "")) and "translation" in r]
+        if any(t and t.get("preset") for t in trans):
+            return
+        why = sorted({(t or {}).get("reason") or "no reason given" for t in trans}) or ["no traced records"]
+        self.log(f"physmem: WARNING: --simulate {self.sim.choice} simulated nothing: {'; '.join(why)}")
 
     def _run_one(self, p, path, layout_seed=None, round_=0):
         """Runs one round's process of point ``p``; returns (status, record, wall seconds)."""
@@ -271,6 +288,7 @@ class Bench:
                 self._run_checks()
                 self._save()
                 self._run_points(todo)
+                self._warn_unsimulated()
         finally:
             self.results["system_changes"] = res.changes
             self.results["finished"] = _now()

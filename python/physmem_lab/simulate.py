@@ -10,9 +10,11 @@ The options are declared here once (:func:`add_arguments`) and become a
 - :meth:`Simulation.probe` asks each such program, once, whether it takes the options
   (``PROGRAM <options> --list`` exits 0; a program built before issue 15, or one refusing a
   preset name, exits 2): the ones that do not are run without them and the run's metadata
-  says why. ``auto`` is passed as is (the program picks its CPU's preset, and records
-  ``preset: null`` with a reason when none matches); what ``physmem-tlbsim detect`` says
-  is recorded beside it.
+  says why. ``auto`` is passed as is: the program picks its CPU's model, always one
+  (CPUID's TLB description, else the family/model table, else the nearest preset), and
+  records which and why (``source``, ``reason``); what ``physmem-tlbsim detect`` says is
+  recorded beside it and printed on the console. The throughput check (``bench``) runs
+  what the run simulates: ``--preset auto`` or the asked preset.
 - :meth:`Simulation.metadata` is the result file's ``options.simulate``.
 - The traced window (``--sim-refs``) follows the run's scale (:data:`SIM_REFS`: the
   program's own default at full scale: 8M after a 2M warm-up) unless asked; the halves' difference in each record
@@ -42,7 +44,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("--simulate", default=AUTO, metavar="PRESET|auto|off",
                         help="translation model for the programs of "
                              f"{', '.join(SIMULATED)}: a preset of physmem-tlbsim presets, auto "
-                             "(the machine's own CPU, where a preset matches; default) or off")
+                             "(the machine's own CPU's model, always one: see physmem-tlbsim detect; default) or off")
     parser.add_argument("--sim-caches", choices=["on", "off"], default="on",
                         help="model the preset's data caches (L1d, L2), so a walk reference or a "
                              "software walk's load can hit in cache (default on)")

@@ -20,7 +20,8 @@ def _same(goals: List[analysis.Goal], number) -> Optional[analysis.Goal]:
 
 def _keys(r) -> set:
     """Point keys of a ratio's records (none for a suite's Scalar built from other data)."""
-    return {point_key(x) for x in (r.num, r.den) if isinstance(x, dict) and "experiment" in x}
+    return {point_key(x) for x in (r.num, r.den, getattr(r, "floor", None))
+            if isinstance(x, dict) and "experiment" in x}
 
 
 def goals(results: dict, found: Optional[List[sanity.Finding]] = None) -> List[analysis.Goal]:
@@ -41,6 +42,6 @@ def goals(results: dict, found: Optional[List[sanity.Finding]] = None) -> List[a
 
 def round_numbers(g: analysis.Goal) -> List[str]:
     """One line per round: its verdict and each item's ratio."""
-    return [f"round {n}: {r.measured}: " + "; ".join(f"{i.what} {i.ratio.value:.2f}x"
+    return [f"round {n}: {r.measured}: " + "; ".join(f"{i.what} {i.ratio.short()}"
                                                       for i in r.items)
             for n, r in enumerate(g.rounds)]

@@ -19,8 +19,9 @@ from pathlib import Path
 from typing import List, Optional, Tuple
 
 from . import seeds
-from .analysis import Goal, Item, Ratio, Records, ratio
+from .analysis import Goal, Item, Ratio, Records, ratio, recovered
 from .plots import plot_series
+from .spread import point_key
 from .suitedef import G, K, M, Point, Row, SuiteDef, geometric, machine_sizes, variants
 from .units import format_size
 
@@ -361,8 +362,10 @@ def sanity_pairs(recs: Records) -> List[Tuple[str, dict, dict]]:
 
 GOALS = {
     1: "tree-seg and tree-iter linear scan <= 1.00x the array on the same backing (largest size)",
-    2: "strided tree-iter and tree-seg on 1g <= 0.80x array-4k at >= 1 GiB",
-    3: "GUPS tree-index-1g <= 0.60x array-4k and <= 1.15x array-1g at >= 1 GiB",
+    2: "strided tree-iter and tree-seg on 1g recover >= 90% of the translation cost "
+       "(array-4k − array-1g) at >= 1 GiB",
+    3: "GUPS tree-index-1g recovers >= 90% of the translation cost (array-4k − array-1g) "
+       "at >= 1 GiB",
     4: "red-black tree pool-1g <= 0.50x malloc-4k (traversal; insert noted)",
     5: "blackscholes tree (per leaf) <= 1.00x the array on the same backing (largest size)",
 }
@@ -393,14 +396,50 @@ def goal1(recs):
     return g
 
 
+# Goals 2 and 3 (issue 23): what the software controls is how much of the translation cost
+# (array-4k − array-1g) a tree on 1 GiB pages recovers; how large that cost is depends on
+# the CPU, and where it is within its spread the goal does not apply. The absolute ratios,
+# the goals' earlier form (0.80x; 0.60x and 1.15x), are kept as notes.
+RECOVERED = 0.9
+
+
+def _walks(recs, rec) -> str:
+    """The point's simulated walks per op (" (not simulated)" without them): the record's own
+    translation field, else that of the same point in any round (only round 0 traces)."""
+    t = rec.get("translation")
+    if not t:
+        key = point_key(rec)
+        t = next((r["translation"] for r in recs.results.get("round_runs") or []
+                  if r.get("translation") and point_key(r) == key), None)
+    w = ((t or {}).get("per_op") or {}).get("walks")
+    return f" {w:.3g}" if isinstance(w, (int, float)) else " (not simulated)"
+
+
+def _recovered_item(g, recs, exp, tree, s, dim, what):
+    """Adds the recovered share of ``tree`` at ``s`` as an item (or why it does not apply),
+    and the three points' simulated walks as a note; nothing when a point is missing."""
+    r = recovered(recs, exp, tree, s, dim)
+    if r is None:
+        return
+    if r.applicable:
+        g.items.append(Item(what, r, RECOVERED, at_least=True))
+    else:
+        g.not_applicable.append(f"{what}: {r.not_applicable()}")
+    g.notes.append(f"{what}: simulated walks/op: array-4k{_walks(recs, r.den)}, "
+                   f"{tree}{_walks(recs, r.num)}, array-1g{_walks(recs, r.floor)}")
+
+
 def goal2(recs):
     g = Goal(2, GOALS[2])
     for k in ("tree-iter", "tree-seg"):
-        for s in recs.sizes("scan", "strided"):
-            r = ratio(recs, "scan", f"{k}-1g", "array-4k", s, "strided") if s >= G else None
+        for s in [s for s in recs.sizes("scan", "strided") if s >= G]:
+            what = f"strided {k}-1g at {format_size(s)}"
+            _recovered_item(g, recs, "scan", f"{k}-1g", s, "strided", what)
+            r = ratio(recs, "scan", f"{k}-1g", "array-4k", s, "strided")
             if r:
-                g.items.append(Item(f"strided {k}-1g / array-4k at {format_size(s)}", r, 0.8))
-    if not g.items:
+                g.notes.append(f"absolute: strided {k}-1g / array-4k at {format_size(s)}: {r.cell()} "
+                               "(the earlier target: 0.80x)")
+    if not g.items and not g.not_applicable:
         if not [s for s in recs.sizes("scan", "strided") if s >= G]:
             g.missing.append("no strided scan at >= 1 GiB in these results")
         _missing(g, recs, "scan", ["tree-iter-1g", "tree-seg-1g"], None)
@@ -410,11 +449,13 @@ def goal2(recs):
 def goal3(recs):
     g = Goal(3, GOALS[3])
     for s in [s for s in recs.sizes("gups") if s >= G]:
+        _recovered_item(g, recs, "gups", "tree-index-1g", s, None, f"gups tree-index-1g at {format_size(s)}")
         for den, target in (("array-4k", 0.6), ("array-1g", 1.15)):
             r = ratio(recs, "gups", "tree-index-1g", den, s)
             if r:
-                g.items.append(Item(f"gups tree-index-1g / {den} at {format_size(s)}", r, target))
-    if not g.items:
+                g.notes.append(f"absolute: gups tree-index-1g / {den} at {format_size(s)}: {r.cell()} "
+                               f"(the earlier target: {target:.2f}x)")
+    if not g.items and not g.not_applicable:
         if not [s for s in recs.sizes("gups") if s >= G]:
             g.missing.append("no gups point at >= 1 GiB in these results")
         _missing(g, recs, "gups", ["tree-index-1g", "array-1g"])

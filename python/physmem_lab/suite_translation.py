@@ -421,7 +421,10 @@ class Throughput(Scalar):
         slow = min(pats, key=lambda p: p.get("refs_per_second", 0.0)) if pats else {}
         return (f"slowest {self.rate / 1e6:.1f} M refs/s (pattern {slow.get('pattern', '?')}, preset "
                 f"{self.num.get('preset')}, caches {'on' if self.num.get('caches_modelled') else 'off'}) "
-                f"on {self.den}" + (f" ({self.num['cpu']})" if self.num.get("cpu") else ""))
+                f"on {self.den}" + (f" ({self.num['cpu']})" if self.num.get("cpu") else "")
+                + (f"; {self.num['min_refs_per_cpu_second'] / 1e6:.1f} M refs per CPU second (the "
+                   "process's own CPU time: what a shared machine's neighbours do not take)"
+                   if self.num.get("min_refs_per_cpu_second") else ""))
 
     def judged(self, met, target):
         return f"{'ok' if met else 'under'} >= {MIN_REFS_PER_S / 1e6:.0f} M/s"
@@ -558,8 +561,10 @@ def _preset_lines(recs, sims) -> List[str]:
         out.append(f"preset {name} ({t.get('chosen')}): {t.get('description', '')}; "
                    f"{t.get('levels')}-level paging, data caches "
                    f"{'modelled' if t.get('caches_modelled') else 'not modelled'}, translation "
-                   f"{'on' if t.get('translate', True) else 'off (no-translation mode)'}")
-        out += [f"source ({name}): {s}" for s in (listed.get(name) or {}).get("sources") or []]
+                   f"{'on' if t.get('translate', True) else 'off (no-translation mode)'}"
+                   + (f"; auto chose it from {t['source']}: {t.get('reason')}" if t.get("source") else ""))
+        base = listed.get(name) or listed.get(t.get("base")) or {}
+        out += [f"source ({base.get('name', name)}): {s}" for s in base.get("sources") or []]
     return out
 
 
@@ -638,7 +643,8 @@ def _checks(doc, recs) -> None:
     d = t.get("detect")
     if d:
         lines.append(f"this CPU: {d.get('vendor')} family {d.get('family')} model {d.get('model')}: "
-                     f"preset {d.get('preset') or 'none matches'}")
+                     f"auto's model {d.get('preset') or 'none (a program from before issue 23)'}"
+                     + (f" ({d.get('source')}: {d.get('reason')})" if d.get("source") else ""))
     doc.ul(lines)
     if v and any(not c.get("ok") for c in v.get("cases") or []):
         doc.table(["case", "preset", "quantity", "expected", "got", "tolerance", "ok"],

@@ -10,7 +10,8 @@ $PHYSMEM_FAKE_STATE: another process took the backing between rounds).
 
 ``--simulate P`` (P not off) adds a synthetic ``translation`` field to the record of scan,
 gups, rbtree and chase (preset P, or zen5 for auto); with $PHYSMEM_FAKE_NO_SIMULATE=1 the
-program refuses the option (exit 2), as one built before issue 15 does.
+program refuses the option (exit 2), as one built before issue 15 does; with
+$PHYSMEM_FAKE_NO_MODEL=1 the field says no machine was simulated (as before issue 23).
 """
 import json
 import os
@@ -77,6 +78,8 @@ def main(argv):
         t["chosen"] = "auto" if sim == "auto" else "asked"
         t["caches_modelled"] = opt.get("--sim-caches") == "on"
         r["translation"] = t
+        if os.environ.get("PHYSMEM_FAKE_NO_MODEL") == "1":
+            r["translation"] = {"preset": None, "reason": "fake: no preset matches", "chosen": "auto"}
     print(json.dumps(r))
     return 1 if how == "1" else 0
 

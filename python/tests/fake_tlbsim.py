@@ -21,7 +21,10 @@ def main(argv):
     if what == "detect" and mode == "nopreset":
         out["preset"] = None
     if what == "bench" and "--preset" in argv:
-        out["preset"] = argv[argv.index("--preset") + 1]
+        asked = argv[argv.index("--preset") + 1]
+        out["preset"] = t["detect"]["preset"] if asked == "auto" else asked
+        if asked == "auto":   # as the real one: auto's choice beside the numbers
+            out["auto"] = {k: t["detect"][k] for k in ("preset", "base", "source", "reason")}
     print(json.dumps(out, indent=2))   # the real one indents
     return 1 if what == "validate" and not out["ok"] else 0
 

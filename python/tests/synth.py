@@ -93,7 +93,9 @@ def tlbsim(ok=True, min_rps=6.5e7, cpu="AMD EPYC"):
              {"name": "random over N pages", "preset": "zen5", "quantity": "miss_rate",
               "expected": 0.9, "got": 0.9 if ok else 0.8, "tolerance": 0.02, "ok": ok}]
     return {"program": "physmem-tlbsim", "cpu": cpu, "errors": {}, "machine_load": {},
-            "detect": {"vendor": "AuthenticAMD", "family": 26, "model": 2, "preset": "zen5"},
+            "detect": {"vendor": "AuthenticAMD", "family": 26, "model": 2, "table_preset": "zen5",
+                       "preset": "zen5", "base": "zen5", "source": "table",
+                       "reason": "CPUID 0x80000005/0x80000006 give no L1 and L2 data TLB; family/model table: zen5"},
             "presets": {"presets": [{"name": "zen5", "description": "AMD Zen 5",
                                      "sources": ["https://example.invalid/zen5-optimization-guide"]}]},
             "validate": {"tool": "physmem-tlbsim", "version": 1, "cases": cases, "ok": ok},
@@ -102,4 +104,4 @@ def tlbsim(ok=True, min_rps=6.5e7, cpu="AMD EPYC"):
                                     "refs_per_second": 1e8},
                                    {"pattern": "random", "refs": 10 ** 7, "seconds": 0.15,
                                     "refs_per_second": min_rps}],
-                      "min_refs_per_second": min_rps}}
+                      "min_refs_per_second": min_rps, "min_refs_per_cpu_second": min_rps * 1.25}}

@@ -63,15 +63,33 @@ def test_goals_not_measured_say_why():
     assert any("0 x 1 GiB pages free" in m for m in gs[3].missing)
 
 
-def test_gups_goal_needs_both_bounds():
-    res = _results(True)
+def _gups_tree(res, ns, base_4k=None):
     for i, r in enumerate(res["records"]):
         if r["experiment"] == "gups" and r["variant"] == "tree-index-1g":
-            res["records"][i] = synth.record("gups", "tree-index-1g", G, [60.0] * 5,
+            res["records"][i] = synth.record("gups", "tree-index-1g", G, [ns] * 5,
                                              params={"updates": "4194304"})
+        if base_4k and r["experiment"] == "gups" and r["variant"] == "array-4k":
+            res["records"][i] = synth.record("gups", "array-4k", G, T(base_4k), params={"updates": "4194304"})
+    return res
+
+
+def test_gups_goal_is_the_share_of_the_translation_cost_recovered():
+    g3 = suites.goals(_gups_tree(_results(True), 60.0))[2]       # (100 - 60) / (100 - 50)
+    assert [i.met for i in g3.items] == [False] and g3.verdict == "MISSED"
+    assert g3.items[0].ratio.cell().startswith("80% recovered")
+    assert any(n.startswith("absolute: gups tree-index-1g / array-1g at 1G: 1.20x") for n in g3.notes)
+    assert "recovers 80%" in g3.why()[0] and "array-4k − array-1g = 50 ns/op" in g3.why()[0]
+    g3 = suites.goals(_gups_tree(_results(True), 52.0))[2]       # 96%: met, 1.04x array-1g noted
+    assert g3.verdict == "MET"
+
+
+def test_a_translation_cost_within_its_spread_makes_the_goal_not_applicable(tmp_path):
+    res = _gups_tree(_results(True), 60.0, base_4k=50.2)          # 4k and 1g overlap
     g3 = suites.goals(res)[2]
-    assert [i.met for i in g3.items] == [True, False]     # 0.60x array-4k ok, 1.20x array-1g not
-    assert g3.verdict == "MISSED"
+    assert g3.items == [] and g3.verdict == "NOT APPLICABLE"
+    assert "not applicable on this CPU: translation costs less than its spread" in g3.not_applicable[0]
+    md = write_report(res, tmp_path / "rep", source="synthetic.json")["md"].read_text()
+    assert "| NOT APPLICABLE |" in md and "translation costs less than its spread (array-4k 50.2" in md
 
 
 @pytest.mark.parametrize("good", [True, False])
@@ -88,3 +106,12 @@ def test_report_files(tmp_path, good):
     assert "Warnings" in md
     text = headline(res)
     assert "Goals" in text and ("MISSED" in text) != good
+
+
+def test_goal_notes_carry_the_simulated_walks_of_round_zero():
+    res = _results(True)
+    res["round_runs"] = [dict(r, translation=synth.translation(walks=0.9)) for r in res["records"]
+                         if r["experiment"] == "gups" and r["variant"] == "array-4k"]
+    g3 = suites.goals(res)[2]
+    assert "gups tree-index-1g at 1G: simulated walks/op: array-4k 0.9, tree-index-1g (not simulated), " \
+        "array-1g (not simulated)" in g3.notes

@@ -63,6 +63,27 @@ def test_bench_records_the_choice_the_checks_and_first_round_counts(tmp_path, fa
     assert "| translation-1 |" in md and "| translation-2 |" in md and "| translation-3 |" in md
 
 
+def test_auto_says_which_model_and_why_and_the_checks_simulate_it(tmp_path, fake_bin):
+    p, res = _bench(tmp_path, fake_bin)                       # --simulate auto by default
+    assert p.returncode == 0, p.stderr
+    assert "--simulate auto: zen5 (table): " in p.stderr and "family/model table: zen5" in p.stderr
+    assert res["options"]["simulate"]["detected"]["source"] == "table"
+    bench = res["tlbsim"]["bench"]                            # bench ran with --preset auto
+    assert bench["preset"] == "zen5" and bench["auto"]["source"] == "table"
+    assert "WARNING" not in p.stderr
+
+
+def test_a_run_that_simulated_nothing_says_so_loudly(tmp_path, fake_bin):
+    p, _ = _bench(tmp_path, fake_bin, env={"PHYSMEM_FAKE_NO_MODEL": "1"})
+    assert "WARNING: --simulate auto simulated nothing: fake: no preset matches" in p.stderr
+
+
+def test_an_asked_preset_is_the_throughput_checks_too(tmp_path, fake_bin):
+    p, res = _bench(tmp_path, fake_bin, "--simulate", "zen5")
+    assert p.returncode == 0, p.stderr
+    assert res["tlbsim"]["bench"]["preset"] == "zen5" and "auto" not in res["tlbsim"]["bench"]
+
+
 def test_programs_that_refuse_the_option_run_without_it(tmp_path, fake_bin):
     p, res = _bench(tmp_path, fake_bin, env={"PHYSMEM_FAKE_NO_SIMULATE": "1"}, suite="lab")
     assert p.returncode == 0, p.stderr

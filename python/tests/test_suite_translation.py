@@ -75,6 +75,7 @@ def test_validation_and_throughput_missed_with_reasons():
         g["translation-1"].items[0].ratio.cell()
     assert g["translation-2"].why() == ["physmem-tlbsim bench: 30.0 M refs/s < 50 M/s"]
     assert "on AMD EPYC" in g["translation-2"].items[0].ratio.cell()
+    assert "; 37.5 M refs per CPU second (the process's own CPU time" in g["translation-2"].items[0].ratio.cell()
 
 
 def test_not_measured_without_the_simulator_or_simulated_records():
@@ -249,3 +250,18 @@ def test_with_data_caches_the_model_counts_translation_refs_that_reach_memory():
     tb["per_op"]["translation_memory_refs"] = None
     assert Pair("gups", None, p.num, p.den, ta, tb).field == "translation_refs"
     tb["per_op"]["translation_memory_refs"] = 1.5
+
+
+def test_report_says_what_auto_chose_and_why(tmp_path):
+    res = _results()
+    for r in res["records"]:   # as a CPUID-resized auto machine records itself
+        t = r.get("translation")
+        if t:
+            t.update(preset="zen5-cpuid", base="zen5", chosen="auto", source="cpuid",
+                     reason="CPUID describes the data TLBs: L2 4k 4096 16-way -> 4096 8-way")
+    res["tlbsim"]["detect"].update(preset="zen5-cpuid", source="cpuid", reason="CPUID describes the data TLBs")
+    md = report.write_report(res, tmp_path / "rep", source="synthetic.json")["md"].read_text()
+    assert ("preset zen5-cpuid (auto): " in md
+            and "auto chose it from cpuid: CPUID describes the data TLBs: L2 4k 4096 16-way -> 4096 8-way" in md)
+    assert "source (zen5): https://example.invalid/zen5-optimization-guide" in md     # the base's sources
+    assert "auto's model zen5-cpuid (cpuid: CPUID describes the data TLBs)" in md

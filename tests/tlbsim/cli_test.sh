@@ -11,6 +11,14 @@ json() { python3 -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
 
 [ "$("$tool" presets | json 'len(d["presets"])')" -ge 8 ] || fail "presets"
 "$tool" detect | json 'd["vendor"]' >/dev/null || fail "detect"
+# auto always names a machine, where it comes from and why, whatever this CPU is.
+det=$("$tool" detect)
+[ "$(echo "$det" | json 'd["preset"] is not None and d["source"] in ("cpuid", "table", "nearest") and bool(d["reason"])')" = True ] \
+    || fail "detect: no machine, source or reason: $det"
+[ "$("$tool" show auto | json 'd["machine"]["name"]')" = "$(echo "$det" | json 'd["preset"]')" ] || fail "show auto"
+b=$("$tool" bench --preset auto --refs 3000 --reps 1) || fail "bench --preset auto exited $?"
+[ "$(echo "$b" | json 'd["preset"] == d["auto"]["preset"] and d["min_refs_per_second"] > 0 and d["min_refs_per_cpu_second"] > 0')" = True ] \
+    || fail "bench --preset auto: $b"
 [ "$("$tool" show skylake --levels 5 | json 'd["machine"]["levels"]')" = 5 ] || fail "show --levels 5"
 [ "$("$tool" validate | json 'd["ok"]')" = True ] || fail "validate"
 

@@ -12,7 +12,9 @@ namespace physmem::tlbsim::tool {
 
 // Each pattern: `refs` references built in memory first (untimed), then simulated on a
 // fresh simulator, timed; the best of `reps` runs. Returns {"patterns": [{"pattern", "refs",
-// "seconds", "refs_per_second"}], "min_refs_per_second"}.
+// "seconds", "refs_per_second", "cpu_seconds", "refs_per_cpu_second"}], "min_refs_per_second",
+// "min_refs_per_cpu_second"}: wall time, and the thread's CPU time (CLOCK_THREAD_CPUTIME_ID),
+// which leaves out the time other processes held the CPU on a shared machine.
 nlohmann::ordered_json bench(const MachineConfig& m, std::uint64_t refs, unsigned reps);
 
 }  // namespace physmem::tlbsim::tool

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench.hpp"
+#include "physmem/tlbsim/detect.hpp"
 #include "physmem/tlbsim/simulator.hpp"
 #include "tlbsim/json.hpp"
 #include "validate.hpp"
@@ -34,7 +35,8 @@ struct Usage : std::runtime_error {
 
 // The options, declared once: name -> (default, help).
 const std::map<std::string, std::pair<std::string, std::string>> kOptions = {
-    {"--preset", {"auto", "a preset name, or auto: the one matching this CPU"}},
+    {"--preset", {"auto", "a preset name, or auto: this CPU's model (CPUID's TLB description, else the "
+                          "family/model table, else the nearest preset; always one, see detect)"}},
     {"--levels", {"4", "page-table levels: 4, or 5 (LA57)"}},
     {"--caches", {"off", "model the preset's data caches (L1d, L2) for walk references: on|off"}},
     {"--warmup", {"0", "run: references simulated before counting starts"}},
@@ -92,19 +94,30 @@ std::string cpu_text() {
     return c->vendor + " family " + std::to_string(c->family) + " model " + std::to_string(c->model);
 }
 
-// The machine the options describe: the preset (auto: this CPU's), levels, caches.
-MachineConfig machine(const Args& a, const std::string& name_in) {
-    std::string name = name_in;
-    if (name == "auto") {
-        std::optional<std::string> p = preset_for_this_cpu();
-        if (!p) throw Usage("no preset matches this CPU (" + cpu_text() + "); pass --preset");
-        name = *p;
+Json auto_json(const AutoChoice& c) {
+    Json described = Json::array();
+    for (const TlbDescription& d : c.described) {
+        Json sizes = Json::array();
+        for (PageSize s : {PageSize::k4K, PageSize::k2M, PageSize::k1G})
+            if (d.sizes & size_bit(s)) sizes.push_back(to_string(s));
+        described.push_back({{"level", d.level}, {"sizes", sizes}, {"entries", d.entries}, {"ways", d.ways},
+                             {"from", d.from}});
     }
+    return {{"preset", c.machine.name}, {"base", c.base}, {"source", c.source}, {"reason", c.reason},
+            {"cpuid_tlbs", described}};
+}
+
+// The machine the options describe: the preset (auto: this CPU's), levels, caches.
+MachineConfig machine(const Args& a, const std::string& name) {
     MachineConfig m;
-    try {
-        m = preset(name);
-    } catch (const std::invalid_argument& e) {
-        throw Usage(e.what());
+    if (name == "auto") {
+        m = choose_machine_for_this_cpu().machine;
+    } else {
+        try {
+            m = preset(name);
+        } catch (const std::invalid_argument& e) {
+            throw Usage(e.what());
+        }
     }
     const std::string& levels = a.get("--levels");
     if (levels == "5") m = with_five_levels(m);
@@ -134,8 +147,9 @@ int cmd_detect() {
     out["vendor"] = c ? Json(c->vendor) : Json(nullptr);
     out["family"] = c ? Json(c->family) : Json(nullptr);
     out["model"] = c ? Json(c->model) : Json(nullptr);
-    std::optional<std::string> p = preset_for_this_cpu();
-    out["preset"] = p ? Json(*p) : Json(nullptr);
+    std::optional<std::string> t = preset_for_this_cpu();
+    out["table_preset"] = t ? Json(*t) : Json(nullptr);
+    out.update(auto_json(choose_machine_for_this_cpu()));
     std::cout << out.dump(2) << "\n";
     return 0;
 }
@@ -188,6 +202,7 @@ int cmd_bench(const Args& a) {
     out["preset"] = m.name;
     out["caches_modelled"] = m.model_caches;
     out["cpu"] = cpu_text();
+    if (a.get("--preset") == "auto") out["auto"] = auto_json(choose_machine_for_this_cpu());
     out.update(bench(m, refs, unsigned(reps)));
     std::cout << out.dump(2) << "\n";
     return 0;

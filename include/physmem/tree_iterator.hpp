@@ -36,6 +36,8 @@ class TreeIterator {
     pointer operator->() const noexcept { return cur_; }
     reference operator[](difference_type n) const noexcept { return *(*this + n); }
     std::size_t index() const noexcept { return i_; }
+    // The array iterated (segmented algorithms, algorithm.hpp, walk its leaves).
+    C* container() const noexcept { return a_; }
 
     TreeIterator& operator++() noexcept {
         ++i_;

@@ -10,8 +10,8 @@
 //   physmem::for_each_segment(a, [](std::span<int> s) { ... });  // plain loops per leaf
 //
 // Costs: operator[] is depth-1 dependent loads plus the element (the inner blocks of a
-// scan stay in cache). The level loop reads the depth from the object: it is not a chain
-// of depth tests. For a walk with the depth fixed at compile time, dispatch once with
+// scan stay in cache): straight-line code for depths 1 and 2 (one predictable test of the
+// depth), a level loop over the depth stored in the object beyond. For a walk with the depth fixed at compile time, dispatch once with
 // physmem::with_fixed_depth (segments.hpp). Iterators cache the current leaf and walk
 // only when they cross into another leaf.
 //

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iterator>
 #include <numeric>
+#include <string>
 #include <ranges>
 #include <vector>
 
@@ -70,6 +71,42 @@ TEST_F(TreeIteratorTest, EndOnALeafBoundaryDecrementsIntoTheLastLeaf) {
     EXPECT_EQ(*(e - 1), 2047);
     EXPECT_EQ(*--e, 2047);
     EXPECT_EQ(b.end()[-1025], 1023);
+}
+
+// An iterator holds an element pointer and its leaf's end (== compares pointers): every
+// position, leaf boundaries and end() included, has one representation however it was
+// reached (++, --, +=, from begin or end), and index() and ordering agree with it.
+TEST_F(TreeIteratorTest, EveryPositionHasOneRepresentation) {
+    for (std::size_t m : {0, 1, 1023, 1024, 1025, 2048, 3000}) {
+        SCOPED_TRACE("size " + std::to_string(m));
+        TreeArray<int> b(m, pool);
+        std::iota(b.begin(), b.end(), 0);
+        auto fwd = b.begin();
+        for (std::size_t i = 0; i <= m; ++i, fwd != b.end() ? void(++fwd) : void()) {
+            auto jump = b.begin() + static_cast<std::ptrdiff_t>(i);
+            auto back = b.end() - static_cast<std::ptrdiff_t>(m - i);
+            ASSERT_EQ(fwd, jump) << i;
+            ASSERT_EQ(back, jump) << i;
+            ASSERT_EQ(jump.index(), i);
+            ASSERT_EQ(fwd.index(), i);
+            ASSERT_EQ(back.index(), i);
+            ASSERT_EQ(jump == b.end(), i == m);
+            ASSERT_EQ(jump < b.end(), i < m);
+            if (i < m) ASSERT_EQ(*jump, static_cast<int>(i));
+            if (i > 0) {
+                auto prev = jump;
+                --prev;
+                ASSERT_EQ(*prev, static_cast<int>(i - 1));
+                ASSERT_EQ(prev + 1, jump);
+                ASSERT_NE(prev, jump);
+            }
+        }
+        EXPECT_EQ(fwd, b.end());
+        EXPECT_EQ(static_cast<std::size_t>(b.end() - b.begin()), m);
+        TreeArray<int>::const_iterator ce = b.end();
+        EXPECT_EQ(ce, b.cend());
+    }
+    EXPECT_EQ(TreeArray<int>::iterator(), TreeArray<int>::iterator());
 }
 
 TEST_F(TreeIteratorTest, StandardAlgorithmsAgreeWithVector) {

@@ -200,6 +200,8 @@ class PagedIterator {
     pointer operator->() const { return address(); }
     reference operator[](difference_type n) const { return *(*this + n); }
     std::size_t index() const noexcept { return i_; }
+    // The array iterated (segmented algorithms, algorithm.hpp, pin its leaves).
+    Array* container() const noexcept { return a_; }
 
     friend T iter_move(const PagedIterator& it) { return *it; }
     // Swaps through the cached addresses when resolving y evicted nothing (x's is still

@@ -10,9 +10,10 @@
 //   physmem::for_each_segment(a, [](std::span<int> s) { ... });  // plain loops per leaf
 //
 // Costs: operator[] is depth-1 dependent loads plus the element (the inner blocks of a
-// scan stay in cache). The level loop reads the depth from the object: it is not a chain
-// of depth tests. For a walk with the depth fixed at compile time, dispatch once with
-// physmem::with_fixed_depth (fixed_depth.hpp). Iterators cache the current leaf and walk
+// scan stay in cache): straight-line code for depths 1 and 2 (one predictable test of the
+// depth), a level loop over the depth stored in the object beyond. For a walk with the
+// depth fixed at compile time, dispatch once with physmem::with_fixed_depth
+// (fixed_depth.hpp). Iterators hold the element pointer and the leaf's end, and walk
 // only when they cross into another leaf.
 //
 // Copying makes a deep copy in the same pool; moving is O(1) and leaves the source empty.
@@ -149,9 +150,13 @@ class TreeArray {
     T& back() noexcept { return (*this)[size_ - 1]; }
     const T& back() const noexcept { return (*this)[size_ - 1]; }
 
-    // First element of leaf k: the software page walk, depth-1 dependent loads.
+    // First element of leaf k: the software page walk, depth-1 dependent loads. Depths 1
+    // and 2 (up to fan-out leaves: 512 MiB on 64 KiB blocks) are straight-line code, one
+    // predictable branch on the depth; deeper trees loop over the levels.
     // pre: k < leaf_count().
     T* leaf_data(size_type k) const noexcept {
+        if (depth_ == 2) [[likely]] return static_cast<T*>(static_cast<void* const*>(root_)[k]);
+        if (depth_ == 1) return static_cast<T*>(root_);
         void* node = root_;
         for (unsigned level = depth_ - 1; level > 0; --level)
             node = static_cast<void**>(node)[(k >> (shape_.fan_shift * (level - 1))) & shape_.fan_mask()];

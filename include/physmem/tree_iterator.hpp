@@ -1,9 +1,18 @@
 // physmem/tree_iterator.hpp — a random-access iterator that caches its leaf.
 //
-// The software page-walk cache of the seed paper: the iterator keeps a pointer to its
-// element, so ++, --, * and jumps that stay inside the leaf cost what a pointer's do;
-// crossing into another leaf walks the tree once (depth-1 loads). Satisfies
-// std::random_access_iterator, so <algorithm> and <ranges> work on TreeArray.
+// The software page-walk cache of the seed paper: the iterator holds a pointer to its
+// element and the end of its leaf, so * is a load and ++ an increment and one compare
+// against the leaf's end (== compares the element pointers): the loop the compiler sees is
+// a pointer loop with one extra, predictable, test. Crossing into another leaf walks the
+// tree once (depth-1 loads); jumps that stay inside the leaf cost what a pointer's do.
+// Satisfies std::random_access_iterator (contiguous only within a leaf), so <algorithm>
+// and <ranges> work on TreeArray; physmem/algorithm.hpp runs them leaf by leaf.
+//
+// Representation: cur_ points at the element, lend_ one past the leaf's last slot, base_
+// is the index of the leaf's first element. An index at a leaf boundary always sits at
+// the start of the next leaf; the one past the last leaf (size() a multiple of the leaf
+// length) has cur_ = lend_ = null and base_ = that index, so no two positions share a
+// pointer (another block may start where the last leaf ends).
 #pragma once
 
 #include <compare>
@@ -27,38 +36,35 @@ class TreeIterator {
     using reference = std::conditional_t<Const, const T&, T&>;
 
     TreeIterator() noexcept = default;
-    TreeIterator(C* a, std::size_t i) noexcept : a_(a), i_(i) { reload(); }
+    TreeIterator(C* a, std::size_t i) noexcept : a_(a) { seek(i); }
     // iterator -> const_iterator
     template <bool WasConst, class = std::enable_if_t<Const && !WasConst>>
-    TreeIterator(const TreeIterator<Container, WasConst>& o) noexcept : a_(o.a_), i_(o.i_), cur_(o.cur_) {}
+    TreeIterator(const TreeIterator<Container, WasConst>& o) noexcept
+        : a_(o.a_), cur_(o.cur_), lend_(o.lend_), base_(o.base_) {}
 
     reference operator*() const noexcept { return *cur_; }
     pointer operator->() const noexcept { return cur_; }
     reference operator[](difference_type n) const noexcept { return *(*this + n); }
-    std::size_t index() const noexcept { return i_; }
+    std::size_t index() const noexcept { return cur_ ? base_ + len() - static_cast<std::size_t>(lend_ - cur_) : base_; }
+    // The array iterated (segmented algorithms, algorithm.hpp, walk its leaves).
+    C* container() const noexcept { return a_; }
 
+    // The hot path: an increment and a compare with the leaf's end.
     TreeIterator& operator++() noexcept {
-        ++i_;
-        ++cur_;
-        if ((i_ & mask()) == 0) reload();  // crossed into the next leaf
+        if (++cur_ == lend_) [[unlikely]] seek(base_ + len());  // crossed into the next leaf
         return *this;
     }
     TreeIterator operator++(int) noexcept { auto t = *this; ++*this; return t; }
     TreeIterator& operator--() noexcept {
-        bool crossing = (i_ & mask()) == 0;
-        --i_;
-        if (crossing) reload();
+        if (!cur_ || cur_ == lend_ - len()) [[unlikely]] seek(index() - 1);
         else --cur_;
         return *this;
     }
     TreeIterator operator--(int) noexcept { auto t = *this; --*this; return t; }
 
     TreeIterator& operator+=(difference_type n) noexcept {
-        std::size_t j = i_ + static_cast<std::size_t>(n);
-        bool same_leaf = cur_ && ((j ^ i_) >> a_->shape().leaf_shift) == 0;
-        i_ = j;
-        if (same_leaf) cur_ += n;
-        else reload();
+        if (cur_ && n < lend_ - cur_ && -n <= cur_ - (lend_ - len())) cur_ += n;  // same leaf
+        else seek(index() + static_cast<std::size_t>(n));
         return *this;
     }
     TreeIterator& operator-=(difference_type n) noexcept { return *this += -n; }
@@ -66,25 +72,37 @@ class TreeIterator {
     friend TreeIterator operator+(difference_type n, TreeIterator it) noexcept { return it += n; }
     friend TreeIterator operator-(TreeIterator it, difference_type n) noexcept { return it -= n; }
     friend difference_type operator-(const TreeIterator& a, const TreeIterator& b) noexcept {
-        return static_cast<difference_type>(a.i_ - b.i_);
+        return static_cast<difference_type>(a.index() - b.index());
     }
-    friend bool operator==(const TreeIterator& a, const TreeIterator& b) noexcept { return a.i_ == b.i_; }
-    friend auto operator<=>(const TreeIterator& a, const TreeIterator& b) noexcept { return a.i_ <=> b.i_; }
+    friend bool operator==(const TreeIterator& a, const TreeIterator& b) noexcept {
+        return a.cur_ == b.cur_ && (a.cur_ || a.base_ == b.base_);
+    }
+    friend auto operator<=>(const TreeIterator& a, const TreeIterator& b) noexcept { return a.index() <=> b.index(); }
 
   private:
     template <class, bool>
     friend class TreeIterator;
 
-    std::size_t mask() const noexcept { return a_->shape().leaf_mask(); }
-    // Walk to the leaf of i_; null past the last allocated leaf (an end iterator).
-    void reload() noexcept {
-        std::size_t leaf = i_ >> a_->shape().leaf_shift;
-        cur_ = leaf < a_->leaf_count() ? a_->leaf_data(leaf) + (i_ & mask()) : nullptr;
+    std::size_t len() const noexcept { return a_->shape().leaf_len(); }
+    // Walk to index i: its leaf when allocated, else the null position past the last leaf.
+    void seek(std::size_t i) noexcept {
+        const auto& s = a_->shape();
+        std::size_t k = i >> s.leaf_shift;
+        base_ = k << s.leaf_shift;
+        if (k < a_->leaf_count()) {
+            pointer leaf = a_->leaf_data(k);
+            cur_ = leaf + (i & s.leaf_mask());
+            lend_ = leaf + s.leaf_len();
+        } else {
+            cur_ = lend_ = nullptr;
+            base_ = i;
+        }
     }
 
     C* a_ = nullptr;
-    std::size_t i_ = 0;
     pointer cur_ = nullptr;
+    pointer lend_ = nullptr;
+    std::size_t base_ = 0;
 };
 
 }  // namespace physmem

@@ -1,0 +1,536 @@
+// physmem/algorithm.hpp — <algorithm> and <numeric> that run leaf by leaf on TreeArray
+// and PagedArray iterators (segmented algorithms).
+//
+//   physmem::TreeArray<double> a(n, pool);
+//   std::vector<double> v(n);
+//   physmem::copy(v.begin(), v.end(), a.begin());        // vector -> tree, memmove per leaf
+//   double s = physmem::accumulate(a.begin(), a.end(), 0.0);
+//   auto it = physmem::find(a, 42.0);                     // range form
+//
+// Each function has the signature, the result, the order of application and the
+// iterator requirements of the std:: one of the same name (the range forms take a common
+// range and return what the iterator form returns, not std::ranges' result structs).
+// When any iterator involved is a TreeIterator or PagedIterator (segmented_iterator.hpp)
+// the work is a plain pointer loop over each run of elements that sit in one leaf of every
+// range involved (tree -> vector, vector -> tree, tree -> tree with other leaf boundaries):
+// the compiler vectorizes it and the tree is walked once per leaf. Otherwise, and when the
+// other range's iterators are not forward iterators where a length is needed, the call
+// forwards to std::.
+//
+// PagedArray: each leaf is loaded and pinned while its run is processed (one pin per paged
+// range at a time; a non-const iterator marks its leaves dirty). When the pins an algorithm
+// needs at once exceed a pager's budget (two ranges of one array under a one-leaf budget),
+// it forwards to std:: through the proxy iterators instead: correct at every budget. A
+// callback (for_each's f, a predicate, generate's g) must not touch another leaf of a
+// paged array the algorithm runs over when the budget holds no free frame: that access
+// throws std::runtime_error (every frame pinned), as inside for_each_segment.
+//
+// reduce and transform_reduce fold each run with std::reduce and the runs left to right:
+// a valid order for them, not necessarily the one std::reduce picks on a vector (equal for
+// associative and commutative operations, which those functions require).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <iterator>
+#include <numeric>
+#include <optional>
+#include <ranges>
+#include <type_traits>
+#include <utility>
+
+#include "physmem/segmented_iterator.hpp"
+
+namespace physmem {
+
+namespace detail {
+
+// Whether to run by leaves: some iterator is segmented and the first range's length
+// can be taken (a forward iterator; segmented ones are random access).
+template <class I, class... Os>
+inline constexpr bool by_runs_v = any_segmented_v<I, Os...> && std::forward_iterator<I>;
+
+template <class I>
+std::size_t length(const I& first, const I& last) {
+    return static_cast<std::size_t>(std::distance(first, last));
+}
+
+// The best element so far of a min/max search: its address when leaves stay put (tree),
+// a copy when they may leave memory once unpinned (paged).
+template <class I>
+class Best {
+    using V = std::iter_value_t<I>;
+    static constexpr bool kCopy = IsPaged<I>::value;
+    std::conditional_t<kCopy, std::optional<V>, const V*> v_{};
+
+  public:
+    void set(const V& x) {
+        if constexpr (kCopy) v_ = x;
+        else v_ = &x;
+    }
+    const V& get() const { return *v_; }
+};
+
+}  // namespace detail
+
+// --- for_each, for_each_n ---------------------------------------------------------------
+template <std::input_iterator I, class F>
+F for_each(I first, I last, F f) {
+    if constexpr (segmented_v<I>) {
+        zip_runs(detail::length(first, last), [&](std::size_t m, auto p) {
+            for (std::size_t j = 0; j < m; ++j) f(p[j]);
+            return m;
+        }, first);
+        return f;
+    } else {
+        return std::for_each(first, last, std::move(f));
+    }
+}
+template <std::input_iterator I, class Size, class F>
+I for_each_n(I first, Size n, F f) {
+    if constexpr (segmented_v<I>) {
+        if (n <= 0) return first;
+        zip_runs(static_cast<std::size_t>(n), [&](std::size_t m, auto p) {
+            for (std::size_t j = 0; j < m; ++j) f(p[j]);
+            return m;
+        }, first);
+        return first;
+    } else {
+        return std::for_each_n(first, n, std::move(f));
+    }
+}
+
+// --- copy, copy_n, move -------------------------------------------------------------------
+template <std::input_iterator I, class O>
+O copy(I first, I last, O out) {
+    if constexpr (detail::by_runs_v<I, O>) {
+        if (pins_fit(first, out)) {
+            zip_runs(detail::length(first, last), [](std::size_t m, auto& in, auto& o) {
+                auto r = std::ranges::copy_n(in, static_cast<std::ptrdiff_t>(m), o);
+                in = r.in;
+                o = r.out;
+                return m;
+            }, first, out);
+            return out;
+        }
+    }
+    return std::copy(first, last, out);
+}
+template <std::input_iterator I, class Size, class O>
+O copy_n(I first, Size n, O out) {
+    if constexpr (any_segmented_v<I, O>) {
+        if (n <= 0) return out;
+        if (pins_fit(first, out)) {
+            zip_runs(static_cast<std::size_t>(n), [](std::size_t m, auto& in, auto& o) {
+                auto r = std::ranges::copy_n(in, static_cast<std::ptrdiff_t>(m), o);
+                in = r.in;
+                o = r.out;
+                return m;
+            }, first, out);
+            return out;
+        }
+    }
+    return std::copy_n(first, n, out);
+}
+template <std::input_iterator I, class O>
+O move(I first, I last, O out) {
+    if constexpr (detail::by_runs_v<I, O>) {
+        if (pins_fit(first, out)) {
+            zip_runs(detail::length(first, last), [](std::size_t m, auto& in, auto& o) {
+                auto x = in;
+                auto y = o;
+                for (std::size_t j = 0; j < m; ++j, ++x, ++y) *y = std::move(*x);
+                in = x;
+                o = y;
+                return m;
+            }, first, out);
+            return out;
+        }
+    }
+    return std::move(first, last, out);
+}
+
+// --- fill, fill_n, generate, generate_n, iota ---------------------------------------------
+template <std::forward_iterator I, class T>
+void fill(I first, I last, const T& value) {
+    if constexpr (segmented_v<I>)
+        zip_runs(detail::length(first, last), [&](std::size_t m, auto p) { return std::fill_n(p, m, value), m; }, first);
+    else
+        std::fill(first, last, value);
+}
+template <class I, class Size, class T>
+I fill_n(I first, Size n, const T& value) {
+    if constexpr (segmented_v<I>) {
+        if (n <= 0) return first;
+        zip_runs(static_cast<std::size_t>(n), [&](std::size_t m, auto p) { return std::fill_n(p, m, value), m; }, first);
+        return first;
+    } else {
+        return std::fill_n(first, n, value);
+    }
+}
+template <std::forward_iterator I, class G>
+void generate(I first, I last, G g) {
+    if constexpr (segmented_v<I>)
+        zip_runs(detail::length(first, last), [&](std::size_t m, auto p) {
+            for (std::size_t j = 0; j < m; ++j) p[j] = g();
+            return m;
+        }, first);
+    else
+        std::generate(first, last, std::move(g));
+}
+template <class I, class Size, class G>
+I generate_n(I first, Size n, G g) {
+    if constexpr (segmented_v<I>) {
+        if (n <= 0) return first;
+        zip_runs(static_cast<std::size_t>(n), [&](std::size_t m, auto p) {
+            for (std::size_t j = 0; j < m; ++j) p[j] = g();
+            return m;
+        }, first);
+        return first;
+    } else {
+        return std::generate_n(first, n, std::move(g));
+    }
+}
+template <std::forward_iterator I, class T>
+void iota(I first, I last, T value) {
+    if constexpr (segmented_v<I>)
+        zip_runs(detail::length(first, last), [&](std::size_t m, auto p) {
+            for (std::size_t j = 0; j < m; ++j, ++value) p[j] = value;
+            return m;
+        }, first);
+    else
+        std::iota(first, last, std::move(value));
+}
+
+// --- transform, replace, replace_if -------------------------------------------------------
+template <std::input_iterator I, class O, class Op>
+O transform(I first, I last, O out, Op op) {
+    if constexpr (detail::by_runs_v<I, O>) {
+        if (pins_fit(first, out)) {
+            zip_runs(detail::length(first, last), [&](std::size_t m, auto& in, auto& o) {
+                auto x = in;
+                auto y = o;
+                for (std::size_t j = 0; j < m; ++j, ++x, ++y) *y = op(*x);
+                in = x;
+                o = y;
+                return m;
+            }, first, out);
+            return out;
+        }
+    }
+    return std::transform(first, last, out, std::move(op));
+}
+template <std::input_iterator I1, std::input_iterator I2, class O, class Op>
+O transform(I1 first1, I1 last1, I2 first2, O out, Op op) {
+    if constexpr (detail::by_runs_v<I1, I2, O>) {
+        if (pins_fit(first1, first2, out)) {
+            zip_runs(detail::length(first1, last1), [&](std::size_t m, auto& a, auto& b, auto& o) {
+                auto x = a;
+                auto y = b;
+                auto z = o;
+                for (std::size_t j = 0; j < m; ++j, ++x, ++y, ++z) *z = op(*x, *y);
+                a = x;
+                b = y;
+                o = z;
+                return m;
+            }, first1, first2, out);
+            return out;
+        }
+    }
+    return std::transform(first1, last1, first2, out, std::move(op));
+}
+template <std::forward_iterator I, class P, class T>
+void replace_if(I first, I last, P pred, const T& new_value) {
+    if constexpr (segmented_v<I>)
+        zip_runs(detail::length(first, last), [&](std::size_t m, auto p) {
+            for (std::size_t j = 0; j < m; ++j)
+                if (pred(p[j])) p[j] = new_value;
+            return m;
+        }, first);
+    else
+        std::replace_if(first, last, std::move(pred), new_value);
+}
+template <std::forward_iterator I, class T>
+void replace(I first, I last, const T& old_value, const T& new_value) {
+    if constexpr (segmented_v<I>)
+        zip_runs(detail::length(first, last), [&](std::size_t m, auto p) {
+            for (std::size_t j = 0; j < m; ++j)
+                if (p[j] == old_value) p[j] = new_value;
+            return m;
+        }, first);
+    else
+        std::replace(first, last, old_value, new_value);
+}
+
+// --- folds --------------------------------------------------------------------------------
+template <std::input_iterator I, class T, class Op = std::plus<>>
+T accumulate(I first, I last, T init, Op op = {}) {
+    if constexpr (segmented_v<I>) {
+        zip_runs(detail::length(first, last), [&](std::size_t m, auto p) {
+            init = std::accumulate(p, p + m, std::move(init), op);
+            return m;
+        }, first);
+        return init;
+    } else {
+        return std::accumulate(first, last, std::move(init), std::move(op));
+    }
+}
+template <std::input_iterator I, class T, class Op = std::plus<>>
+T reduce(I first, I last, T init, Op op = {}) {
+    if constexpr (segmented_v<I>) {
+        zip_runs(detail::length(first, last), [&](std::size_t m, auto p) {
+            init = std::reduce(p, p + m, std::move(init), op);
+            return m;
+        }, first);
+        return init;
+    } else {
+        return std::reduce(first, last, std::move(init), std::move(op));
+    }
+}
+template <std::input_iterator I>
+std::iter_value_t<I> reduce(I first, I last) {
+    return physmem::reduce(first, last, std::iter_value_t<I>{});
+}
+// transform_reduce over one range: reduce(init, transform(x)) for each x.
+template <std::input_iterator I, class T, class R, class U>
+T transform_reduce(I first, I last, T init, R reduce, U transform) {
+    if constexpr (segmented_v<I>) {
+        zip_runs(detail::length(first, last), [&](std::size_t m, auto p) {
+            init = std::transform_reduce(p, p + m, std::move(init), reduce, transform);
+            return m;
+        }, first);
+        return init;
+    } else {
+        return std::transform_reduce(first, last, std::move(init), std::move(reduce), std::move(transform));
+    }
+}
+// Over two ranges: reduce(init, transform(x, y)); by default a sum of products.
+template <std::input_iterator I1, std::input_iterator I2, class T, class R = std::plus<>, class U = std::multiplies<>>
+T transform_reduce(I1 first1, I1 last1, I2 first2, T init, R reduce = {}, U transform = {}) {
+    if constexpr (detail::by_runs_v<I1, I2> && std::forward_iterator<I2>) {
+        if (pins_fit(first1, first2)) {
+            zip_runs(detail::length(first1, last1), [&](std::size_t m, auto& a, auto& b) {
+                auto end = std::next(a, static_cast<std::ptrdiff_t>(m));
+                init = std::transform_reduce(a, end, b, std::move(init), reduce, transform);
+                a = end;
+                b = std::next(b, static_cast<std::ptrdiff_t>(m));
+                return m;
+            }, first1, first2);
+            return init;
+        }
+    }
+    return std::transform_reduce(first1, last1, first2, std::move(init), std::move(reduce), std::move(transform));
+}
+template <std::input_iterator I1, std::input_iterator I2, class T, class Op1 = std::plus<>, class Op2 = std::multiplies<>>
+T inner_product(I1 first1, I1 last1, I2 first2, T init, Op1 op1 = {}, Op2 op2 = {}) {
+    if constexpr (detail::by_runs_v<I1, I2>) {
+        if (pins_fit(first1, first2)) {
+            zip_runs(detail::length(first1, last1), [&](std::size_t m, auto& a, auto& b) {
+                auto x = a;
+                auto y = b;
+                for (std::size_t j = 0; j < m; ++j, ++x, ++y) init = op1(std::move(init), op2(*x, *y));
+                a = x;
+                b = y;
+                return m;
+            }, first1, first2);
+            return init;
+        }
+    }
+    return std::inner_product(first1, last1, first2, std::move(init), std::move(op1), std::move(op2));
+}
+
+// --- searches -----------------------------------------------------------------------------
+template <std::input_iterator I, class P>
+I find_if(I first, I last, P pred) {
+    if constexpr (segmented_v<I>) {
+        zip_runs(detail::length(first, last), [&](std::size_t m, auto p) {
+            return static_cast<std::size_t>(std::find_if(p, p + m, std::ref(pred)) - p);
+        }, first);
+        return first;  // advanced to the match (zip_runs stops there), or last
+    } else {
+        return std::find_if(first, last, std::move(pred));
+    }
+}
+template <std::input_iterator I, class P>
+I find_if_not(I first, I last, P pred) {
+    return physmem::find_if(first, last, [&pred](const auto& x) { return !pred(x); });
+}
+template <std::input_iterator I, class T>
+I find(I first, I last, const T& value) {
+    return physmem::find_if(first, last, [&value](const auto& x) { return x == value; });
+}
+template <std::input_iterator I, class P>
+bool all_of(I first, I last, P pred) {
+    return physmem::find_if_not(first, last, std::ref(pred)) == last;
+}
+template <std::input_iterator I, class P>
+bool any_of(I first, I last, P pred) {
+    return physmem::find_if(first, last, std::ref(pred)) != last;
+}
+template <std::input_iterator I, class P>
+bool none_of(I first, I last, P pred) {
+    return physmem::find_if(first, last, std::ref(pred)) == last;
+}
+template <std::input_iterator I, class P>
+std::iter_difference_t<I> count_if(I first, I last, P pred) {
+    if constexpr (segmented_v<I>) {
+        std::iter_difference_t<I> c = 0;
+        zip_runs(detail::length(first, last), [&](std::size_t m, auto p) {
+            c += std::count_if(p, p + m, std::ref(pred));
+            return m;
+        }, first);
+        return c;
+    } else {
+        return std::count_if(first, last, std::move(pred));
+    }
+}
+template <std::input_iterator I, class T>
+std::iter_difference_t<I> count(I first, I last, const T& value) {
+    return physmem::count_if(first, last, [&value](const auto& x) { return x == value; });
+}
+
+// --- mismatch, equal ----------------------------------------------------------------------
+// The first pair that differs (pred false), within n elements of both.
+namespace detail {
+template <class I1, class I2, class P>
+std::pair<I1, I2> mismatch_n(I1 first1, std::size_t n, I2 first2, P& pred) {
+    zip_runs(n, [&](std::size_t m, auto& a, auto& b) {
+        auto x = a;
+        auto y = b;
+        std::size_t j = 0;
+        for (; j < m; ++j, ++x, ++y)
+            if (!pred(*x, *y)) break;
+        a = x;
+        b = y;
+        return j;
+    }, first1, first2);
+    return {first1, first2};
+}
+}  // namespace detail
+
+template <std::input_iterator I1, std::input_iterator I2, class P = std::equal_to<>>
+std::pair<I1, I2> mismatch(I1 first1, I1 last1, I2 first2, P pred = {}) {
+    if constexpr (detail::by_runs_v<I1, I2>)
+        if (pins_fit(first1, first2)) return detail::mismatch_n(first1, detail::length(first1, last1), first2, pred);
+    return std::mismatch(first1, last1, first2, std::move(pred));
+}
+template <std::input_iterator I1, std::input_iterator I2, class P = std::equal_to<>>
+std::pair<I1, I2> mismatch(I1 first1, I1 last1, I2 first2, I2 last2, P pred = {}) {
+    if constexpr (detail::by_runs_v<I1, I2> && std::forward_iterator<I2>) {
+        if (pins_fit(first1, first2)) {
+            std::size_t n = std::min(detail::length(first1, last1), detail::length(first2, last2));
+            return detail::mismatch_n(first1, n, first2, pred);
+        }
+    }
+    return std::mismatch(first1, last1, first2, last2, std::move(pred));
+}
+template <std::input_iterator I1, std::input_iterator I2, class P = std::equal_to<>>
+bool equal(I1 first1, I1 last1, I2 first2, P pred = {}) {
+    return physmem::mismatch(first1, last1, first2, std::ref(pred)).first == last1;
+}
+template <std::input_iterator I1, std::input_iterator I2, class P = std::equal_to<>>
+bool equal(I1 first1, I1 last1, I2 first2, I2 last2, P pred = {}) {
+    if constexpr (detail::by_runs_v<I1, I2> && std::forward_iterator<I2>) {
+        if (detail::length(first1, last1) != detail::length(first2, last2)) return false;
+        return physmem::equal(first1, last1, first2, std::ref(pred));
+    }
+    return std::equal(first1, last1, first2, last2, std::move(pred));
+}
+
+// --- min_element, max_element, minmax_element ---------------------------------------------
+// Each run's best (std:: on the run) against the best so far: the first smallest, the first
+// largest; minmax_element: the first smallest and the last largest, as std::'s.
+template <std::forward_iterator I, class C = std::less<>>
+I min_element(I first, I last, C comp = {}) {
+    if constexpr (segmented_v<I>) {
+        I start = first;
+        std::size_t pos = 0, best = detail::length(first, last);
+        detail::Best<I> v;
+        zip_runs(best, [&](std::size_t m, auto p) {
+            auto q = std::min_element(p, p + m, std::ref(comp));
+            if (pos == 0 || comp(*q, v.get())) best = pos + (q - p), v.set(*q);
+            return pos += m, m;
+        }, first);
+        return start + static_cast<std::iter_difference_t<I>>(best);
+    } else {
+        return std::min_element(first, last, std::move(comp));
+    }
+}
+template <std::forward_iterator I, class C = std::less<>>
+I max_element(I first, I last, C comp = {}) {
+    if constexpr (segmented_v<I>) {
+        I start = first;
+        std::size_t pos = 0, best = detail::length(first, last);
+        detail::Best<I> v;
+        zip_runs(best, [&](std::size_t m, auto p) {
+            auto q = std::max_element(p, p + m, std::ref(comp));
+            if (pos == 0 || comp(v.get(), *q)) best = pos + (q - p), v.set(*q);
+            return pos += m, m;
+        }, first);
+        return start + static_cast<std::iter_difference_t<I>>(best);
+    } else {
+        return std::max_element(first, last, std::move(comp));
+    }
+}
+template <std::forward_iterator I, class C = std::less<>>
+std::pair<I, I> minmax_element(I first, I last, C comp = {}) {
+    if constexpr (segmented_v<I>) {
+        I start = first;
+        std::size_t n = detail::length(first, last), pos = 0, lo = n, hi = n;
+        detail::Best<I> vlo, vhi;
+        zip_runs(n, [&](std::size_t m, auto p) {
+            auto [a, b] = std::minmax_element(p, p + m, std::ref(comp));
+            if (pos == 0 || comp(*a, vlo.get())) lo = pos + (a - p), vlo.set(*a);
+            if (pos == 0 || !comp(*b, vhi.get())) hi = pos + (b - p), vhi.set(*b);
+            return pos += m, m;
+        }, first);
+        using D = std::iter_difference_t<I>;
+        return {start + static_cast<D>(lo), start + static_cast<D>(hi)};
+    } else {
+        return std::minmax_element(first, last, std::move(comp));
+    }
+}
+
+// --- range forms: the iterator form on [begin(r), end(r)) ---------------------------------
+namespace detail {
+template <class R>
+concept Range = std::ranges::common_range<R>;
+}  // namespace detail
+
+#define PHYSMEM_RANGE_FORM(name)                                                              \
+    template <detail::Range R, class... Args>                                                  \
+    decltype(auto) name(R&& r, Args&&... args)                                                 \
+        requires requires { physmem::name(std::ranges::begin(r), std::ranges::end(r), std::forward<Args>(args)...); } \
+    {                                                                                          \
+        return physmem::name(std::ranges::begin(r), std::ranges::end(r), std::forward<Args>(args)...); \
+    }
+PHYSMEM_RANGE_FORM(for_each)
+PHYSMEM_RANGE_FORM(copy)
+PHYSMEM_RANGE_FORM(move)
+PHYSMEM_RANGE_FORM(fill)
+PHYSMEM_RANGE_FORM(generate)
+PHYSMEM_RANGE_FORM(iota)
+PHYSMEM_RANGE_FORM(transform)
+PHYSMEM_RANGE_FORM(replace)
+PHYSMEM_RANGE_FORM(replace_if)
+PHYSMEM_RANGE_FORM(accumulate)
+PHYSMEM_RANGE_FORM(reduce)
+PHYSMEM_RANGE_FORM(transform_reduce)
+PHYSMEM_RANGE_FORM(inner_product)
+PHYSMEM_RANGE_FORM(find)
+PHYSMEM_RANGE_FORM(find_if)
+PHYSMEM_RANGE_FORM(find_if_not)
+PHYSMEM_RANGE_FORM(all_of)
+PHYSMEM_RANGE_FORM(any_of)
+PHYSMEM_RANGE_FORM(none_of)
+PHYSMEM_RANGE_FORM(count)
+PHYSMEM_RANGE_FORM(count_if)
+PHYSMEM_RANGE_FORM(mismatch)
+PHYSMEM_RANGE_FORM(equal)
+PHYSMEM_RANGE_FORM(min_element)
+PHYSMEM_RANGE_FORM(max_element)
+PHYSMEM_RANGE_FORM(minmax_element)
+#undef PHYSMEM_RANGE_FORM
+
+}  // namespace physmem

@@ -10,19 +10,22 @@
 
 namespace physmem {
 
+// In static storage, never destroyed (see the header); making it allocates nothing.
 BlockPool::Background& BlockPool::Background::instance() noexcept {
-    static Background* the = new Background;  // leaked: see the header
+    alignas(Background) static unsigned char storage[sizeof(Background)];
+    static Background* the = new (storage) Background;
     return *the;
 }
 
+// Without fork handlers a fork could copy a pool lock held by the thread: no thread then.
 BlockPool::Background::Background() noexcept : tick_ns_(os::monotonic_resolution_ns()) {
-    os::at_fork(prepare_fork, parent_after_fork, child_after_fork);
+    fork_safe_ = os::at_fork(prepare_fork, parent_after_fork, child_after_fork) == 0;
 }
 
 bool BlockPool::Background::schedule(BlockPool* pool, std::uint64_t due_ns) noexcept {
     std::lock_guard<std::mutex> guard(mutex_);
     if (!started_) {
-        if (start_failed_ || os::start_thread(thread_main, this, "physmem-bg-give") != 0) {
+        if (!fork_safe_ || start_failed_ || os::start_thread(thread_main, this, "physmem-bg-give") != 0) {
             start_failed_ = true;
             return false;
         }

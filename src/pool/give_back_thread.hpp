@@ -31,8 +31,8 @@ namespace physmem {
 
 class BlockPool::Background {
   public:
-    // The registry; created on first use, never destroyed (the thread may outlive static
-    // destructors). Registers the fork handlers.
+    // The registry; created on first use (in static storage, no allocation), never
+    // destroyed (the thread may outlive static destructors). Registers the fork handlers.
     static Background& instance() noexcept;
 
     // pool's oldest empty page is due at due_ns (os::monotonic_ns's clock). Starts the
@@ -67,7 +67,8 @@ class BlockPool::Background {
     std::vector<Entry> entries_;    // one per pool with pending empty pages
     BlockPool* visiting_ = nullptr; // the pool the thread is in, outside mutex_
     bool started_ = false;
-    bool start_failed_ = false;     // do not try again in this process
+    bool start_failed_ = false;     // the thread could not start: not again in this process
+    bool fork_safe_ = false;        // the fork handlers are registered (else no thread)
     bool forking_ = false;          // between prepare and parent: visit nothing
     std::atomic<std::uint64_t> generation_{0};
     std::uint64_t tick_ns_;         // resolution of os::monotonic_ns

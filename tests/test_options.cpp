@@ -62,6 +62,8 @@ TEST(Options, TableDeclaresEachVariableOnceWithHelp) {
     EXPECT_FALSE(d.prefault);
     EXPECT_EQ(d.give_back_delay_ms, physmem::PoolOptions{}.give_back_delay_ms);
     EXPECT_EQ(d.compact_threshold, physmem::PoolOptions{}.compact_threshold);
+    EXPECT_EQ(d.background_give_back, physmem::PoolOptions{}.background_give_back);
+    EXPECT_TRUE(d.background_give_back);
 }
 
 TEST(Options, GiveBackAndCompactionFromTheEnvironment) {

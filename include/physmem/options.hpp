@@ -36,6 +36,9 @@
     X(give_back_delay_ms, "PHYSMEM_GIVE_BACK_DELAY_MS", count, "100",                      \
       "milliseconds an empty huge page of the default pool waits before it is given back " \
       "(at most 86400000, one day)")                                                       \
+    X(background_give_back, "PHYSMEM_BACKGROUND_GIVE_BACK", flag, "1",                    \
+      "0: no background thread gives empty pages back, for every pool of the process "     \
+      "(they go back at the pool's next call after the delay)")                             \
     X(compact_threshold, "PHYSMEM_COMPACT_THRESHOLD", fraction, "0.25",                    \
       "maintain() compacts when free blocks in partly used pages exceed this share (0: never)") \
     X(verbose, "PHYSMEM_VERBOSE", flag, "0", "1: print what was mapped, on stderr")

@@ -12,7 +12,9 @@
 // Giving back and moving blocks. Blocks are placed fullest page first (the give-back
 // unit: the backing's huge page, 2 MiB for a 4 KiB pool, or the block when larger); a
 // page without a live block is given back (MADV_DONTNEED) give_back_delay_ms after it
-// emptied, or at once by release()/compact(). Blocks allocated with an owner
+// emptied — by the process's background thread when no call comes (one thread for all
+// pools, started at the first page that waits, asleep while none does; see
+// PoolOptions::background_give_back) — or at once by release()/compact(). Blocks allocated with an owner
 // (block_owner.hpp) can move: relocate(p), compact(), maintain().
 //
 // The concurrency contract of relocate(), compact() and maintain(): they take the pool's
@@ -55,6 +57,10 @@ struct PoolOptions {
                                             // share of resident bytes (0: never)
     bool leak_check = true;                 // destroying the pool with live blocks aborts
                                             // (false: their regions stay mapped; ~BlockPool)
+    bool background_give_back = true;       // the process's give-back thread returns empty
+                                            // pages when due, without a call to the pool
+                                            // (false, or PHYSMEM_BACKGROUND_GIVE_BACK=0 for
+                                            // every pool: at the pool's next call after it)
 };
 // Accepted ranges, checked by BlockPool's constructor (std::invalid_argument naming the
 // field, "PoolOptions::capacity = 4096: smaller than one block (block_size = 64 KiB)"):
@@ -171,6 +177,7 @@ class BlockPool {
     struct Slab;  // a region plus its bookkeeping (src/pool/slab.hpp)
     struct Page;
     class Filler;
+    class Background;  // the give-back thread (src/pool/give_back_thread.hpp)
     void add_region(std::size_t bytes);
     void live_blocks_at_destruction() noexcept;
     void restore_huge_pages() noexcept;  // each region's (Region::restore_huge_pages)
@@ -183,6 +190,9 @@ class BlockPool {
                              CompactResult& r) noexcept;
     bool give_back_locked(Page* pg) noexcept;
     void release_due_locked() noexcept;
+    // When empty pages wait and the thread does not know yet: tells it when the oldest is due.
+    void schedule_locked() noexcept;
+    void give_back_in_background() noexcept;  // the thread's visit
     // populated: also the resident pages no block has used (a prefaulted pool's); the
     // automatic policy (maintain) leaves them.
     std::size_t release_locked(bool populated = true) noexcept;
@@ -202,6 +212,10 @@ class BlockPool {
     std::size_t given_back_ = 0;
     std::size_t unmapped_regions_ = 0;
     std::size_t moved_ = 0;
+    bool background_ = false;           // options and environment allow the thread
+    bool registered_ = false;           // scheduled at least once (~BlockPool forgets it)
+    bool scheduled_ = false;            // the thread will visit (for scheduled_generation_)
+    std::uint64_t scheduled_generation_ = 0;  // Background::generation() when scheduled
 };
 
 // The process-wide pool, created on first use from PHYSMEM_* environment variables

@@ -12,7 +12,9 @@
 //              mimalloc | physmem (lab/common/preload.*; physmem's on backing B); with
 //              trim=on glibc's malloc_trim(0) runs after the frees (glibc only);
 //   tree-index-B   physmem::TreeArray on a BlockPool strictly on B; the pool's release()
-//              runs after the frees, and with compact=on its compact() (which releases).
+//              runs after the frees, and with compact=on its compact() (which releases);
+//              with idle=on nothing calls the pool for 1 s after the last free (its
+//              background thread gives the due pages back), then the heap is read.
 //   paged-B    one physmem::PagedArray of --size on a pool strictly on B, its budget the
 //              whole array (all in memory, filled); instead of freeing 70% of the arrays
 //              its budget is cut to 30% (set_budget: dirty leaves written, frames back
@@ -32,6 +34,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "context.hpp"
@@ -55,6 +58,8 @@ const lab::ProgramSpec kSpec{
     .params = {{"alloc", "glibc", {"glibc", "physmem", "jemalloc", "tcmalloc", "mimalloc"}, "malloc-B: which malloc"},
                {"trim", "off", {"off", "on"}, "malloc-B, glibc: malloc_trim(0) after the frees"},
                {"compact", "off", {"off", "on"}, "tree-index-B, paged-B: pool.compact() after the frees"},
+               {"idle", "off", {"off", "on"}, "tree-index-B: no call to the pool for 1 s after the frees "
+                                              "(the background give-back alone)"},
                {"arrays", "256", {}, "how many equal arrays the size is cut into"}},
 };
 
@@ -140,10 +145,14 @@ void run_malloc(lab::Context& ctx) {
         {{"allocator", a}, {"active", lab::preload::active()}});
 }
 
-// The pool's side of the give-back: release() or compact(), and its figures.
-lab::Json pool_give_back(physmem::BlockPool& pool, bool compact) {
-    lab::Json j{{"compact", compact}};
-    if (compact) {
+// The pool's side of the give-back: release() or compact(), or 1 s without a call (idle),
+// and its figures (stats() reads; it gives nothing back).
+lab::Json pool_give_back(physmem::BlockPool& pool, bool compact, bool idle = false) {
+    lab::Json j{{"compact", compact}, {"idle", idle}};
+    if (idle) {
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        j["idle_ms"] = 1000;
+    } else if (compact) {
         physmem::CompactResult r = pool.compact();
         j.update({{"bytes_moved", r.bytes_moved}, {"bytes_given_back", r.bytes_given_back}});
     } else {
@@ -205,10 +214,11 @@ void run_pool(lab::Context& ctx) {
     physmem::TreeShape shape = physmem::TreeShape::make(s.block_size, 8);
     std::size_t blocks = arrays * shape.blocks_for(std::max<std::size_t>(s.size_bytes / arrays / 8, 1));
     physmem::BlockPool& pool = ctx.pool("arrays", blocks * s.block_size);
-    bool compact = s.param("compact") == "on";
+    bool compact = s.param("compact") == "on", idle = s.param("idle") == "on";
+    if (compact && idle) lab::usage_error(kSpec, "--param idle=on: without compact=on (no call to the pool)");
     pattern<physmem::TreeArray<std::uint64_t>>(
         ctx, [&](std::size_t n) { return physmem::TreeArray<std::uint64_t>(n, pool); },
-        [&](auto&) { return pool_give_back(pool, compact); },
+        [&](auto&) { return pool_give_back(pool, compact, idle); },
         {{"allocator", "physmem-pool"}, {"active", "physmem-pool"}});
 }
 

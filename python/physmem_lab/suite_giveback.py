@@ -6,8 +6,10 @@ Programs (lab/experiments/{giveback,compact,migrate}.cpp, lab/PROTOCOL.md):
 - ``giveback``: arrays totalling --size, a random 70% freed, the heap after give-back
   (/proc/self/smaps_rollup) against the live bytes: std::vector under glibc (with and
   without malloc_trim), jemalloc, tcmalloc, mimalloc, libphysmem.so, and TreeArrays on a
-  BlockPool (release only, or compact); and one PagedArray whose budget is cut from all
-  of it to 30% (set_budget, then the pool's compact()).
+  BlockPool (release only, or compact, or idle: no call to the pool for 1 s, so only its
+  background thread gives back; 8 arrays, 32 MiB each at the default size, the issue 25
+  shape); and one PagedArray whose budget is cut from all of it to 30% (set_budget, then
+  the pool's compact()).
 - ``compact``: a fragmented pool, resident bytes before/after compact(), ms per GiB moved
   against memcpy of the same bytes, the share still on huge pages.
 - ``migrate``: a TreeArray moved from a 4 KiB pool to backing B: GiB/s against memcpy,
@@ -32,6 +34,7 @@ _MSIZES = {"tiny": (32 * M,), "default": (256 * M,), "full": (1 * G,)}
 
 ROWS = (
     Row(GB, (Variant("tree-index", "thp"),), params=({"compact": "off"}, {"compact": "on"}), sizes=_SIZES, priority=0),
+    Row(GB, (Variant("tree-index", "thp"),), params=({"idle": "on", "arrays": "8"},), sizes=_SIZES),
     Row(GB, (Variant("malloc", "4k"),), params=tuple({"alloc": a} for a in PEERS) + ({"alloc": "glibc", "trim": "on"},),
         sizes=_SIZES, priority=0),
     Row(GB, (Variant("malloc", "thp"),), params=({"alloc": "physmem"},), sizes=_SIZES),
@@ -65,7 +68,7 @@ def _label(r) -> str:
     g, p = r["giveback"], r["params"]
     if r["kind"] == "malloc":
         return f"{g['allocator']}" + (" + malloc_trim" if p.get("trim") == "on" else "") + f" ({r['variant']})"
-    how = "compact" if p.get("compact") == "on" else "release"
+    how = "compact" if p.get("compact") == "on" else "idle 1 s, no call" if p.get("idle") == "on" else "release"
     if r["kind"] == "paged":
         return f"PagedArray, budget cut to 30%, {how} ({r['variant']})"
     return f"BlockPool, {how} ({r['variant']})"
@@ -149,6 +152,7 @@ GOAL_TITLES = {
     1: "after give-back the pool's heap <= 1.05x live bytes + one huge page, >= 95% on huge pages",
     2: "compaction recovers >= 90% of the free memory at >= 0.7x memcpy bandwidth per byte moved",
     3: "migration >= 0.8x memcpy bandwidth",
+    4: "an idle pool (no call for 1 s after the frees) at <= 1.05x live bytes + one huge page",
 }
 
 
@@ -207,8 +211,28 @@ def _goal_migrate(recs):
     return g
 
 
+def _idle(r) -> bool:
+    return r["kind"] == "tree-index" and r["params"].get("idle") == "on"
+
+
+def _goal_idle(recs):
+    """The background give-back alone: the heap 1 s after the last free, nothing calling the pool."""
+    g = Goal("giveback-4", GOAL_TITLES[4])
+    for r in filter(_idle, _of(recs, GB)):
+        gb = r["giveback"]
+        allowed = 1.05 * gb["live_bytes"] + gb["give_back"].get("pool_page_bytes", 2 * M)
+        g.items.append(Item(f"{r['variant']} {format_size(r['size_bytes'])}, {gb['arrays']} arrays: "
+                            f"heap / (1.05 live + page) after 1 s idle",
+                            Value(r, _heap(gb["heap_after"]) / allowed,
+                                  f"{_heap(gb['heap_after']) / M:.0f} MiB vs {allowed / M:.0f} MiB allowed "
+                                  f"({gb['live_bytes'] / M:.0f} MiB live)"), 1.0))
+    if not g.items:
+        g.missing.append("no giveback record with idle=on")
+    return g
+
+
 def goals(recs) -> List[Goal]:
-    return [_goal_giveback(recs), _goal_compact(recs), _goal_migrate(recs)]
+    return [_goal_giveback(recs), _goal_compact(recs), _goal_migrate(recs), _goal_idle(recs)]
 
 
 SUITE = SuiteDef("giveback", "Giving memory back, compaction and migration (seed 001, Table 1)", ROWS, SCALES,

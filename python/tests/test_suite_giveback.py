@@ -49,9 +49,18 @@ def _mg(variant, bw):
     return r
 
 
-def _results(pool_after=80 * M, pool_share=0.99, recovered=0.95, compact_bw=0.8, migrate_bw=0.9):
+def _idle(after, live=96 * M):
+    """An idle=on record: 8 arrays of 32 MiB, 3 live, the heap read 1 s after the frees."""
+    r = _gb("tree-index-thp", {"idle": "on", "arrays": "8"}, "physmem-pool", live, after)
+    r["giveback"].update({"arrays": 8, "arrays_live": 3, "array_bytes": 32 * M, "give_back_ms": 1000.0})
+    r["giveback"]["give_back"].update({"idle": True, "idle_ms": 1000})
+    return r
+
+
+def _results(pool_after=80 * M, pool_share=0.99, recovered=0.95, compact_bw=0.8, migrate_bw=0.9, idle_after=100 * M):
     live = 76 * M
     recs = [_gb("tree-index-thp", {"compact": "on"}, "physmem-pool", live, pool_after, pool_share),
+            _idle(idle_after),
             _gb("tree-index-thp", {"compact": "off"}, "physmem-pool", live, 150 * M, 0.98),
             _gb("malloc-4k", {"alloc": "glibc"}, "glibc", live, 240 * M, 0.0),
             _gb("malloc-4k", {"alloc": "glibc", "trim": "on"}, "glibc", live, 90 * M, 0.0),
@@ -76,7 +85,7 @@ def test_report_section_has_tables_peers_and_baselines(tmp_path):
 
 def test_goals_met():
     g = {x.number: x for x in goals(analysis.Records(_results()))}
-    assert [g[k].verdict for k in ("giveback-1", "giveback-2", "giveback-3")] == ["MET"] * 3
+    assert [g[k].verdict for k in ("giveback-1", "giveback-2", "giveback-3", "giveback-4")] == ["MET"] * 4
     # heap 80 MiB against 1.05 * 76 + 2 = 81.8 MiB allowed
     assert abs(g["giveback-1"].items[0].ratio.value - 80 / 81.8) < 1e-9
     assert any("jemalloc" in n and "1.58x" in n for n in g["giveback-1"].notes)
@@ -100,6 +109,7 @@ def test_a_paged_array_is_a_note_not_an_item():
     ({"recovered": 0.80}, "giveback-2"),            # < 90% of the free memory recovered
     ({"compact_bw": 0.5}, "giveback-2"),            # < 0.7x memcpy
     ({"migrate_bw": 0.7}, "giveback-3"),            # < 0.8x memcpy
+    ({"idle_after": 120 * M}, "giveback-4"),        # idle heap above 1.05 * 96 + 2 = 102.8 MiB
 ])
 def test_goals_missed(worse, missed):
     g = {x.number: x for x in goals(analysis.Records(_results(**worse)))}
@@ -126,8 +136,31 @@ def test_tiny_bench_on_the_real_programs(giveback_bin, tmp_path):
     assert any(r["kind"] == "paged" and r["giveback"]["live_bytes"] < r["giveback"]["array_bytes"]
                for r in res["records"]), "the paged array's budget was cut"
     assert all(r["verified"] for r in res["records"])
+    idle = [r for r in res["records"] if r["params"].get("idle") == "on"]
+    assert idle and all(r["giveback"]["give_back"]["idle"] for r in idle), "the idle-pool point ran"
     for r in res["records"]:
         if r["experiment"] in ("compact", "migrate"):
             assert r[r["experiment"]]["baseline"]
     md = (tmp_path / "rep" / "report.md").read_text()
     assert f"## {SUITE.title}" in md and "memcpy baseline" in md
+
+
+def test_idle_pool_point_is_reported_and_judged():
+    """The idle point (issue 25): its row in the give-back table, and giveback-4 from the
+    heap 1 s after the frees against 1.05x live + one page; the other rows do not count."""
+    res = _results(idle_after=100 * M)
+    g = {x.number: x for x in goals(analysis.Records(res))}["giveback-4"]
+    assert g.verdict == "MET" and len(g.items) == 1
+    assert abs(g.items[0].ratio.value - 100 / (1.05 * 96 + 2)) < 1e-9
+    assert "100 MiB vs 103 MiB allowed (96 MiB live)" in g.items[0].ratio.cell()
+    assert "8 arrays" in g.items[0].what
+    missed = {x.number: x for x in goals(analysis.Records(_results(idle_after=103 * M)))}["giveback-4"]
+    assert missed.verdict == "MISSED"
+    no_idle = copy.deepcopy(res)
+    no_idle["records"] = [r for r in no_idle["records"] if r["params"].get("idle") != "on"]
+    assert {x.number: x for x in goals(analysis.Records(no_idle))}["giveback-4"].verdict == "NOT MEASURED"
+
+
+def test_idle_pool_row_in_the_report(tmp_path):
+    md = report.build(_results(), "synthetic", None, tmp_path).markdown()
+    assert "| BlockPool, idle 1 s, no call (tree-index-thp) | 256M | 96 | 260 | 100 | 1.04x | 100% | 1000.0 |" in md

@@ -12,6 +12,7 @@
 
 #include "core/fatal.hpp"
 #include "core/parse.hpp"
+#include "give_back_thread.hpp"
 #include "page_filler.hpp"
 #include "port/os.hpp"
 #include "slab.hpp"
@@ -36,13 +37,16 @@ BlockPool::BlockPool(const PoolOptions& options)
         block_shift_ = static_cast<unsigned>(__builtin_ctzll(block_size_));
         std::size_t blocks = options.capacity / block_size_ + (options.capacity % block_size_ != 0);
         add_region(blocks * block_size_);  // validated: at most 2^32 blocks, no wrap
+        background_ = options.background_give_back && !options.lock && background_give_back_from_env();
     } catch (...) {
         delete filler_;
         throw;
     }
 }
 
+// Forgets the pool in the give-back thread first: it may be about to visit (it waits).
 BlockPool::~BlockPool() {
+    if (registered_) Background::instance().forget(this);
     if (in_use_ != 0) live_blocks_at_destruction();
     for (Slab* s : slabs_) delete s;
     delete filler_;
@@ -158,6 +162,7 @@ void BlockPool::deallocate(void* p) noexcept {
     std::size_t i = index_checked(s, p, "deallocate");
     put_locked(*s, i);
     release_due_locked();
+    schedule_locked();
 }
 
 void BlockPool::set_owner(void* p, BlockOwner* owner, std::uintptr_t cookie) noexcept {
@@ -194,6 +199,28 @@ void BlockPool::release_due_locked() noexcept {
     while (Page* pg = filler_->oldest_empty()) {
         if (now - pg->empty_since < delay || !give_back_locked(pg)) return;
     }
+}
+
+void BlockPool::schedule_locked() noexcept {
+    if (!background_) return;
+    Page* pg = filler_->oldest_empty();
+    if (!pg) return;
+    Background& bg = Background::instance();
+    std::uint64_t generation = bg.generation();
+    if (scheduled_ && scheduled_generation_ == generation) return;  // the usual case: one branch
+    if (!registered_) registered_ = true;  // written by callers only: the thread's visits find it set
+    scheduled_ = bg.schedule(this, pg->empty_since + options_.give_back_delay_ms * 1000000u);
+    scheduled_generation_ = generation;
+}
+
+// What is due goes back; the pool is scheduled again for the next empty page unless the
+// oldest is already due (the kernel refused it: the next call tries again).
+void BlockPool::give_back_in_background() noexcept {
+    std::lock_guard<std::mutex> guard(mutex_);
+    scheduled_ = false;
+    release_due_locked();
+    Page* pg = filler_->oldest_empty();
+    if (pg && pg->empty_since + options_.give_back_delay_ms * 1000000u > os::monotonic_ns()) schedule_locked();
 }
 
 std::size_t BlockPool::release_locked(bool populated) noexcept {

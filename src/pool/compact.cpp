@@ -38,7 +38,10 @@ void* BlockPool::relocate(void* p) {
     filler_->unlink(&here);  // anywhere but its own page
     Page* to = filler_->best();
     filler_->place(&here);
-    return to ? move_locked(*s, i, to) : nullptr;
+    if (!to) return nullptr;
+    void* moved = move_locked(*s, i, to);
+    schedule_locked();  // p's page may have emptied
+    return moved;
 }
 
 // Moves the live blocks of src into dst[d..limit) (densest first) until src is empty or

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "core/options.hpp"
+#include "give_back_thread.hpp"
 #include "validate.hpp"
 
 namespace physmem {
@@ -75,6 +76,15 @@ Options default_options() {
 #undef PHYSMEM_DEFAULT
     o.grow = true;
     return o;
+}
+
+bool background_give_back_from_env() {
+    const OptionInfo* row = row_of("background_give_back");
+    bool on = true;
+    Throw policy;
+    core::read_option<core::OptionKind::flag>(on, std::string(row->env).c_str(),
+                                              std::string(row->default_value).c_str(), policy);
+    return on;
 }
 
 Options options_from_env() {

@@ -141,6 +141,22 @@ void block_stop_signals() noexcept;
 // data is read and dropped) or one of them arrives. The signal number, or 0 for EOF.
 int wait_for_eof_or_signal() noexcept;
 
+// --- threads (thread.cpp): the pool's background give-back ---------------------------
+
+// Runs fn(arg) on a new detached thread named `name` (at most 15 characters) with every
+// signal blocked, so signals keep going to the program's own threads; fn's result is
+// ignored. 0 or errno (EAGAIN: RLIMIT_NPROC or no memory); the caller's signal mask is
+// unchanged either way.
+int start_thread(void* (*fn)(void*), void* arg, const char* name) noexcept;
+
+// pthread_atfork: prepare runs in the forking thread before fork, parent and child after
+// it in each process (the child has only the forking thread). 0 or errno.
+int at_fork(void (*prepare)(), void (*parent)(), void (*child)()) noexcept;
+
+// Nanoseconds between two readings of monotonic_ns() that differ (its clock's tick,
+// clock_getres of CLOCK_MONOTONIC_COARSE; typically 1-10 ms).
+std::uint64_t monotonic_resolution_ns() noexcept;
+
 // --- files (file.cpp): the paged array's backing file ------------------------------
 
 // Opens a read-write backing file: `path` created new (O_EXCL; EEXIST when it exists), or

@@ -285,7 +285,9 @@ class Goal:
         votes = {g.measured for g in self.rounds} - {"NOT MEASURED", "NOT APPLICABLE"}
         if not votes:
             return self.measured
-        return votes.pop() if len(votes) == 1 else "UNSTABLE"
+        # The rounds that measured agree, and so must the pooled numbers shown beside the
+        # verdict (a round the goal did not apply to, or pooling, can tip them): else UNSTABLE.
+        return votes.pop() if votes == {self.measured} else "UNSTABLE"
 
     def why(self) -> List[str]:
         """For a missed goal: what the data says about each missed item."""

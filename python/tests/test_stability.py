@@ -101,3 +101,20 @@ def test_two_repetitions_are_too_few_to_call_anything_impossible():
         runs.append(r)
     res = synth.results(rounds.pooled_records(runs))
     assert sanity.findings(res) == [] and sanity.checked_pairs(res) == 1
+
+
+def test_a_verdict_never_contradicts_the_pooled_numbers_beside_it():
+    """The main job's goal 3 read MET beside a pooled '85% recovered (under >= 90%)': the
+    one round that measured it met, the other did not apply. Such a goal is UNSTABLE."""
+    from types import SimpleNamespace
+    from physmem_lab.analysis import Goal, Item
+
+    def item(v):
+        return Item("share", SimpleNamespace(value=v), 0.9, at_least=True)
+
+    pooled = Goal(3, "recover", items=[item(0.85)])
+    met_round, na_round = Goal(3, "r0", items=[item(0.95)]), Goal(3, "r1", not_applicable=["cheap"])
+    pooled.rounds = [met_round, na_round]
+    assert pooled.measured == "MISSED" and pooled.verdict == "UNSTABLE"
+    pooled.items = [item(0.93)]
+    assert pooled.verdict == "MET"

@@ -189,7 +189,7 @@ class BlockPool {
     std::size_t drain_locked(Page& src, std::vector<Page*>& dst, std::size_t d, std::size_t limit,
                              CompactResult& r) noexcept;
     bool give_back_locked(Page* pg) noexcept;
-    void release_due_locked() noexcept;
+    bool release_due_locked() noexcept;  // false: the kernel refused a page
     // When empty pages wait and the thread does not know yet: tells it when the oldest is due.
     void schedule_locked() noexcept;
     void give_back_in_background() noexcept;  // the thread's visit

@@ -28,7 +28,9 @@
 #pragma once
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -61,6 +63,9 @@ struct PoolOptions {
                                             // pages when due, without a call to the pool
                                             // (false, or PHYSMEM_BACKGROUND_GIVE_BACK=0 for
                                             // every pool: at the pool's next call after it)
+    bool tags = false;                      // keep a tag per block (BlockTag: protection
+                                            // domain, generation), 8 bytes a block out of
+                                            // band; off: no table, no cost (capability.hpp)
 };
 // Accepted ranges, checked by BlockPool's constructor (std::invalid_argument naming the
 // field, "PoolOptions::capacity = 4096: smaller than one block (block_size = 64 KiB)"):
@@ -89,6 +94,21 @@ struct PoolStats {
     std::size_t regions_unmapped = 0;     // regions returned whole by release(), ever
     std::size_t blocks_moved = 0;         // by relocate() and compact(), ever
     std::size_t bytes_moved = 0;
+};
+
+// A block's tag (PoolOptions::tags): its protection domain (0..63, 0 at allocation; see
+// capability.hpp) and a generation bumped when the block is freed or moved away, under
+// the pool's lock and before the block can be handed out again. Packed in one 64-bit
+// atomic word: domain in the low 6 bits, generation above.
+struct BlockTag {
+    std::uint32_t domain = 0;
+    std::uint64_t generation = 0;
+
+    static constexpr unsigned kDomainBits = 6;
+    static constexpr std::uint64_t kDomainMask = (std::uint64_t{1} << kDomainBits) - 1;
+    static BlockTag unpack(std::uint64_t w) noexcept {
+        return {static_cast<std::uint32_t>(w & kDomainMask), w >> kDomainBits};
+    }
 };
 
 // What one compact() did.
@@ -154,6 +174,23 @@ class BlockPool {
     // the bytes given back. Pages of a prefaulted pool that no block has used stay.
     std::size_t maintain();
 
+    // --- tags (PoolOptions::tags; src/pool/tags.cpp) --------------------------------
+    // The tag of the live block holding p (any byte of it), or nullopt when tags are off
+    // or p is not inside a live block of this pool. Takes the lock.
+    std::optional<BlockTag> tag(const void* p) const noexcept;
+    // Sets the domain (< 64) of live block p (its start); aborts like deallocate on a
+    // pointer that is not a live block, or when tags are off. The generation is kept;
+    // relocate()/compact() carry the domain to the new place.
+    void set_domain(void* p, std::uint32_t domain) noexcept;
+    // The tag word of the live block holding p, for checked handles (capability.hpp):
+    // nullptr when tags are off or p is not in a live block. The word stays valid until
+    // the pool is destroyed (a region unmapped by release() keeps its table), so a stale
+    // handle reads a bumped generation, never freed memory. *start gets the block start.
+    const std::atomic<std::uint64_t>* tag_word(const void* p, std::byte** start) const noexcept;
+    bool tagged() const noexcept { return options_.tags; }
+    // Bytes of tag tables (0 when tags are off): 8 per block of every region mapped.
+    std::size_t tag_bytes() const noexcept;
+
     // true when p lies in one of this pool's regions (any byte of any block).
     bool owns(const void* p) const noexcept;
 
@@ -205,6 +242,9 @@ class BlockPool {
     unsigned block_shift_;
     mutable std::mutex mutex_;
     std::vector<Slab*> slabs_;          // owned; few (growth doubles)
+    // Tag tables of unmapped regions, kept so stale handles still read a generation.
+    std::vector<std::unique_ptr<std::atomic<std::uint64_t>[]>> retired_tags_;
+    std::size_t retired_tag_bytes_ = 0;
     Filler* filler_;                    // owned; pages by fullness (page_filler.hpp)
     std::size_t in_use_ = 0;
     std::size_t total_ = 0;

@@ -73,6 +73,7 @@ void BlockPool::restore_huge_pages() noexcept {
 
 void BlockPool::add_region(std::size_t bytes) {
     auto slab = std::make_unique<Slab>(region_options(options_, bytes), block_size_);
+    if (options_.tags) slab->tags = std::make_unique<std::atomic<std::uint64_t>[]>(slab->blocks);
     slabs_.reserve(slabs_.size() + 1);
     total_ += slab->blocks;
     mapped_ += slab->region.size();
@@ -117,6 +118,7 @@ void* BlockPool::take_locked(Page* pg, BlockOwner* owner, std::uintptr_t cookie)
 
 void BlockPool::put_locked(Slab& s, std::size_t i) noexcept {
     Page& pg = s.page_of(i);
+    s.retire_tag(i);  // before the block is on the free stack: stale handles see it
     s.flip(i);
     pg.pinned -= s.owner[i] == nullptr;
     s.owner[i] = nullptr;
@@ -250,6 +252,10 @@ std::size_t BlockPool::unmap_empty_regions_locked() noexcept {
         }
         total_ -= s->blocks;
         mapped_ -= s->region.size();
+        if (s->tags) {
+            retired_tag_bytes_ += s->blocks * sizeof(std::uint64_t);
+            retired_tags_.push_back(std::move(s->tags));
+        }
         slabs_.erase(slabs_.begin() + static_cast<std::ptrdiff_t>(k));
         delete s;
         ++unmapped_regions_;

@@ -20,6 +20,10 @@ void* BlockPool::move_locked(Slab& s, std::size_t i, Page* to) noexcept {
     BlockOwner* owner = s.owner[i];
     std::uintptr_t cookie = s.cookie[i];
     void* dest = take_locked(to, owner, cookie);
+    if (s.tags) {  // the domain follows the block; the old place's generation goes up
+        Slab& d = *to->slab;
+        d.set_tag_domain(d.index_of(dest, block_shift_), BlockTag::unpack(s.tags[i].load()).domain);
+    }
     if (!owner->relocate(cookie, from, dest))
         core::fatal("BlockPool: owner %p failed to relocate block %p (cookie %#" PRIxPTR ") to %p; "
                       "its reference would dangle",

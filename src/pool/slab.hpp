@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "physmem/pool.hpp"
@@ -42,6 +44,9 @@ struct BlockPool::Slab {
     std::vector<std::uintptr_t> cookie;
     std::vector<std::uint32_t> stack;   // per page: its freed blocks, from page.first
     std::vector<Page> pages;
+    // PoolOptions::tags: one BlockTag word per block (null when off). Written under the
+    // pool's lock, read by checked handles without it.
+    std::unique_ptr<std::atomic<std::uint64_t>[]> tags;
 
     Slab(const RegionOptions& o, std::size_t block_size);
 
@@ -57,6 +62,15 @@ struct BlockPool::Slab {
     }
     bool test(std::size_t i) const noexcept { return in_use[i / 64] >> (i % 64) & 1; }
     void flip(std::size_t i) noexcept { in_use[i / 64] ^= std::uint64_t{1} << (i % 64); }
+    // Freed or moved away: the generation goes up, the domain back to 0 (tags on).
+    void retire_tag(std::size_t i) noexcept {
+        if (tags) tags[i].store((tags[i].load(std::memory_order_relaxed) | BlockTag::kDomainMask) + 1,
+                                std::memory_order_release);
+    }
+    void set_tag_domain(std::size_t i, std::uint32_t d) noexcept {
+        std::uint64_t w = tags[i].load(std::memory_order_relaxed);
+        tags[i].store((w & ~BlockTag::kDomainMask) | (d & BlockTag::kDomainMask), std::memory_order_release);
+    }
 };
 
 // The give-back unit for a region of `backing` cut into `block_size` blocks: the backing

@@ -11,6 +11,16 @@
 
 namespace physmem::os {
 
+// --- cpu (cpu.cpp) -------------------------------------------------------------------
+
+// Protection keys: CPUID leaf 7 subleaf 0, ECX bit 3 (PKU, the CPU has them) and bit 4
+// (OSPKE, the kernel enabled them). Both false off x86 or when leaf 7 is absent.
+struct CpuPku {
+    bool pku = false;
+    bool ospke = false;
+};
+CpuPku cpu_protection_keys() noexcept;
+
 // --- memory (memory.cpp) -------------------------------------------------------------
 
 // Anonymous private mapping of `bytes` backed by hugetlb pages of `page_size`

@@ -44,11 +44,12 @@ bool heap_discard(std::uintptr_t start, std::size_t bytes) noexcept {
 void heap_lock(std::uintptr_t start, std::size_t bytes) noexcept {
     int err = os::lock(reinterpret_cast<void*>(start), bytes);
     if (err == 0) return;
+    std::size_t limit = os::memlock_limit();  // SIZE_MAX: unlimited (printed as such)
     if (H.lock_failures++ == 0)
         say("physmem: PHYSMEM_MALLOC_LOCK=1: mlock of %zu KiB failed (errno %d; RLIMIT_MEMLOCK "
             "is %zu KiB, and locking more needs CAP_IPC_LOCK or a higher `ulimit -l`); memory "
             "the limit does not cover stays unlocked (pm_stats: lock_failures)\n",
-            bytes >> 10, err, os::memlock_limit() == SIZE_MAX ? SIZE_MAX : os::memlock_limit() >> 10);
+            bytes >> 10, err, limit == SIZE_MAX ? limit : limit >> 10);
 }
 
 void heap_init() noexcept {

@@ -14,7 +14,7 @@
 # points are then skipped and the report says why).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh build
+PHYSMEM_SETUP_TARGET=physmem_main_job scripts/setup.sh build  # the lab, tools and libphysmem.so only
 
 mkdir -p results
 stamp="$(date -u +%Y%m%dT%H%M%SZ)"

@@ -6,7 +6,8 @@
 # Installs missing Debian packages with apt-get (root, or sudo), the lab harness (the
 # `physmem` command, python/) into a virtualenv at .venv with pip, then configures and
 # builds with CMake + Ninja. Safe to run again: it installs nothing already present and
-# rebuilds only what changed. PHYSMEM_SETUP_PYTHON=0 skips the harness.
+# rebuilds only what changed. PHYSMEM_SETUP_PYTHON=0 skips the harness; PHYSMEM_SETUP_TARGET=T
+# builds only CMake target T (scripts/run.sh: physmem_main_job, the programs the lab runs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,4 +43,5 @@ fi
 build_dir="${1:-build}"
 shift || true
 cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-cmake --build "$build_dir"
+# PHYSMEM_SETUP_TARGET: build only that target (scripts/run.sh: physmem_main_job).
+cmake --build "$build_dir" ${PHYSMEM_SETUP_TARGET:+--target "$PHYSMEM_SETUP_TARGET"}

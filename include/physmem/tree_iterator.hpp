@@ -49,20 +49,23 @@ class TreeIterator {
     // The array iterated (segmented algorithms, algorithm.hpp, walk its leaves).
     C* container() const noexcept { return a_; }
 
-    // The hot path: an increment and a compare with the leaf's end.
-    TreeIterator& operator++() noexcept {
-        if (++cur_ == lend_) [[unlikely]] seek(base_ + len());  // crossed into the next leaf
+    // The hot path: an increment and a compare with the leaf's end; the next leaf's walk is
+    // out of line (next_leaf), so the loop keeps cur_ and lend_ in registers. always_inline:
+    // GCC would otherwise split the rare branch off into a function taking `this` (partial
+    // inlining), and an iterator whose address escapes lives in memory.
+    [[gnu::always_inline]] TreeIterator& operator++() noexcept {
+        if (++cur_ == lend_) [[unlikely]] set(next_leaf(a_, base_ + len()));  // crossed into the next leaf
         return *this;
     }
     TreeIterator operator++(int) noexcept { auto t = *this; ++*this; return t; }
-    TreeIterator& operator--() noexcept {
+    [[gnu::always_inline]] TreeIterator& operator--() noexcept {
         if (!cur_ || cur_ == lend_ - len()) [[unlikely]] seek(index() - 1);
         else --cur_;
         return *this;
     }
     TreeIterator operator--(int) noexcept { auto t = *this; --*this; return t; }
 
-    TreeIterator& operator+=(difference_type n) noexcept {
+    [[gnu::always_inline]] TreeIterator& operator+=(difference_type n) noexcept {
         if (cur_ && n < lend_ - cur_ && -n <= cur_ - (lend_ - len())) cur_ += n;  // same leaf
         else seek(index() + static_cast<std::size_t>(n));
         return *this;
@@ -84,20 +87,26 @@ class TreeIterator {
     friend class TreeIterator;
 
     std::size_t len() const noexcept { return a_->shape().leaf_len(); }
-    // Walk to index i: its leaf when allocated, else the null position past the last leaf.
-    void seek(std::size_t i) noexcept {
-        const auto& s = a_->shape();
+
+    // A position (the three members), computed by functions that never see the iterator:
+    // an iterator whose address reached an out-of-line call would live in memory, and the
+    // hot loop would store and reload cur_ on every element.
+    struct Pos {
+        pointer cur, lend;
+        std::size_t base;
+    };
+    void set(const Pos& p) noexcept { cur_ = p.cur, lend_ = p.lend, base_ = p.base; }
+    // Index i: its leaf when allocated, else the null position past the last leaf.
+    [[gnu::noinline]] static Pos locate(C* a, std::size_t i) noexcept {
+        const auto& s = a->shape();
         std::size_t k = i >> s.leaf_shift;
-        base_ = k << s.leaf_shift;
-        if (k < a_->leaf_count()) {
-            pointer leaf = a_->leaf_data(k);
-            cur_ = leaf + (i & s.leaf_mask());
-            lend_ = leaf + s.leaf_len();
-        } else {
-            cur_ = lend_ = nullptr;
-            base_ = i;
-        }
+        if (k >= a->leaf_count()) return {nullptr, nullptr, i};
+        pointer leaf = a->leaf_data(k);
+        return {leaf + (i & s.leaf_mask()), leaf + s.leaf_len(), k << s.leaf_shift};
     }
+    // ++ leaving a leaf: rare (once per leaf_length() elements), kept out of the loop.
+    [[gnu::cold, gnu::noinline]] static Pos next_leaf(C* a, std::size_t i) noexcept { return locate(a, i); }
+    void seek(std::size_t i) noexcept { set(locate(a_, i)); }
 
     C* a_ = nullptr;
     pointer cur_ = nullptr;

@@ -33,6 +33,8 @@ constexpr KindInfo kKinds[] = {
               "loaded by the software walk", 1},
     {"mapped", "a MAP_SHARED file mapping, paged by the kernel inside a memory cgroup limited to the budget", 0},
     {"stxxl", "STXXL's stxxl::vector (an out-of-core vector with its own block cache of the budget)", 0},
+    {"tree", "a physmem::TreeArray of --block-size blocks, read every way the program's kernels read "
+             "(iterators, operator[], segmented algorithms)", 1},
 };
 
 constexpr physmem::Backing kBackings[] = {physmem::Backing::page_4k, physmem::Backing::thp,

@@ -24,10 +24,11 @@ namespace lab {
 enum class Kind {
     array, tree_index, tree_iter, tree_seg, malloc, pool, contiguous, split, split_pool, tree_fixed,
     paged, mapped, stxxl,  // the paging suite: data larger than a memory budget
+    tree,                  // the algorithms suite: a TreeArray read every way its kernels read
 };
 
 // "array", "tree-index", "tree-iter", "tree-seg", "malloc", "pool", "contiguous", "split",
-// "split-pool", "tree-fixed", "paged", "mapped", "stxxl".
+// "split-pool", "tree-fixed", "paged", "mapped", "stxxl", "tree".
 std::string_view to_string(Kind k) noexcept;
 
 // What a kind means and what it maps, as --list declares it (args.cpp's one table).
@@ -113,7 +114,7 @@ struct Settings {
     std::size_t param_size(const std::string& name) const;
     bool is_tree() const noexcept {
         return kind == Kind::tree_index || kind == Kind::tree_iter || kind == Kind::tree_seg ||
-               kind == Kind::tree_fixed;
+               kind == Kind::tree_fixed || kind == Kind::tree;
     }
     // Whether the data (or stack) comes in blocks of --block-size (pool kinds).
     bool is_pool() const noexcept { return kind == Kind::pool || kind == Kind::split_pool; }

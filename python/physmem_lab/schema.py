@@ -40,7 +40,8 @@ PAYLOADS = "payloads"
 @functools.lru_cache(maxsize=None)
 def _validator(name: str):
     registry = Registry()
-    for other in ("record.schema.json", "results.schema.json"):
+    # the envelopes, and every payload fragment (one may refer to another by its $id)
+    for other in ("record.schema.json", "results.schema.json", *payload_schemas().values()):
         doc = _load(other)
         registry = registry.with_resource(doc["$id"], Resource.from_contents(doc))
     cls = jsonschema.Draft202012Validator

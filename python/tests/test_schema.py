@@ -20,7 +20,7 @@ def test_malloc_record_without_mappings_is_valid():
 
 @pytest.mark.parametrize("mutate, where", [
     (lambda r: r.pop("median_ns"), "median_ns"),
-    (lambda r: r.update(variant="tree-4k"), "variant"),
+    (lambda r: r.update(variant="trie-4k"), "variant"),   # no such kind ("tree" is one)
     (lambda r: r.update(ns_per_op=[]), "ns_per_op"),
     (lambda r: r.update(verified="yes"), "verified"),
     (lambda r: r["backing"][0].update(obtained="8k"), "backing"),

@@ -1,0 +1,133 @@
+// lab/algorithms/main.cpp — the algorithms suite's programs (issue 22): physmem_lab_algorithms_o2
+// and _o3, this file linked with kernels.cpp compiled at -O2 or at -O3 (lab/cmake/algorithms.cmake).
+//
+//   physmem_lab_algorithms_o3 --variant tree-thp --size 128M
+//
+// n = size / 8 64-bit words in each of two arrays a and b of the variant's container,
+// and a contiguous array `side` beside them (copies to and from a vector):
+//   array-B   std::vector<uint64_t> in a mapping strictly on B (an allocator handing out
+//             the lab's array)
+//   tree-B    physmem::TreeArray on a BlockPool strictly on B
+//   paged-B   physmem::PagedArray, frames and table in a pool strictly on B, budget 1x
+//             (every leaf fits: nothing pages after the first touch), its file in --param dir
+// Every kernel of kernels.cpp (the loops people write, std::sort, random a[i], the
+// segmented algorithms) runs on the same data: the first, range_for, is the record's
+// main timing, every other one a phase named after it. Before a kernel is timed, one pass
+// of it runs from the initial data on the containers and on reference std::vectors: its
+// result and every array it writes must equal the vector's, or the record is unverified
+// (exit 1) and names the kernel (array-B: the vector is the reference, its pass only).
+// That pass is the kernel's warm-up. std_sort sorts the
+// first min(work, n) words (the prefix restored, untimed, before each pass); random_index
+// makes `work` updates a pass. The record's "algorithms" field lists the kernels (group,
+// what, ops per pass) and the build's flags.
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "algorithms/kernels.hpp"
+#include "context.hpp"
+#include "kernels/tree_sizing.hpp"
+#include "physmem/tree_shape.hpp"
+
+namespace {
+
+namespace A = lab::algorithms;
+using lab::Kind;
+using physmem::Backing;
+
+const lab::ProgramSpec kSpec{
+    .name = PHYSMEM_ALGO_PROGRAM,
+    .experiment = PHYSMEM_ALGO_EXPERIMENT,
+    .unit = "element",
+    .kinds = {Kind::array, Kind::tree, Kind::paged},
+    .default_block_size = 64 << 10,
+    .params = {{"work", "262144", {}, "std_sort: words sorted per pass (at most n); random_index: updates per pass"},
+               {"dir", "", {}, "paged: directory of the files (default $TMPDIR, else /var/tmp)"},
+               {"corrupt", "", {}, "testing: alter this kernel's checked result, so the record must come out unverified"}},
+};
+
+std::string data_dir(const lab::Settings& s) {
+    if (!s.param("dir").empty()) return s.param("dir");
+    const char* t = std::getenv("TMPDIR");
+    return t && *t ? t : "/var/tmp";
+}
+
+// Pool bytes for two paged arrays of n words, each with every leaf in its budget.
+std::size_t paged_pool_bytes(std::size_t block, std::size_t n, std::size_t budget) {
+    physmem::TreeShape shape = physmem::TreeShape::make(block, sizeof(A::Word));
+    std::size_t table = (shape.leaves_for(n) / (std::size_t{1} << shape.fan_shift) + 2) * block;
+    return 2 * (budget + table);
+}
+
+A::Setup setup_of(lab::Context& ctx, std::size_t n) {
+    const lab::Settings& s = ctx.settings();
+    A::Setup st;
+    st.n = n;
+    st.work = s.param_size("work");
+    st.corrupt = s.param("corrupt");
+    if (st.work == 0) lab::usage_error(kSpec, "--param work: must be at least 1");
+    st.side = ctx.array<A::Word>("side", n);
+    switch (s.kind) {
+        case Kind::array:
+            st.container = A::Container::vector;
+            st.a = ctx.array<A::Word>("a", n);
+            st.b = ctx.array<A::Word>("b", n);
+            break;
+        case Kind::tree:
+            st.container = A::Container::tree;
+            st.pool = &ctx.pool("trees", 2 * lab::tree_bytes<A::Word>(s.block_size, n));
+            break;
+        default: {
+            st.container = A::Container::paged;
+            physmem::TreeShape shape = physmem::TreeShape::make(s.block_size, sizeof(A::Word));
+            st.budget = shape.leaves_for(n) * s.block_size;  // 1x: every leaf
+            st.dir = data_dir(s);
+            st.pool = &ctx.pool("frames", paged_pool_bytes(s.block_size, n, st.budget));
+            ctx.set_param("block_size", s.block_size);
+        }
+    }
+    return st;
+}
+
+void body(lab::Context& ctx) {
+    const lab::Settings& s = ctx.settings();
+    const std::size_t n = std::max<std::size_t>(s.size_bytes / sizeof(A::Word), 8);
+    ctx.set_elements(n);
+    std::unique_ptr<A::Workload> w = A::make(setup_of(ctx, n));
+    if (s.kind != Kind::array) ctx.set_tree(s.block_size, w->depth(), w->leaf_length());
+
+    lab::Json kernels = lab::Json::array();
+    std::string failed;
+    std::uint64_t sum = 0;
+    const auto& ks = w->kernels();
+    for (std::size_t k = 0; k < ks.size(); ++k) {
+        std::string why = w->check(k);
+        if (!why.empty()) failed += (failed.empty() ? "" : "; ") + ks[k].name + ": " + why;
+        auto pass = [&w, k] { return w->run(k); };
+        std::function<void()> reset;
+        if (ks[k].resets) reset = [&w, k] { w->reset(k); };
+        lab::Timing t = k == 0 ? ctx.measure(ks[k].ops, pass, reset)
+                               : ctx.measure_phase(ks[k].name, ks[k].ops, pass, reset);
+        sum ^= t.result;
+        kernels.push_back({{"name", ks[k].name}, {"group", ks[k].group}, {"what", ks[k].what},
+                           {"ops_per_pass", ks[k].ops}, {"phase", k == 0 ? lab::Json(nullptr) : lab::Json(ks[k].name)}});
+    }
+    ctx.checksum(sum);
+    if (s.kind == Kind::array)
+        ctx.verify(true, "std::vector is the reference the tree and paged variants are checked against");
+    else
+        ctx.verify(failed.empty(), "each of " + std::to_string(ks.size()) + " kernels' result and the arrays it "
+                                   "writes equal std::vector's after one pass from the same data" +
+                                       (failed.empty() ? "" : " (" + failed + ")"));
+    ctx.set_field("algorithms", {{"build", PHYSMEM_ALGO_BUILD},
+                                 {"kernel_flags", A::build_flags()},
+                                 {"container", s.kind == Kind::array ? "std::vector" : s.kind == Kind::tree
+                                                                                           ? "physmem::TreeArray"
+                                                                                           : "physmem::PagedArray"},
+                                 {"work", s.param_size("work")},
+                                 {"kernels", kernels}});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return lab::run(kSpec, argc, argv, body); }

@@ -1,0 +1,26 @@
+# lab/cmake/algorithms.cmake — the algorithms suite (issue 22): one source, two programs.
+#   physmem_lab_algorithms_o2   lab/algorithms/main.cpp + kernels.cpp compiled at -O2
+#   physmem_lab_algorithms_o3   the same with kernels.cpp at -O3
+# The kernels are OBJECT libraries that link only physmem (so physmem_lab_common's PUBLIC
+# -O3 -march=native is not appended to their flags): plain -O2 / -O3, as a program built
+# against the installed headers gets. Each program holds one build's kernels only, so
+# every template they instantiate (iterators, std::sort's internals) is that build's:
+# two builds in one program would share those (COMDAT) copies.
+set(_algo_dir ${CMAKE_CURRENT_SOURCE_DIR}/algorithms)
+foreach(_level 2 3)
+  set(_flags -O${_level})
+  string(JOIN " " _flags_text ${_flags})
+  add_library(physmem_lab_algorithms_kernels_o${_level} OBJECT ${_algo_dir}/kernels.cpp)
+  target_include_directories(physmem_lab_algorithms_kernels_o${_level} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+  target_link_libraries(physmem_lab_algorithms_kernels_o${_level} PRIVATE physmem::physmem)
+  target_compile_options(physmem_lab_algorithms_kernels_o${_level} PRIVATE ${_flags} -Wall -Wextra)
+  target_compile_definitions(physmem_lab_algorithms_kernels_o${_level} PRIVATE PHYSMEM_ALGO_FLAGS="${_flags_text}")
+
+  add_executable(physmem_lab_algorithms_o${_level} ${_algo_dir}/main.cpp
+                 $<TARGET_OBJECTS:physmem_lab_algorithms_kernels_o${_level}>)
+  target_link_libraries(physmem_lab_algorithms_o${_level} PRIVATE physmem_lab_common)
+  target_compile_options(physmem_lab_algorithms_o${_level} PRIVATE -Wall -Wextra)
+  target_compile_definitions(physmem_lab_algorithms_o${_level} PRIVATE
+                             PHYSMEM_ALGO_PROGRAM="physmem_lab_algorithms_o${_level}"
+                             PHYSMEM_ALGO_EXPERIMENT="algorithms_o${_level}" PHYSMEM_ALGO_BUILD="O${_level}")
+endforeach()

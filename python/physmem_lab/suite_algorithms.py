@@ -1,0 +1,248 @@
+"""The ``algorithms`` suite (issue 22): the loops and algorithms people write over an array,
+on std::vector, TreeArray and PagedArray (budget 1x: every leaf fits) on the same backing.
+
+Programs: ``physmem_lab_algorithms_o2`` and ``_o3`` (lab/algorithms/main.cpp; its kernels,
+lab/algorithms/kernels.cpp, compiled at -O2 and at -O3, one build per program: experiments
+``algorithms_o2`` and ``algorithms_o3``). One process per variant, size and build runs every
+kernel: ``range_for`` is the record's main timing, every other kernel a phase of its name;
+the record's ``algorithms`` payload lists them with their goal group (loop, index, random,
+sort, segmented). Before a kernel is timed one pass of it from the initial data runs on the
+container and on reference std::vectors, and its result and the arrays it writes must
+agree, else the record is unverified and the point an error (the vector variant is the
+reference itself). Sizes: inside the caches (a quarter of L2) and out of them (twice the
+last-level cache, at least 64 MiB: the suite's largest default size, where the goals are
+judged). ``work`` (the row's cap): words std::sort sorts and random updates per pass.
+
+Time budget: 60 s at the default scale (2 builds x 3 variants x 2 sizes x 2 rounds = 24
+processes; about 45 s on the 2-vCPU development VM while other work ran beside it).
+"""
+from typing import Dict, List, Optional
+
+from .analysis import Goal, Item, Ratio, Records
+from .suitedef import G, K, M, Point, Row, SuiteDef, Variant, machine_sizes
+from .units import format_size
+
+EXPS = ("algorithms_o2", "algorithms_o3")
+BUILD = {"algorithms_o2": "-O2", "algorithms_o3": "-O3"}
+VECTOR, TREE, PAGED = Variant("array", "thp"), Variant("tree", "thp"), Variant("paged", "thp")
+NAMES = {VECTOR.name: "std::vector", TREE.name: "TreeArray", PAGED.name: "PagedArray (1x)"}
+MAIN = "range_for"   # the kernel of the record's main timing; every other one is a phase
+
+IN_CACHES = machine_sizes(("l2", 0.25))
+OUT_OF_CACHES = machine_sizes(("llc", 2), floor=64 * M)
+
+
+def _sizes(*fns):
+    return lambda m: tuple(sorted({s for f in fns for s in f(m)}))
+
+
+_SIZES = {"tiny": (256 * K,), "default": _sizes(IN_CACHES, OUT_OF_CACHES),
+          "full": _sizes(IN_CACHES, OUT_OF_CACHES, machine_sizes(("llc", 8), floor=256 * M))}
+
+ROWS = tuple(Row(e, (VECTOR, TREE, PAGED), sizes=_SIZES, cap="work", priority=0) for e in EXPS)
+
+# warmup 0: each kernel's checked pass (the program's) warms it up.
+SCALES = {
+    "tiny": {"reps": 2, "warmup": 0, "min_rep_ms": 2, "cap": 4096, "budget_s": 30},
+    "default": {"reps": 4, "rounds": 2, "warmup": 0, "min_rep_ms": 5, "cap": 1 << 18, "budget_s": 60},
+    "full": {"reps": 10, "rounds": 2, "warmup": 0, "min_rep_ms": 20, "cap": 1 << 20, "budget_s": None},
+}
+
+# Rough seconds per GiB of one process's work beyond the timed passes (filling seven
+# arrays, each kernel's checked pass, restoring what a kernel wrote), and of one timed
+# repetition of all 38 kernels, by kind: ETA and budget only (development VM, loaded).
+_CHECK_S_PER_GIB = {"array": 20.0, "tree": 30.0, "paged": 45.0}
+_PASS_S_PER_GIB = {"array": 8.0, "tree": 12.0, "paged": 18.0}
+
+
+def pass_s(p: Point, cap: Optional[int]) -> float:
+    return 0.03 + _PASS_S_PER_GIB.get(p.kind, 18.0) * p.size_bytes / G
+
+
+def setup_s(p: Point) -> float:
+    return 0.15 + _CHECK_S_PER_GIB.get(p.kind, 45.0) * p.size_bytes / G
+
+
+# ---------------------------------------------------------------- lookups
+
+def _of(recs: Records, exp: str) -> List[dict]:
+    return [r for r in recs.all if r["experiment"] == exp]
+
+
+def kernels(recs: Records) -> List[dict]:
+    """The kernels as the first record lists them (name, group, what, ops_per_pass)."""
+    for r in recs.all:
+        if r["experiment"] in EXPS and "algorithms" in r:
+            return r["algorithms"]["kernels"]
+    return []
+
+
+def _phase(kernel: str) -> Optional[str]:
+    return None if kernel == MAIN else kernel
+
+
+def _has(r: dict, kernel: str) -> bool:
+    return kernel == MAIN or kernel in (r.get("phases") or {})
+
+
+def ratio(recs: Records, exp: str, num: Variant, den: Variant, size: int, kernel: str) -> Optional[Ratio]:
+    n, d = recs.find(exp, num.name, size), recs.find(exp, den.name, size)
+    if n is None or d is None or not _has(n, kernel) or not _has(d, kernel):
+        return None
+    return Ratio(n, d, _phase(kernel))
+
+
+def largest(recs: Records, exp: str) -> Optional[int]:
+    sizes = recs.sizes(exp)
+    return sizes[-1] if sizes else None
+
+
+def _ns(r: dict, kernel: str) -> float:
+    return r["median_ns"] if kernel == MAIN else r["phases"][kernel]["median_ns"]
+
+
+# ---------------------------------------------------------------- report
+
+def report(doc, recs, results, out_dir):
+    """One table per size: every kernel's vector time and the ratios to it, per build."""
+    ks = kernels(recs)
+    sizes = sorted({r["size_bytes"] for e in EXPS for r in _of(recs, e)})
+    for size in sizes:
+        rows = []
+        for k in ks:
+            row = [k["name"], k["group"]]
+            for e in EXPS:
+                v = recs.find(e, VECTOR.name, size)
+                row.append(f"{_ns(v, k['name']):.3g}" if v is not None and _has(v, k["name"]) else "-")
+                for num, den in ((TREE, VECTOR), (PAGED, VECTOR), (PAGED, TREE)):
+                    rt = ratio(recs, e, num, den, size, k["name"])
+                    row.append(rt.cell() if rt else "-")
+            rows.append(row)
+        doc.h(3, f"{format_size(size)} per array")
+        head = ["kernel", "goal group"]
+        for e in EXPS:
+            b = BUILD[e]
+            head += [f"vector ns/op {b}", f"tree / vector {b}", f"paged / vector {b}", f"paged / tree {b}"]
+        doc.table(head, rows)
+    what = "; ".join(f"{k['name']}: {k['what']}" for k in ks)
+    if what:
+        doc.p(f"Kernels: {what}.")
+    doc.p("Each point is one process running every kernel on one container (64-bit words, 64 KiB blocks, THP), "
+          "each kernel's result checked against std::vector's before it is timed. Ratios: median [best-worst "
+          "case of the repetitions]. std_sort sorts the first `work` words (restored before each pass); "
+          "random_index makes `work` updates a pass. Built -O2 and -O3 without -march (the kernels only).")
+
+
+# ---------------------------------------------------------------- goals
+
+GOAL_TITLES = {
+    1: "segmented algorithms (physmem::) on TreeArray <= 1.05x std::vector's, -O2 and -O3",
+    2: "range-for and iterator loops on TreeArray <= 1.5x std::vector's at -O2, <= 2.0x at -O3",
+    3: "a[i] sequential loop on TreeArray <= 2.0x std::vector's at -O2, <= 3.0x at -O3",
+    4: "random a[i] without look-ahead (GUPS) on TreeArray <= 1.10x std::vector's on the same backing",
+    5: "std::sort of 64-bit keys through TreeArray's iterators <= 1.3x std::vector's",
+    6: "the fastest sort physmem offers on TreeArray <= 1.1x std::sort on std::vector",
+    7: "PagedArray at a 1x budget within 1.10x of TreeArray on every kernel",
+}
+
+# goal -> (kernel groups, {build: target}); a target of None: the goal's own rule
+_TARGETS: Dict[int, tuple] = {
+    1: (("segmented",), {"algorithms_o2": 1.05, "algorithms_o3": 1.05}),
+    2: (("loop",), {"algorithms_o2": 1.5, "algorithms_o3": 2.0}),
+    3: (("index",), {"algorithms_o2": 2.0, "algorithms_o3": 3.0}),
+    4: (("random",), {"algorithms_o2": 1.10, "algorithms_o3": 1.10}),
+    5: (("sort",), {"algorithms_o2": 1.3, "algorithms_o3": 1.3}),
+}
+
+
+def _tree_goal(recs: Records, number: int) -> Goal:
+    g = Goal(f"algorithms-{number}", GOAL_TITLES[number])
+    groups, targets = _TARGETS[number]
+    names = [k["name"] for k in kernels(recs) if k["group"] in groups]
+    for e in EXPS:
+        size = largest(recs, e)
+        if size is None:
+            g.missing.append(f"no {e} records")
+            continue
+        for k in names:
+            rt = ratio(recs, e, TREE, VECTOR, size, k)
+            if rt is None:
+                g.missing.append(f"{BUILD[e]} {format_size(size)} {k}: no tree and vector records")
+            else:
+                g.items.append(Item(f"{BUILD[e]} {format_size(size)} {k}: tree / vector", rt, targets[e]))
+    if not names and not g.missing:
+        g.missing.append("no algorithms records")
+    return g
+
+
+def _fastest_sort(recs: Records) -> Goal:
+    """The fastest of the sort kernels on the tree (physmem offers std::sort through its
+    iterators; a leaf-aware sort would be another kernel of the group) against std::sort
+    on the vector."""
+    g = Goal("algorithms-6", GOAL_TITLES[6])
+    names = [k["name"] for k in kernels(recs) if k["group"] == "sort"]
+    for e in EXPS:
+        size = largest(recs, e)
+        v, t = (recs.find(e, x.name, size) for x in (VECTOR, TREE)) if size else (None, None)
+        if v is None or t is None or "std_sort" not in (v.get("phases") or {}):
+            g.missing.append(f"no {e} sort records")
+            continue
+        best = min((k for k in names if _has(t, k)), key=lambda k: _ns(t, k))
+        g.items.append(Item(f"{BUILD[e]} {format_size(size)} {best} (tree) / std_sort (vector)",
+                            _Cross(t, v, best, "std_sort"), 1.1))
+    if len(names) == 1:
+        g.notes.append(f"physmem offers no sort of its own yet: its fastest is {names[0]} through the iterators")
+    return g
+
+
+class _Cross(Ratio):
+    """One kernel of ``num`` against another kernel of ``den`` (phases, or the main timing)."""
+
+    def __init__(self, num, den, kn, kd):
+        super().__init__(num, den)
+        self._kn, self._kd = kn, kd
+
+    def _t(self, r, k):
+        return r if k == MAIN else r["phases"][k]
+
+    @property
+    def value(self):
+        return self._t(self.num, self._kn)["median_ns"] / self._t(self.den, self._kd)["median_ns"]
+
+    @property
+    def lo(self):
+        return self._t(self.num, self._kn)["min_ns"] / self._t(self.den, self._kd)["max_ns"]
+
+    @property
+    def hi(self):
+        return self._t(self.num, self._kn)["max_ns"] / self._t(self.den, self._kd)["min_ns"]
+
+    def spreads(self):
+        return (self._t(self.num, self._kn)["rel_spread"], self._t(self.den, self._kd)["rel_spread"])
+
+    def doubts(self) -> List[str]:
+        return [f"{r['variant']} spread {s:.0%}" for r, s in zip((self.num, self.den), self.spreads()) if s >= 0.10]
+
+
+def _paged_goal(recs: Records) -> Goal:
+    g = Goal("algorithms-7", GOAL_TITLES[7])
+    for e in EXPS:
+        size = largest(recs, e)
+        if size is None:
+            g.missing.append(f"no {e} records")
+            continue
+        for k in kernels(recs):
+            rt = ratio(recs, e, PAGED, TREE, size, k["name"])
+            if rt is None:
+                g.missing.append(f"{BUILD[e]} {format_size(size)} {k['name']}: no paged and tree records")
+            else:
+                g.items.append(Item(f"{BUILD[e]} {format_size(size)} {k['name']}: paged / tree", rt, 1.10))
+    return g
+
+
+def goals(recs: Records) -> List[Goal]:
+    return [_tree_goal(recs, n) for n in (1, 2, 3, 4, 5)] + [_fastest_sort(recs), _paged_goal(recs)]
+
+
+SUITE = SuiteDef("algorithms", "Generic code on TreeArray and PagedArray: the loops people write (issue 22)", ROWS,
+                 SCALES, pass_s=pass_s, setup_s=setup_s, report=report, goals=goals, rank=70)

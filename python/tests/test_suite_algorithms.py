@@ -1,0 +1,149 @@
+"""The algorithms suite: goals on synthetic records (MET, MISSED per goal, UNSTABLE across
+rounds, NOT MEASURED), its report section, and the real programs run by ``physmem bench
+--suite algorithms --scale tiny`` (skipped unless built; fails under
+PHYSMEM_LAB_REQUIRE_BUILD=1), including a kernel whose result is made wrong."""
+import subprocess
+
+import pytest
+
+import synth
+from conftest import lab_bin, tiny_bench
+from physmem_lab import analysis, report, stability
+from physmem_lab.suite_algorithms import EXPS, GOAL_TITLES, SUITE, goals
+
+M = 1 << 20
+SIZES = (256 << 10, 64 * M)
+KERNELS = [("range_for", "loop"), ("iterator", "loop"), ("index", "index"), ("random_index", "random"),
+           ("std_sort", "sort"), ("accumulate", "segmented"), ("copy_out", "segmented")]
+# tree / vector ratios that meet every goal (at -O2, the strictest targets)
+GOOD = {"range_for": 1.4, "iterator": 1.4, "index": 1.9, "random_index": 1.05, "std_sort": 1.05,
+        "accumulate": 1.0, "copy_out": 1.02}
+
+
+def _rec(exp, variant, size, ratios, scale=1.0):
+    """A record whose kernel k takes ratios[k] * scale ns (the vector: ratios all 1)."""
+    ks = [{"name": k, "group": g, "what": k, "ops_per_pass": 1, "phase": None if k == "range_for" else k}
+          for k, g in KERNELS]
+    main = ratios["range_for"] * scale
+    r = synth.record(exp, variant, size, synth.tight(main),
+                     phases={k: synth.phase(synth.tight(ratios[k] * scale)) for k, _ in KERNELS[1:]})
+    r["algorithms"] = {"build": exp[-2:].upper(), "kernel_flags": "-" + exp[-2:].upper(),
+                       "container": "std::vector", "work": 4096, "kernels": ks}
+    return r
+
+
+def _results(tree=None, paged_over_tree=1.0):
+    tree = {**GOOD, **(tree or {})}
+    recs = []
+    for e in EXPS:
+        for size in SIZES:
+            recs.append(_rec(e, "array-thp", size, {k: 1.0 for k, _ in KERNELS}))
+            recs.append(_rec(e, "tree-thp", size, tree))
+            recs.append(_rec(e, "paged-thp", size, tree, paged_over_tree))
+    return synth.results(recs)
+
+
+def _verdicts(res):
+    return {g.number: g.verdict for g in goals(analysis.Records(res))}
+
+
+def test_goals_met():
+    v = _verdicts(_results())
+    assert v == {f"algorithms-{n}": "MET" for n in GOAL_TITLES}
+
+
+@pytest.mark.parametrize("tree, missed", [
+    ({"accumulate": 1.2}, {1}),                  # a segmented algorithm over 1.05x
+    ({"iterator": 1.6}, {2}),                    # over 1.5x at -O2 (within 2.0x at -O3)
+    ({"index": 2.5}, {3}),
+    ({"random_index": 1.2}, {4}),
+    ({"std_sort": 1.2}, {6}),                    # within 1.3x, over the fastest sort's 1.1x
+    ({"std_sort": 1.5}, {5, 6}),
+])
+def test_goals_missed(tree, missed):
+    v = _verdicts(_results(tree))
+    assert {int(n.split("-")[1]) for n, x in v.items() if x == "MISSED"} == missed
+    assert all(x == "MET" for n, x in v.items() if int(n.split("-")[1]) not in missed)
+
+
+def test_o3_targets_are_wider():
+    """range-for at 1.8x: missed at -O2 (1.5x), met at -O3 (2.0x)."""
+    g = next(x for x in goals(analysis.Records(_results({"range_for": 1.8}))) if x.number == "algorithms-2")
+    assert g.verdict == "MISSED"
+    assert {i.what.split()[0]: i.met for i in g.items if "range_for" in i.what} == {"-O2": False, "-O3": True}
+
+
+def test_goals_judged_at_the_largest_size_only():
+    res = _results()
+    for i, r in enumerate(res["records"]):   # the in-cache size far over every target: no effect
+        if r["size_bytes"] == SIZES[0] and r["variant"] != "array-thp":
+            res["records"][i] = _rec(r["experiment"], r["variant"], r["size_bytes"], GOOD, 9.0)
+    assert set(_verdicts(res).values()) == {"MET"}
+    assert all("64M" in i.what for g in goals(analysis.Records(res)) for i in g.items)
+
+
+def test_paged_within_tree():
+    assert _verdicts(_results(paged_over_tree=1.2))["algorithms-7"] == "MISSED"
+    assert _verdicts(_results(paged_over_tree=1.05))["algorithms-7"] == "MET"
+
+
+def test_rounds_that_disagree_are_unstable():
+    res = _results()
+    r0 = _results()["records"]
+    r1 = _results({"iterator": 1.7})["records"]
+    for i, r in enumerate(r0):
+        r["run"] = {"round": 0, "position": i}
+    for i, r in enumerate(r1):
+        r["run"] = {"round": 1, "position": i}
+    res["round_runs"] = r0 + r1
+    res["records"] = _results({"iterator": 1.45})["records"]   # pooled: met
+    g = {x.number: x for x in stability.goals(res)}
+    assert g["algorithms-2"].verdict == "UNSTABLE"
+    assert g["algorithms-1"].verdict == "MET"
+
+
+def test_not_measured_without_records():
+    assert set(_verdicts(synth.results([])).values()) == {"NOT MEASURED"}
+
+
+def test_report_section():
+    md = report.build(_results(), "synthetic", None, None).markdown()
+    assert md.count(f"## {SUITE.title}") == 1
+    assert "### 64M per array" in md and "### 256K per array" in md
+    assert "| iterator | loop | 1 | 1.40x [" in md
+    assert "tree / vector -O2" in md and "paged / tree -O3" in md
+
+
+@pytest.fixture(scope="module")
+def algo_bin():
+    return lab_bin(EXPS)
+
+
+def test_tiny_bench_on_the_real_programs(algo_bin, tmp_path):
+    res = tiny_bench("algorithms", algo_bin, tmp_path, "--no-reserve")
+    assert not res["errors"], res["errors"]
+    got = {(r["experiment"], r["kind"]) for r in res["records"]}
+    assert got == {(e, k) for e in EXPS for k in ("array", "tree", "paged")}
+    for r in res["records"]:
+        a = r["algorithms"]
+        assert r["verified"] and a["build"] == r["experiment"][-2:].upper()
+        assert a["kernel_flags"] == "-" + a["build"]
+        names = [k["name"] for k in a["kernels"]]
+        assert set(names[1:]) == set(r["phases"]) and names[0] == "range_for"
+        assert {k["group"] for k in a["kernels"]} == {"loop", "index", "random", "sort", "segmented"}
+        if r["kind"] != "array":
+            assert "each of 38 kernels" in r["verification"] and r["tree"]["leaf_elements"] > 0
+        assert all(b["obtained"] == "thp" for b in r["backing"]), r["backing"]
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"## {SUITE.title}" in md and "algorithms-7" in md
+
+
+@pytest.mark.parametrize("kernel", ["find", "copy_shift", "std_sort"])
+def test_a_wrong_result_is_an_unverified_record(algo_bin, kernel):
+    """The check is real: a kernel whose result is altered (the program's test hook) makes
+    the record unverified and the program exit 1, which the harness counts as an error."""
+    p = subprocess.run([str(algo_bin / "physmem_lab_algorithms_o2"), "--variant", "tree-thp", "--size", "256K",
+                        "--reps", "1", "--warmup", "0", "--min-rep-ms", "1", "--param", "work=1024",
+                        "--param", f"corrupt={kernel}"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 1, p.stderr
+    assert f"({kernel}: result" in p.stdout and '"verified":false' in p.stdout

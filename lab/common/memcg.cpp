@@ -145,12 +145,14 @@ std::size_t readahead_window(int fd, int advice) {
     if (advice == MADV_RANDOM) return 0;
     struct stat st{};
     if (::fstat(fd, &st) != 0) return 0;
-    // The file system's device; a partition has no queue of its own, its disk (the parent
+    // The file system's backing device (what the kernel's read-ahead state starts from),
+    // else its block device's queue; a partition has none of its own, its disk (the parent
     // directory in sysfs) has.
-    const std::string dev = "/sys/dev/block/" + std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
+    const std::string dev = std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
     std::size_t kb = 0;
-    for (const char* queue : {"/queue/read_ahead_kb", "/../queue/read_ahead_kb"}) {
-        std::ifstream in(dev + queue);
+    for (const std::string& path : {"/sys/class/bdi/" + dev + "/read_ahead_kb", "/sys/dev/block/" + dev + "/queue/read_ahead_kb",
+                                    "/sys/dev/block/" + dev + "/../queue/read_ahead_kb"}) {
+        std::ifstream in(path);
         if (in >> kb) break;
         kb = 0;
     }

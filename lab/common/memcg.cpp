@@ -7,6 +7,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -123,6 +124,49 @@ Limit::~Limit() {
 
 std::uint64_t Limit::max_usage() const { return read_number(path_ + "/memory.max_usage_in_bytes"); }
 std::uint64_t Limit::failcnt() const { return read_number(path_ + "/memory.failcnt"); }
+
+Limit::Usage Limit::usage() const {
+    Usage u;
+    std::ifstream in(path_ + "/memory.stat");
+    std::string key;
+    std::uint64_t v = 0;
+    while (in >> key >> v) {
+        if (key == "cache") u.cache = v;
+        else if (key == "mapped_file") u.mapped_file = v;
+        else if (key == "rss") u.rss = v;
+    }
+    u.kmem = read_number(path_ + "/memory.kmem.usage_in_bytes");
+    return u;
+}
+
+std::size_t limit_for(std::size_t budget) { return budget + kOwnAllowance; }
+
+std::size_t readahead_window(int fd, int advice) {
+    if (advice == MADV_RANDOM) return 0;
+    struct stat st{};
+    if (::fstat(fd, &st) != 0) return 0;
+    // The file system's backing device (what the kernel's read-ahead state starts from),
+    // else its block device's queue; a partition has none of its own, its disk (the parent
+    // directory in sysfs) has.
+    const std::string dev = std::to_string(major(st.st_dev)) + ":" + std::to_string(minor(st.st_dev));
+    std::size_t kb = 0;
+    for (const std::string& path : {"/sys/class/bdi/" + dev + "/read_ahead_kb", "/sys/dev/block/" + dev + "/queue/read_ahead_kb",
+                                    "/sys/dev/block/" + dev + "/../queue/read_ahead_kb"}) {
+        std::ifstream in(path);
+        if (in >> kb) break;
+        kb = 0;
+    }
+    return kb * 1024 * (advice == MADV_SEQUENTIAL ? 2 : 1);
+}
+
+std::string paging_unfit_reason(int fd, int advice, std::size_t budget, std::size_t data) {
+    const std::size_t window = readahead_window(fd, advice);
+    if (data <= budget || 2 * window <= budget) return "";
+    return "a budget of " + std::to_string(budget >> 10) + " KiB cannot hold the kernel's read-ahead for this file (" +
+           std::to_string(window >> 10) + " KiB a window" + (advice == MADV_SEQUENTIAL ? " under MADV_SEQUENTIAL" : "") +
+           ", up to two in flight): it would evict its own unread pages and a fault finding every page under I/O is "
+           "killed by the memory cgroup's OOM killer (the device's read_ahead_kb is a system setting, left as it is)";
+}
 
 std::size_t drop_cache(int fd, std::size_t bytes) {
     ::fsync(fd);

@@ -3,9 +3,20 @@
 // process's fault and I/O counters.
 //
 // The kernel's paging is measured under the same budget as physmem's: the process moves
-// into a fresh child of its own memory cgroup whose memory.limit_in_bytes is the
-// budget plus what the process already holds; page cache of a MAP_SHARED file is
-// charged there, so the kernel reclaims (and writes back) as physmem's pager evicts.
+// into a fresh child of its own memory cgroup whose memory.limit_in_bytes is
+// limit_for(budget); page cache of a MAP_SHARED file read inside it is charged there, so
+// the kernel reclaims (and writes back) as physmem's pager evicts.
+//
+// What a v1 group is charged: only pages first charged after the process joins (the
+// pages it already holds stay charged to the group that faulted them; moving charges on
+// immigration is off, and deprecated in the kernel). So the limit is the budget plus a
+// small allowance for the process's own new pages, not plus its resident size (that gave
+// the data's page cache up to budget + resident: twice the budget at 4 MiB).
+// The limit is hard: when a fault needs a page and every page of the group is locked
+// under read-ahead's I/O, the group's OOM killer kills the process. Read-ahead fills the
+// group (its allocations give up at the limit, after evicting its own unread pages), so
+// a window (up to two in flight) as large as the limit makes that a race with the I/O:
+// paging_unfit_reason() says when a budget is too small for the file's read-ahead.
 #pragma once
 
 #include <cstddef>
@@ -31,11 +42,37 @@ class Limit {
     // The group's peak charge (memory.max_usage_in_bytes) and how often it hit the limit.
     std::uint64_t max_usage() const;
     std::uint64_t failcnt() const;
+    // The group's charge now by kind (memory.stat, memory.kmem.usage_in_bytes): page
+    // cache (the data, and any file page first read inside), of it mapped, anonymous, kernel.
+    struct Usage {
+        std::uint64_t cache = 0, mapped_file = 0, rss = 0, kmem = 0;
+    };
+    Usage usage() const;
 
   private:
     std::string path_;
     std::string origin_;  // the memory cgroup the process came from (a directory under the root)
 };
+
+// The allowance in a limit for the process's own pages charged after it joins (new anonymous
+// pages: stack and heap growth; page tables and other kernel objects): about 0.3 MiB in
+// the paging suite's mapped runs (Limit::usage() rss + kmem, recorded per run).
+inline constexpr std::size_t kOwnAllowance = std::size_t{1} << 20;
+
+// The limit that leaves `budget` bytes to a file's page cache: budget + kOwnAllowance.
+std::size_t limit_for(std::size_t budget);
+
+// Bytes the kernel reads ahead at once for a fault on a mapping of `fd` under `advice`
+// (MADV_*): the file's device's read_ahead_kb (sysfs), twice that under MADV_SEQUENTIAL,
+// none under MADV_RANDOM. 0 when sysfs does not say (no device behind the file).
+std::size_t readahead_window(int fd, int advice);
+
+// "" when a mapping of `data` bytes of `fd` under `advice` can be paged in `budget`
+// bytes of page cache; else why not: data > budget and the read-ahead in flight (up to
+// two windows: the one being consumed and the next) does not fit in the budget — the
+// kernel would evict its own unread read-ahead and a fault could find nothing to reclaim
+// (the group's OOM killer).
+std::string paging_unfit_reason(int fd, int advice, std::size_t budget, std::size_t data);
 
 // The directory of this process's v1 memory cgroup (the root's path, or a
 // descendant's, from /proc/self/cgroup); the root when the file names none.

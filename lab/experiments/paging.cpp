@@ -9,8 +9,11 @@
 //   paged-B       physmem::PagedArray on a pool strictly on B (frames and table); the
 //                 budget is its residency budget; its own file (--param dir).
 //   mapped-4k     the same bytes in a file mapped MAP_SHARED; the process joins a cgroup-v1
-//                 memory cgroup limited to budget + what it already holds (resident bytes
-//                 just before the mapping, recorded); the file's page cache is dropped
+//                 memory cgroup limited to the budget + a 1 MiB allowance for its own new
+//                 pages (lab/common/memcg.hpp: what it held before is not charged there;
+//                 the group's charge by kind and the file's cached pages are recorded);
+//                 unavailable (skipped) when the budget cannot hold the kernel's read-ahead
+//                 for the file (memcg::paging_unfit_reason); the file's page cache is dropped
 //                 (fsync + POSIX_FADV_DONTNEED, mincore-checked), then the file is read
 //                 once in order inside the limit, untimed (the paged array's warm start
 //                 after its fill); madvise gives the kernel the pattern (MADV_RANDOM for
@@ -348,20 +351,22 @@ void run_mapped(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& 
         throw physmem::backing_unavailable("mapped: " + why);
     const std::size_t bytes = n * sizeof(Word);
     DataFile file(data_dir(ctx.settings()), bytes);
+    // The kernel's best hint for the kernel's access pattern (no read-around for random
+    // updates; aggressive read-ahead for a scan).
+    const std::string& kernel = ctx.settings().param("kernel");
+    int advice = kernel == "gups" ? MADV_RANDOM : kernel == "seq" ? MADV_SEQUENTIAL : MADV_NORMAL;
+    if (std::string why = lab::memcg::paging_unfit_reason(file.fd, advice, budget, bytes); !why.empty())
+        throw physmem::backing_unavailable("mapped: " + why);
     {
         Mapping m(file.fd, bytes);
         for (std::size_t i = 0; i < n; ++i) m.p[i] = i;
         ::msync(m.p, bytes, MS_SYNC);
     }
-    std::size_t held = lab::memcg::resident_bytes();
-    lab::memcg::Limit limit(budget + held);
+    std::size_t held = lab::memcg::resident_bytes();  // not charged to the new group (memcg.hpp)
+    lab::memcg::Limit limit(lab::memcg::limit_for(budget));
     std::size_t cached = lab::memcg::drop_cache(file.fd, bytes);
     Mapping m(file.fd, bytes);
     Word* p = m.p;
-    // The kernel's best hint for the kernel's access pattern (no read-around for random
-    // updates; aggressive read-ahead for a scan).
-    const std::string& kernel = ctx.settings().param("kernel");
-    int advice = kernel == "gups" ? MADV_RANDOM : kernel == "seq" ? MADV_SEQUENTIAL : MADV_NORMAL;
     ::madvise(p, bytes, advice);
     std::size_t warm = warm_mapping(p, bytes);
     Ops ops;
@@ -381,9 +386,17 @@ void run_mapped(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& 
     };
     ops.update = [&slot](unsigned j, std::size_t, Word v) { *slot[j] ^= v; };
     run_kernel(ctx, n, ops, measured);
+    const std::size_t after = lab::memcg::cached_pages(p, bytes);
+    const lab::memcg::Limit::Usage use = limit.usage();
     ctx.set_field("mapped", {{"cgroup", limit.path()},
-                             {"madvise", advice == MADV_RANDOM ? "random" : advice == MADV_SEQUENTIAL ? "sequential" : "normal"}, {"limit_bytes", budget + held}, {"held_before_bytes", held},
+                             {"madvise", advice == MADV_RANDOM ? "random" : advice == MADV_SEQUENTIAL ? "sequential" : "normal"},
+                             {"limit_bytes", lab::memcg::limit_for(budget)}, {"own_allowance_bytes", lab::memcg::kOwnAllowance},
+                             {"held_before_bytes", held},
+                             {"readahead_window_bytes", lab::memcg::readahead_window(file.fd, advice)},
                              {"cached_pages_after_drop", cached}, {"cached_pages_after_warm", warm},
+                             {"cached_pages_after_passes", after},
+                             {"cgroup_usage", {{"cache_bytes", use.cache}, {"mapped_file_bytes", use.mapped_file},
+                                               {"rss_bytes", use.rss}, {"kmem_bytes", use.kmem}}},
                              {"cgroup_max_usage_bytes", limit.max_usage()},
                              {"cgroup_failcnt", limit.failcnt()}, {"file", file.path}});
 }

@@ -126,9 +126,12 @@ def _extra(r) -> str:
                 f"{p['readahead_hits']}, hinted {p['hinted']}, write-backs {p['writebacks']}")
     if "mapped" in r:
         m = r["mapped"]
-        return (f"limit {format_size(m['limit_bytes'])} (budget + {format_size(m['held_before_bytes'])} held), "
+        own = (f"budget + {format_size(m['own_allowance_bytes'])} for its own pages" if "own_allowance_bytes" in m
+               else f"budget + {format_size(m['held_before_bytes'])} held")
+        return (f"limit {format_size(m['limit_bytes'])} ({own}), "
                 f"madvise {m['madvise']}, {m['cached_pages_after_drop']} pages cached after the drop"
-                + (f", {m['cached_pages_after_warm']} after the warm read" if "cached_pages_after_warm" in m else ""))
+                + (f", {m['cached_pages_after_warm']} after the warm read" if "cached_pages_after_warm" in m else "")
+                + (f", {m['cached_pages_after_passes']} after the passes" if "cached_pages_after_passes" in m else ""))
     if "stxxl" in r:
         s = r["stxxl"]
         return f"{s['cache_pages']} pages of {format_size(s['block_bytes'])}, {s.get('version', '')}"
@@ -158,7 +161,10 @@ def report(doc, recs, results, out_dir):
                    "spread", "vs in memory", "bytes read / written per op", "major / minor faults", "details"], rows)
     doc.p("Faults and bytes are those of the measured passes (calibration included) of the point's first "
           "process; bytes per op divide by the ops of those passes. The mapping's cgroup limit is the budget plus "
-          "what the process held just before mapping; its page cache is dropped (and checked with mincore), "
+          "a 1 MiB allowance for the process's own pages charged inside (older records: plus what it held before, which "
+          "the group is never charged: the data got more than the budget); a point whose budget cannot hold two of the "
+          "kernel's read-ahead windows for the file is skipped (the group's OOM killer would kill a fault); the "
+          "file's page cache is dropped (and checked with mincore), "
           "then the file is read once in order inside the limit, untimed: every variant starts warm, "
           "where the paged array starts after its fill (a budget's worth in memory; STXXL's vector is "
           "read once through its cache too). STXXL's sequential scan is its bufreader (overlapped "

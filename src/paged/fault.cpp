@@ -1,0 +1,76 @@
+// src/paged/fault.cpp — the slow path of an access: a leaf not in memory is faulted in (its own
+// synchronous read, or a read ahead that arrived), its reference and dirty bits set; pins.
+// See include/physmem/pager.hpp for the contract.
+#include "physmem/pager.hpp"
+
+#include "port/os.hpp"
+
+namespace physmem::detail {
+
+void* Pager::access(std::size_t k, bool write) {
+    std::lock_guard lock(mutex_);
+    void* p = lookup(k);
+    if (!p) p = fault_locked(k);
+    touch(k, write);
+    return p;
+}
+
+void Pager::touch(std::size_t k, bool write) noexcept {
+    Bits want = write ? (kRef | kDirty) : kRef;
+    if ((state_[k] & want) == want) return;
+    state_[k] |= want;
+    sync_tags(k);
+}
+
+void* Pager::fault_locked(std::size_t k) {
+    if (void* p = lookup(k)) return p;  // another reader loaded it meanwhile
+    ++stats_.faults;
+    if (state_[k] & kLoading) wait_for(k);
+    if (state_[k] & kInFrame) {  // read ahead or hinted, now arrived
+        if (state_[k] & kAhead) ++stats_.readahead_hits;
+        state_[k] &= static_cast<Bits>(~kAhead);
+        link(k, frame_[k]);
+    } else {
+        std::uint32_t f;
+        take_frames(1, &f);
+        if (state_[k] & kOnFile) read_now(k, f);
+        else init_(frames_[f].data, leaf_bytes_);
+        link(k, f);
+    }
+    read_ahead_after(k);
+    return frames_[frame_[k]].data;
+}
+
+void* Pager::pin(std::size_t k, bool write) {
+    std::lock_guard lock(mutex_);
+    return pin_locked(k, write);
+}
+
+void* Pager::pin_locked(std::size_t k, bool write) {
+    void* p = lookup(k);
+    if (!p) p = fault_locked(k);
+    ++frames_[frame_[k]].pins;
+    touch(k, write);
+    return p;
+}
+
+void Pager::unpin(std::size_t k) noexcept {
+    std::lock_guard lock(mutex_);
+    unpin_locked(k);
+}
+
+void Pager::unpin_locked(std::size_t k) noexcept { --frames_[frame_[k]].pins; }
+
+// A fault's own read: synchronous. On failure the frame goes back to the free list and
+// the leaf stays out.
+void Pager::read_now(std::size_t k, std::uint32_t f) {
+    long r = os::read_at(fd_, frames_[f].data, leaf_bytes_, k * leaf_bytes_);
+    if (r != static_cast<long>(leaf_bytes_)) {
+        free_frames_.push_back(f);
+        fail(r < 0 ? "read" : "short read", k, r < 0 ? static_cast<int>(-r) : EIO);
+    }
+    ++stats_.loads;
+    stats_.bytes_read += leaf_bytes_;
+}
+
+}  // namespace physmem::detail

@@ -1,0 +1,100 @@
+// src/paged/table.cpp — the leaf table: inner blocks bottom-up, each leaf's entry with its tags,
+// and the pool's relocation of a table block or a frame.
+// See include/physmem/pager.hpp for the contract.
+#include "physmem/pager.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace physmem::detail {
+
+// Inner blocks bottom-up: level 1 points at leaves, each level above at the one below.
+void Pager::build_table() {
+    std::vector<void*> level;
+    std::size_t count = std::max<std::size_t>(1, (leaves_ + fan_mask_) >> fan_shift_);
+    auto take = [this] {
+        void* b = new_block(inner_.size() << 1, false);
+        try {
+            inner_.push_back(b);
+        } catch (...) {
+            pool_->deallocate(b);
+            throw;
+        }
+        std::memset(b, 0, leaf_bytes_);
+        return b;
+    };
+    level_start_.assign(1, 0);
+    for (std::size_t i = 0; i < count; ++i) {
+        level.push_back(take());
+        auto* e = static_cast<std::uintptr_t*>(level.back());
+        std::fill(e, e + (leaf_bytes_ / sizeof(void*)), kAbsent);  // no leaf present
+    }
+    depth_ = 1;
+    while (level.size() > 1) {
+        level_start_.push_back(inner_.size());
+        std::vector<void*> up((level.size() + fan_mask_) >> fan_shift_);
+        for (void*& b : up) b = take();
+        for (std::size_t i = 0; i < level.size(); ++i) static_cast<void**>(up[i >> fan_shift_])[i & fan_mask_] = level[i];
+        level.swap(up);
+        ++depth_;
+    }
+    level_start_.push_back(inner_.size());
+    root_ = static_cast<void**>(level[0]);
+}
+
+void Pager::free_table() noexcept {
+    for (void* b : inner_) pool_->deallocate(b);
+    inner_.clear();
+    root_ = nullptr;
+}
+
+// The pool moves one of our blocks (its lock held; nobody uses the array: the pool's
+// contract). I/O in flight finishes first, since the kernel may still be reading into or
+// writing from the frame. A frame's leaf entry follows it with its tags; an inner block's
+// parent slot (or the root) is rewritten. Iterators revalidate (epoch).
+bool Pager::relocate(std::uintptr_t cookie, void* from, void* to) noexcept {
+    drain();
+    std::size_t i = cookie >> 1;
+    if (cookie & 1) {
+        if (i >= frames_.size() || frames_[i].data != from) return false;
+        std::memcpy(to, from, leaf_bytes_);
+        frames_[i].data = to;
+        std::size_t k = frames_[i].leaf;
+        if (k != kNone && lookup(k)) sync_tags(k);
+    } else {
+        if (i >= inner_.size() || inner_[i] != from) return false;
+        std::memcpy(to, from, leaf_bytes_);
+        inner_[i] = to;
+        unsigned level = 1;  // inner_[i] is in level `level` (1: points at leaves)
+        while (i >= level_start_[level]) ++level;
+        std::size_t at = i - level_start_[level - 1];
+        if (level == depth_) root_ = static_cast<void**>(to);
+        else static_cast<void**>(inner_[level_start_[level] + (at >> fan_shift_)])[at & fan_mask_] = to;
+    }
+    ++epoch_;
+    return true;
+}
+
+void*& Pager::entry(std::size_t k) noexcept { return *const_cast<void**>(slot(k)); }
+
+void Pager::link(std::size_t k, std::uint32_t f) noexcept {
+    frame_[k] = f;
+    frames_[f].leaf = k;
+    state_[k] |= kInFrame | kRef;
+    sync_tags(k);
+}
+
+// Leaf k's entry from its frame and its reference and dirty bits (kCold, kClean). The
+// stores are relaxed atomics: peek() may read beside us.
+void Pager::sync_tags(std::size_t k) noexcept {
+    auto data = reinterpret_cast<std::uintptr_t>(frames_[frame_[k]].data);
+    std::uintptr_t e = data | (state_[k] & kRef ? 0 : kCold) | (state_[k] & kDirty ? 0 : kClean);
+    __atomic_store_n(&entry(k), reinterpret_cast<void*>(e), __ATOMIC_RELAXED);
+}
+
+void Pager::unlink(std::size_t k) noexcept {
+    __atomic_store_n(&entry(k), reinterpret_cast<void*>(kAbsent), __ATOMIC_RELAXED);
+}
+
+}  // namespace physmem::detail

@@ -46,7 +46,8 @@ Json machine_json(const MachineConfig& m) {
     return {{"name", m.name},          {"description", m.description}, {"translate", m.translate},
             {"levels", m.levels},      {"l1", level_json(m.l1)},      {"l2", level_json(m.l2)},
             {"pwc", pwc.is_null() ? Json::object() : pwc},               {"caches", caches},
-            {"caches_modelled", m.model_caches}, {"sources", m.sources}};
+            {"caches_modelled", m.model_caches}, {"sources", m.sources},
+            {"what_if_page_size", m.what_if_shift ? Json(std::uint64_t{1} << m.what_if_shift) : Json(nullptr)}};
 }
 
 Json stats_json(const Stats& s) {

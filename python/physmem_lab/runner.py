@@ -202,8 +202,10 @@ class Bench:
         self.results["tlbsim"] = tlbsim.checks(preset, self.results["machine"].get("cpu_model", "?"),
                                                self.log)
         if self.sim.on and "translation" in self.plan.suites:
+            size, refs = whatif.SCALES.get(self.plan.scale, whatif.SCALES["default"])
             self.results["tlbsim"]["whatif"] = whatif.run(self.catalog, self.sim.model_options(),
-                                                          self.sim.tlbsim_options(), self.log)
+                                                          self.sim.tlbsim_options(), self.log,
+                                                          size=size, refs=refs)
 
     def _warn_unsimulated(self):
         """Says loudly when --simulate asked for a model and no record carries one."""

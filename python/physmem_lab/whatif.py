@@ -6,7 +6,8 @@ one trace it sets "paging with pages of B" beside "a tree over blocks of B" (the
 physically addressed alternative) for every B from 4 KiB to 1 GiB.
 
 Contract of :func:`run`: for each kernel of :data:`KERNELS` (GUPS, the pointer chase, the
-strided scan), its program runs once (``array-4k`` at :data:`SIZE`, one repetition) with
+strided scan), its program runs once (``array-4k`` at :data:`SIZE`, one repetition; at
+the tiny scale smaller, :data:`SCALES`) with
 ``--trace`` and the run's ``--simulate`` options: the traced pass is the one ``--simulate``
 records, :data:`REFS` references after a quarter more of warm-up, and the record's
 ``translation.per_op.refs`` gives the data references an operation makes (the array
@@ -36,6 +37,8 @@ KERNELS = {"gups": ("gups", "array-4k", {"updates": str(1 << 20)}),
            "strided scan": ("scan", "array-4k", {"access": "strided"})}
 SIZE = 256 << 20        # the data: 256 MiB (64 Ki 4 KiB pages, past every preset's TLB reach)
 REFS = 1 << 19          # references counted per trace (after REFS / 4 of warm-up)
+# (size, refs) by the run's scale: tiny (the tests' runs) only checks that it works.
+SCALES = {"tiny": (16 << 20, 1 << 14), "default": (SIZE, REFS), "full": (SIZE, REFS)}
 TIMEOUT_S = 120.0
 BUDGET_S = 15.0
 

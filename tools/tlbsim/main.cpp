@@ -24,7 +24,7 @@
 #include "physmem/tlbsim/detect.hpp"
 #include "physmem/tlbsim/simulator.hpp"
 #include "physmem/tlbsim/what_if.hpp"
-#include "tlbsim/json.hpp"
+#include "physmem/tlbsim/json.hpp"
 #include "validate.hpp"
 #include "whatif.hpp"
 
@@ -44,7 +44,7 @@ const std::map<std::string, std::pair<std::string, std::string>> kOptions = {
                           "family/model table, else the nearest preset; always one, see detect)"}},
     {"--levels", {"4", "page-table levels: 4, or 5 (LA57)"}},
     {"--caches", {"off", "model the preset's data caches (L1d, L2) for walk references: on|off"}},
-    {"--warmup", {"0", "run, whatif: references simulated before counting starts"}},
+    {"--warmup", {"0", "run: references (whatif: data references) simulated before counting starts"}},
     {"--page-size", {"hw", "hw (the traced page sizes), or a hypothetical page size B, a power of two from 4K to "
                            "1G (e.g. 64K, 32M): every reference translated on pages of B by the preset's 4 KiB "
                            "TLB arrays and a radix walk of ceil((48 or 57 - log2 B) / 9) levels (what_if.hpp)"}},

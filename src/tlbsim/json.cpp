@@ -1,7 +1,7 @@
-// tools/tlbsim/json.cpp — JSON for configurations and counts.
-#include "tlbsim/json.hpp"
+// src/tlbsim/json.cpp — JSON for configurations and counts.
+#include "physmem/tlbsim/json.hpp"
 
-namespace physmem::tlbsim::tool {
+namespace physmem::tlbsim {
 
 namespace {
 
@@ -79,4 +79,4 @@ Json per_ref_json(const Stats& s) {
             {"translation_refs", double(s.walk_refs + s.sw_walk_loads) / n}};
 }
 
-}  // namespace physmem::tlbsim::tool
+}  // namespace physmem::tlbsim

@@ -7,7 +7,7 @@
 #include <numeric>
 #include <string>
 
-#include "common/counters.hpp"
+#include "port/counters.hpp"
 #include "core/parse.hpp"
 #include "physmem/options.hpp"
 #include "physmem/pool.hpp"

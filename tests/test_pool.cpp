@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "common/counters.hpp"
+#include "port/counters.hpp"
 #include "physmem/hugepages.hpp"
 #include "physmem/pool.hpp"
 #include "support.hpp"

@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "common/counters.hpp"
+#include "port/counters.hpp"
 #include "physmem/prefault_allocator.hpp"
 #include "support.hpp"
 

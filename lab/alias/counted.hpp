@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "common/counters.hpp"
+#include "port/counters.hpp"
 
 namespace lab::alias {
 

@@ -29,7 +29,7 @@
 #include <nlohmann/json.hpp>
 
 #include "measure.hpp"
-#include "common/counters.hpp"
+#include "port/counters.hpp"
 #include "physmem/pool.hpp"
 #include "physmem/region.hpp"
 #include "settings.hpp"

@@ -12,7 +12,7 @@
 #include <optional>
 #include <vector>
 
-#include "common/counters.hpp"
+#include "port/counters.hpp"
 
 namespace lab {
 

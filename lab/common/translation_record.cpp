@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "tlbsim/json.hpp"
+#include "physmem/tlbsim/json.hpp"
 
 namespace lab::translation {
 
@@ -72,7 +72,7 @@ Json buffers_json(const std::vector<TracedBuffer>& buffers) {
 }
 
 void add_counts(Json& j, const Stats& total, const std::optional<Stats>& half, double ops_in_window, bool caches) {
-    j["counts"] = physmem::tlbsim::tool::stats_json(total);
+    j["counts"] = physmem::tlbsim::stats_json(total);
     j["per_op"] = per_op_json(total, ops_in_window, caches);
     j["halves"] = half ? halves_json(total, *half) : Json(nullptr);
 }

@@ -28,13 +28,14 @@ With a :class:`~physmem_lab.simulate.Simulation` that is on, the programs it app
 its options in their first round (:mod:`physmem_lab.simulate`), the choice is recorded in
 ``options.simulate``, and, when a program simulates or the ``translation`` suite is in the
 plan, the simulator's checks run once before the first point (``tlbsim``:
-:mod:`physmem_lab.tlbsim`).
+:mod:`physmem_lab.tlbsim`), and with the ``translation`` suite the what-if page-size sweep
+(``tlbsim.whatif``: :mod:`physmem_lab.whatif`).
 """
 import sys
 import time
 from datetime import datetime, timezone
 
-from . import load, machine, order, precondition, programs, rounds, suites, tlbsim
+from . import load, machine, order, precondition, programs, rounds, suites, tlbsim, whatif
 from .hugepages import Reservation
 from .simulate import AUTO, OFF, Simulation
 from .progress import Progress
@@ -200,6 +201,11 @@ class Bench:
         preset = self.sim.choice if self.sim.on else None
         self.results["tlbsim"] = tlbsim.checks(preset, self.results["machine"].get("cpu_model", "?"),
                                                self.log)
+        if self.sim.on and "translation" in self.plan.suites:
+            size, refs = whatif.SCALES.get(self.plan.scale, whatif.SCALES["default"])
+            self.results["tlbsim"]["whatif"] = whatif.run(self.catalog, self.sim.model_options(),
+                                                          self.sim.tlbsim_options(), self.log,
+                                                          size=size, refs=refs)
 
     def _warn_unsimulated(self):
         """Says loudly when --simulate asked for a model and no record carries one."""

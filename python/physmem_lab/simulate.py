@@ -77,12 +77,20 @@ class Simulation:
 
     def options(self) -> List[str]:
         """The arguments a simulating program gets."""
-        out = ["--simulate", self.choice, "--sim-caches", self.caches]
-        if self.levels:
-            out += ["--sim-levels", str(self.levels)]
+        out = self.model_options()
         if self.refs:
             out += ["--sim-refs", str(self.refs)]
         return out
+
+    def model_options(self) -> List[str]:
+        """The programs' options that choose the model (no window: --sim-refs left out)."""
+        out = ["--simulate", self.choice, "--sim-caches", self.caches]
+        return out + (["--sim-levels", str(self.levels)] if self.levels else [])
+
+    def tlbsim_options(self) -> List[str]:
+        """The same model as ``physmem-tlbsim``'s --preset, --caches and --levels."""
+        out = ["--preset", self.choice, "--caches", self.caches]
+        return out + (["--levels", str(self.levels)] if self.levels else [])
 
     def unknown_preset(self) -> Optional[str]:
         """Why an asked preset is not one of ``physmem-tlbsim presets`` (None when it is,

@@ -51,7 +51,7 @@ import statistics
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from . import seeds
+from . import seeds, whatif
 from .analysis import Goal, Item, Ratio, Records, Scalar
 from .plots import plot_series
 from .spread import point_key
@@ -668,6 +668,7 @@ def report(doc, recs: Records, results: dict, out_dir) -> None:
             nulls.setdefault(t.get("reason") or "no reason given", []).append(r["variant"])
     doc.ul([f"not simulated ({len(v)} records): {why}" for why, v in nulls.items()])
     _checks(doc, recs)
+    whatif.report(doc, results)
     doc.p(f"Checks applied: analytic (physmem-tlbsim validate); PMU: {pmu_status(recs)}.")
     doc.p(f"PMU check, how to run it: {PMU_HOWTO}")
     if not sims:
@@ -694,7 +695,8 @@ def report(doc, recs: Records, results: dict, out_dir) -> None:
 
 
 def plots(recs: Records, out: Path) -> List[Tuple[str, Path]]:
-    """Translation refs per op against size, one line per variant, one PNG per kernel."""
+    """Translation refs per op against size, one line per variant, one PNG per kernel; then
+    the what-if figures (:func:`physmem_lab.whatif.plots`)."""
     made = []
     for exp in KERNELS:
         for dim in recs.dims(exp):
@@ -712,7 +714,7 @@ def plots(recs: Records, out: Path) -> List[Tuple[str, Path]]:
             plot_series(series, f"{exp}{' ' + dim if dim else ''}: simulated translation refs per op",
                         "size", "translation refs per op", path)
             made.append((name, path))
-    return made
+    return made + whatif.plots(recs.results, out)
 
 
 # ---------------------------------------------------------------- the suite

@@ -37,6 +37,12 @@ def _run(path: Path, argv, ok_codes=(0,)) -> Tuple[Optional[dict], Optional[str]
     return out.record, None, meter.record()
 
 
+def run_step(path: Path, argv, ok_codes=(0,)) -> Tuple[Optional[dict], Optional[str], Optional[dict]]:
+    """One subcommand of the program at ``path``: (its JSON, None, machine load) or (None,
+    why, load); never raises."""
+    return _run(path, argv, ok_codes)
+
+
 def missing(path: Optional[Path] = None) -> Optional[str]:
     """Why the program cannot run (None when it is there)."""
     path = Path(path or tlbsim_program())

@@ -1,4 +1,4 @@
-// src/port/counters.cpp — perf_event_open and getrusage (lab/common/counters.hpp).
+// src/port/counters.cpp — perf_event_open and getrusage (counters.hpp).
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "common/counters.hpp"
+#include "port/counters.hpp"
 
 namespace physmem {
 

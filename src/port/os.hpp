@@ -203,7 +203,8 @@ int ring_submit(Ring* r, unsigned wait) noexcept;
 unsigned ring_reap(Ring* r, IoDone* out, unsigned max) noexcept;
 
 // --- counters (counters.cpp) ---------------------------------------------------------
-// The lab's PageFaultCounter and EventCounters (lab/common/counters.hpp) are implemented
-// there; that file is built into physmem_counters, not into the installed library.
+// PageFaultCounter and EventCounters are declared in port/counters.hpp (their own header:
+// used by the lab, tests and demo, not by the installed library) and built into
+// physmem_counters.
 
 }  // namespace physmem::os

@@ -61,6 +61,9 @@ void validate(const MachineConfig& m) {
         check_array({unsigned(c.bytes / 64), c.ways, 1}, "cache " + std::to_string(i));
     }
     if (m.caches.size() > 4) throw std::invalid_argument("at most 4 cache levels");
+    if (m.what_if_shift != 0 && (m.what_if_shift < 12 || m.what_if_shift > 30))
+        throw std::invalid_argument("what_if_shift " + std::to_string(m.what_if_shift) +
+                                    ": a page size of 2^12 (4 KiB) to 2^30 (1 GiB) bytes, or 0");
 }
 
 // Split page-walk caches get a level-5 array shaped like the level-4 one (an assumption:

@@ -2,6 +2,7 @@
 // page-walk caches, data caches (see simulator.hpp for the order and what is counted).
 #include "physmem/tlbsim/simulator.hpp"
 
+#include "physmem/tlbsim/what_if.hpp"
 #include "tlbsim/set_assoc.hpp"
 
 namespace physmem::tlbsim {
@@ -33,17 +34,35 @@ struct TlbLevel {
 
 // A TLB entry's key: the virtual page number, the page size in the top bits (so sizes
 // sharing an array never match each other; the set index is the page number's low bits).
-std::uint64_t tlb_key(std::uint64_t addr, PageSize s) noexcept {
-    return (addr >> page_shift(s)) | (std::uint64_t(s) << 60);
+std::uint64_t tlb_key(std::uint64_t addr, unsigned shift, PageSize s) noexcept {
+    return (addr >> shift) | (std::uint64_t(s) << 60);
 }
 
-// The virtual address bits that select a level-L entry and its table: addr >> span(L - 1).
-std::uint64_t entry_prefix(std::uint64_t addr, unsigned level) noexcept { return addr >> (12 + 9 * (level - 1)); }
+// How a page size is translated: the page's shift, the level of its leaf entry, and the
+// size whose TLB arrays hold it (and whose counts it adds to). The hardware's sizes map to
+// themselves; a what-if machine maps every size to its one page size in the 4 KiB arrays.
+struct Geometry {
+    std::array<unsigned, kPageSizes> shift{}, leaf{};
+    std::array<PageSize, kPageSizes> held_as{};
+    // log2 of the span of a level-1 entry: 12 on the hardware; with what-if pages of 2^b
+    // the span that puts the leaf level's entries at 2^b (what_if.hpp).
+    unsigned base_shift = 12;
+};
 
-// A synthetic physical address for the level-L entry translating addr: each level's tables
-// laid out as one array in virtual-address order, levels in disjoint ranges (bits 58+).
-std::uint64_t entry_address(std::uint64_t addr, unsigned level) noexcept {
-    return (std::uint64_t(8 + level) << 58) | (entry_prefix(addr, level) * 8);
+Geometry geometry(const MachineConfig& m) {
+    Geometry g;
+    for (unsigned s = 0; s < kPageSizes; ++s) {
+        const PageSize p = PageSize(s);
+        if (m.what_if_shift == 0) {
+            g.shift[s] = page_shift(p), g.leaf[s] = leaf_level(p), g.held_as[s] = p;
+        } else {
+            g.shift[s] = m.what_if_shift;
+            g.leaf[s] = m.levels + 1 - walk_levels(m.what_if_shift, m.levels);
+            g.held_as[s] = PageSize::k4K;
+        }
+    }
+    if (m.what_if_shift) g.base_shift = m.what_if_shift - 9 * (g.leaf[0] - 1);
+    return g;
 }
 
 }  // namespace
@@ -58,7 +77,9 @@ struct Simulator::Impl {
     std::uint64_t last_page = kNone;  // key of the page the last reference hit as L1's MRU entry
     std::uint64_t last_line = kNone;  // line the last reference left most recently used in L1d
 
-    explicit Impl(const MachineConfig& m) : cfg(m), l1(m.l1), l2(m.l2) {
+    Geometry geo;
+
+    explicit Impl(const MachineConfig& m) : cfg(m), l1(m.l1), l2(m.l2), geo(geometry(m)) {
         for (unsigned lv = 2; lv <= 5; ++lv)
             if (m.pwc.split[lv].entries) pwc_split[lv] = SetAssoc(m.pwc.split[lv].entries, m.pwc.split[lv].ways);
         if (m.pwc.unified) pwc_unified = SetAssoc(m.pwc.unified->entries, m.pwc.unified->ways);
@@ -86,6 +107,16 @@ struct Simulator::Impl {
                 pwc_of[lv] = pwc_split[lv].empty() ? nullptr : &pwc_split[lv];
             }
         }
+    }
+
+    // The virtual address bits that select a level-L entry and its table.
+    std::uint64_t entry_prefix(std::uint64_t addr, unsigned level) const noexcept {
+        return addr >> (geo.base_shift + 9 * (level - 1));
+    }
+    // A synthetic physical address for the level-L entry translating addr: each level's
+    // tables laid out as one array in virtual-address order, levels in disjoint ranges (bits 58+).
+    std::uint64_t entry_address(std::uint64_t addr, unsigned level) const noexcept {
+        return (std::uint64_t(8 + level) << 58) | (entry_prefix(addr, level) * 8);
     }
 
     SetAssoc* pwc_array(unsigned level, std::uint64_t addr, std::uint64_t& key) noexcept {
@@ -127,10 +158,11 @@ struct Simulator::Impl {
     }
 
     // The hardware walk after an L2 miss: start below the lowest cached upper-level entry.
-    void walk(std::uint64_t addr, PageSize s) noexcept {
+    // s: the size held (Geometry::held_as); leaf: the level of its leaf entry.
+    void walk(std::uint64_t addr, PageSize s, unsigned leaf) noexcept {
         ++st.walks;
         ++st.walks_by_size[unsigned(s)];
-        const unsigned leaf = leaf_level(s), top = cfg.levels;
+        const unsigned top = cfg.levels;
         unsigned start = top;
         for (unsigned lv = leaf + 1; lv <= top; ++lv) {
             if (pwc_lookup(lv, addr)) {
@@ -143,8 +175,10 @@ struct Simulator::Impl {
         for (unsigned lv = leaf + 1; lv <= start; ++lv) pwc_insert(lv, addr);  // each missed above
     }
 
-    void translate(std::uint64_t addr, PageSize s) noexcept {
-        const std::uint64_t key = tlb_key(addr, s);
+    void translate(std::uint64_t addr, PageSize tagged) noexcept {
+        const unsigned t = unsigned(tagged);
+        const PageSize s = geo.held_as[t];
+        const std::uint64_t key = tlb_key(addr, geo.shift[t], s);
         if (key == last_page) return;
         SetAssoc* a1 = l1.holding(s);
         if (a1 && a1->lookup(key)) {
@@ -157,7 +191,7 @@ struct Simulator::Impl {
         if (a2 && a2->lookup(key)) {
             ++st.l2_hits;
         } else {
-            walk(addr, s);
+            walk(addr, s, geo.leaf[t]);
             if (a2) a2->insert(key);
         }
         if (a1) a1->insert(key);

@@ -41,7 +41,24 @@ out=$("$tool" run --preset skylake "$dir/t.trace")
 [ "$("$tool" run --preset skylake --warmup 1024 "$dir/t.trace" | json 'd["stats"]["walks"]')" = 0 ] || fail "run --warmup"
 [ "$("$tool" run --preset none "$dir/t.trace" | json 'd["stats"]["walks"]')" = 0 ] || fail "run none"
 
+# What-if page sizes: 64 KiB pages hold the 2 MiB of data in 32 pages, the walk load's in 1.
+[ "$("$tool" show skylake --page-size 64K | json '(d["machine"]["name"], d["machine"]["what_if_page_size"])')" = "('skylake@64k', 65536)" ] \
+    || fail "show --page-size 64K"
+[ "$("$tool" run --preset skylake --page-size 64K "$dir/t.trace" | json 'd["stats"]["walks"]')" = 33 ] || fail "run --page-size 64K"
+# whatif: every size 4k..1g; the 1024 data refs (walk loads left out) walk on 512 4 KiB pages
+# (0.5 a ref), and a tree over 4 KiB blocks enters a new block at every ref (1.0).
+w=$("$tool" whatif --preset skylake "$dir/t.trace")
+[ "$(echo "$w" | json '([s["page_size"] for s in d["sizes"]][::6], d["data_refs"])')" = "(['4k', '256k', '16m', '1g'], 1024)" ] \
+    || fail "whatif sizes: $w"
+[ "$(echo "$w" | json '(d["sizes"][0]["paging"]["walks"], d["sizes"][0]["tree"]["walks"], d["sizes"][-1]["tree"]["walks"])')" = "(0.5, 1.0, 0.0)" ] \
+    || fail "whatif walks: $w"
+
 set +e
+for bad in 3000 2G 2K 64Q; do
+    err=$("$tool" show skylake --page-size $bad 2>&1 >/dev/null); code=$?
+    [ $code = 2 ] && [[ "$err" == *"--page-size"* ]] || fail "--page-size $bad: exit $code, $err"
+done
+"$tool" whatif --preset skylake --page-size 64K "$dir/t.trace" 2>/dev/null; [ $? = 2 ] || fail "whatif --page-size must exit 2"
 "$tool" run --preset nosuch "$dir/t.trace" 2>/dev/null; [ $? = 2 ] || fail "unknown preset must exit 2"
 "$tool" run --preset skylake --levels 3 "$dir/t.trace" 2>/dev/null; [ $? = 2 ] || fail "--levels 3 must exit 2"
 "$tool" frobnicate 2>/dev/null; [ $? = 2 ] || fail "unknown command must exit 2"

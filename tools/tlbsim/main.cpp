@@ -5,6 +5,9 @@
 //   physmem-tlbsim show PRESET [--levels 5] [--caches on]
 //   physmem-tlbsim run [--preset P|auto] [--levels 4|5] [--caches on|off] [--warmup N] TRACE
 //   physmem-tlbsim bench [--preset P|auto] [--levels 4|5] [--caches on|off] [--refs N] [--reps N]
+//   physmem-tlbsim whatif [--preset P|auto] [--levels 4|5] [--caches on|off] [--warmup N] TRACE
+// show, run and bench also take --page-size B: the machine with hypothetical pages of B
+// (physmem/tlbsim/what_if.hpp); whatif sweeps B over 4 KiB..1 GiB itself.
 //
 // Exit codes: 0 done, 1 a validation case failed, 2 usage error, 3 a trace could not be read.
 #include <chrono>
@@ -20,8 +23,10 @@
 #include "bench.hpp"
 #include "physmem/tlbsim/detect.hpp"
 #include "physmem/tlbsim/simulator.hpp"
-#include "tlbsim/json.hpp"
+#include "physmem/tlbsim/what_if.hpp"
+#include "physmem/tlbsim/json.hpp"
 #include "validate.hpp"
+#include "whatif.hpp"
 
 namespace {
 
@@ -39,7 +44,10 @@ const std::map<std::string, std::pair<std::string, std::string>> kOptions = {
                           "family/model table, else the nearest preset; always one, see detect)"}},
     {"--levels", {"4", "page-table levels: 4, or 5 (LA57)"}},
     {"--caches", {"off", "model the preset's data caches (L1d, L2) for walk references: on|off"}},
-    {"--warmup", {"0", "run: references simulated before counting starts"}},
+    {"--warmup", {"0", "run: references (whatif: data references) simulated before counting starts"}},
+    {"--page-size", {"hw", "hw (the traced page sizes), or a hypothetical page size B, a power of two from 4K to "
+                           "1G (e.g. 64K, 32M): every reference translated on pages of B by the preset's 4 KiB "
+                           "TLB arrays and a radix walk of ceil((48 or 57 - log2 B) / 9) levels (what_if.hpp)"}},
     {"--refs", {"8000000", "bench: references per pattern"}},
     {"--reps", {"3", "bench: runs per pattern (the best is reported)"}},
 };
@@ -48,7 +56,9 @@ const char kUsage[] =
     "usage: physmem-tlbsim presets | detect | validate\n"
     "       physmem-tlbsim show PRESET [--levels 5] [--caches on]\n"
     "       physmem-tlbsim run [--preset P|auto] [--levels 4|5] [--caches on|off] [--warmup N] TRACE\n"
-    "       physmem-tlbsim bench [--preset P|auto] [--levels 4|5] [--caches on|off] [--refs N] [--reps N]\n";
+    "       physmem-tlbsim bench [--preset P|auto] [--levels 4|5] [--caches on|off] [--refs N] [--reps N]\n"
+    "       physmem-tlbsim whatif [--preset P|auto] [--levels 4|5] [--caches on|off] [--warmup N] TRACE\n"
+    "       (show, run, bench: also --page-size hw|B, B a power of two from 4K to 1G)\n";
 
 struct Args {
     std::string command;
@@ -125,7 +135,13 @@ MachineConfig machine(const Args& a, const std::string& name) {
     const std::string& caches = a.get("--caches");
     if (caches == "on") m = with_caches(m);
     else if (caches != "off") throw Usage("--caches: on or off, not '" + caches + "'");
-    return m;
+    const std::string& page = a.get("--page-size");
+    if (page == "hw") return m;
+    try {
+        return with_page_size(m, parse_size(page));
+    } catch (const std::invalid_argument& e) {
+        throw Usage("--page-size: " + std::string(e.what()) + " (hw, or a power of two from 4K to 1G)");
+    }
 }
 
 Json header() { return {{"tool", "physmem-tlbsim"}, {"version", 1}}; }
@@ -208,6 +224,24 @@ int cmd_bench(const Args& a) {
     return 0;
 }
 
+int cmd_whatif(const Args& a) {
+    if (a.positional.size() != 1) throw Usage("whatif takes one trace file");
+    if (a.opt.count("--page-size")) throw Usage("--page-size: whatif sweeps every page size itself");
+    MachineConfig m = machine(a, a.get("--preset"));
+    std::vector<Entry> data;
+    read_trace(a.positional[0], 1 << 16, [&](std::span<const Entry> chunk) {
+        for (Entry e : chunk)
+            if (e.kind() == Ref::data) data.push_back(e);
+    });
+    auto t0 = std::chrono::steady_clock::now();
+    Json out = header();
+    out["trace"] = a.positional[0];
+    out.update(what_if_sweep(m, data, a.number("--warmup")));
+    out["seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::cout << out.dump(2) << "\n";
+    return 0;
+}
+
 int dispatch(const Args& a) {
     const std::string& c = a.command;
     if (c == "presets") return cmd_presets();
@@ -216,6 +250,7 @@ int dispatch(const Args& a) {
     if (c == "run") return cmd_run(a);
     if (c == "validate") return cmd_validate();
     if (c == "bench") return cmd_bench(a);
+    if (c == "whatif") return cmd_whatif(a);
     if (c == "--help" || c == "-h" || c == "help") {
         std::cout << kUsage;
         for (const auto& [name, v] : kOptions) std::cout << "  " << name << " (default " << v.first << "): " << v.second << "\n";

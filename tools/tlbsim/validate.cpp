@@ -3,13 +3,19 @@
 //    above every TLB level), per page size the preset holds in its L1;
 //  - uniform random references over N 4 KiB pages, N far above the entries: the L1 4 KiB
 //    array alone (the modelled replacement is LRU) misses at 1 - entries / N, within 2%;
-//  - an array of 1 GiB pages no larger than the L1's 1 GiB entries never misses after warm-up.
+//  - an array of 1 GiB pages no larger than the L1's 1 GiB entries never misses after warm-up;
+//  - what-if page sizes no hardware has (kWhatIfShifts, physmem/tlbsim/what_if.hpp), each
+//    on the preset's 4 KiB arrays: a sequential scan over N bytes on a cold TLB misses and
+//    walks exactly N / B times; the first reference on a cold machine reads walk_levels(B)
+//    entries; uniform random references over (L1 4 KiB entries) x B bytes, after one touch
+//    of each page, never miss the L1.
 #include "validate.hpp"
 
 #include <cmath>
 #include <random>
 
 #include "physmem/tlbsim/simulator.hpp"
+#include "physmem/tlbsim/what_if.hpp"
 
 namespace physmem::tlbsim::tool {
 
@@ -84,6 +90,43 @@ void one_gig(const MachineConfig& m, Json& out) {
                             0, double(sim.stats().l1_misses), 0));
 }
 
+// 8 KiB, 64 KiB, 256 KiB, 32 MiB, 512 MiB.
+constexpr unsigned kWhatIfShifts[] = {13, 16, 18, 25, 29};
+
+void what_if_sequential(const MachineConfig& base, unsigned shift, Json& out) {
+    const std::uint64_t page = std::uint64_t{1} << shift, pages = 2 * std::uint64_t(total_entries(base, PageSize::k4K));
+    Simulator sim(with_page_size(base, page));
+    for (std::uint64_t p = 0; p < pages; ++p)
+        for (std::uint64_t off = 0; off < page; off += page / 8) sim.access(kBase + p * page + off, PageSize::k4K);
+    const std::string name = "what-if " + size_name(page) + " pages: sequential scan over " +
+                             std::to_string(pages) + " x " + size_name(page) + " bytes, cold";
+    out.push_back(make_case(name, base.name, "l1_misses", double(pages), double(sim.stats().l1_misses), 0));
+    out.push_back(make_case(name, base.name, "walks", double(pages), double(sim.stats().walks), 0));
+}
+
+void what_if_first_walk(const MachineConfig& base, unsigned shift, Json& out) {
+    Simulator sim(with_page_size(base, std::uint64_t{1} << shift));
+    sim.access(kBase, PageSize::k2M);  // the tag does not matter on a what-if machine
+    out.push_back(make_case("what-if " + size_name(std::uint64_t{1} << shift) + " pages: first walk, " +
+                                std::to_string(base.levels) + "-level address space",
+                            base.name, "walk_refs", double(walk_levels(shift, base.levels)),
+                            double(sim.stats().walk_refs), 0));
+}
+
+void what_if_random(const MachineConfig& base, unsigned shift, Json& out) {
+    const ArrayConfig* a = l1_array(base, PageSize::k4K);
+    if (!a) return;
+    const std::uint64_t page = std::uint64_t{1} << shift, pages = a->entries;
+    Simulator sim(with_page_size(base, page));
+    for (std::uint64_t p = 0; p < pages; ++p) sim.access(kBase + p * page, PageSize::k4K);
+    sim.reset_stats();
+    std::mt19937_64 rng(3);
+    for (int i = 0; i < 100000; ++i) sim.access(kBase + rng() % (pages * page), PageSize::k4K);
+    out.push_back(make_case("what-if " + size_name(page) + " pages: random over " + std::to_string(pages) + " x " +
+                                size_name(page) + " bytes (the L1 4k array's entries) after warm-up",
+                            base.name, "l1_misses", 0, double(sim.stats().l1_misses), 0));
+}
+
 }  // namespace
 
 Json validate_presets() {
@@ -94,6 +137,11 @@ Json validate_presets() {
         for (unsigned s = 0; s < kPageSizes; ++s) sequential(m, PageSize(s), cases);
         random_4k(m, cases);
         one_gig(m, cases);
+        for (unsigned shift : kWhatIfShifts) {
+            what_if_sequential(m, shift, cases);
+            what_if_first_walk(m, shift, cases);
+            what_if_random(m, shift, cases);
+        }
     }
     bool ok = !cases.empty();
     for (const Json& c : cases) ok = ok && c["ok"].get<bool>();

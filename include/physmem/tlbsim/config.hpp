@@ -84,6 +84,12 @@ struct MachineConfig {
     // set; otherwise every walk reference counts as a memory reference.
     std::vector<CacheConfig> caches;
     bool model_caches = false;
+    // What-if page size (what_if.hpp, with_page_size): 0 = the hardware's page sizes, each
+    // reference translated on the page size its trace entry carries. Otherwise log2 of a
+    // hypothetical page size B, 12..30: every reference is translated as on a page of B,
+    // whatever size it is tagged with, by the arrays that hold 4 KiB pages (the rest are
+    // unused) and a radix walk whose depth follows from B and the address width.
+    unsigned what_if_shift = 0;
 };
 
 // Throws std::invalid_argument (naming what is wrong) for an inconsistent configuration.

@@ -11,6 +11,10 @@
 //           entry per level below it down to the leaf (1 for 4 KiB, 2 for 2 MiB, 3 for
 //           1 GiB); each read goes through the data caches when modelled; fills L2, L1, PWC.
 //
+// On a what-if machine (MachineConfig::what_if_shift, what_if.hpp) every reference is
+// translated on that machine's one page size, whatever size its entry carries; the
+// per-size miss and walk counts then all fall under 4k (the arrays that hold the pages).
+//
 // With translate = false (the physically addressed machine) only the references and the
 // data caches are counted. Page-table entries get synthetic addresses laid out as if each
 // level's tables were one array indexed by the virtual address bits above that level, so

@@ -1,7 +1,7 @@
-// tools/tlbsim/json.cpp — JSON for configurations and counts.
-#include "tlbsim/json.hpp"
+// src/tlbsim/json.cpp — JSON for configurations and counts.
+#include "physmem/tlbsim/json.hpp"
 
-namespace physmem::tlbsim::tool {
+namespace physmem::tlbsim {
 
 namespace {
 
@@ -46,7 +46,8 @@ Json machine_json(const MachineConfig& m) {
     return {{"name", m.name},          {"description", m.description}, {"translate", m.translate},
             {"levels", m.levels},      {"l1", level_json(m.l1)},      {"l2", level_json(m.l2)},
             {"pwc", pwc.is_null() ? Json::object() : pwc},               {"caches", caches},
-            {"caches_modelled", m.model_caches}, {"sources", m.sources}};
+            {"caches_modelled", m.model_caches}, {"sources", m.sources},
+            {"what_if_page_size", m.what_if_shift ? Json(std::uint64_t{1} << m.what_if_shift) : Json(nullptr)}};
 }
 
 Json stats_json(const Stats& s) {
@@ -78,4 +79,4 @@ Json per_ref_json(const Stats& s) {
             {"translation_refs", double(s.walk_refs + s.sw_walk_loads) / n}};
 }
 
-}  // namespace physmem::tlbsim::tool
+}  // namespace physmem::tlbsim

@@ -1,5 +1,6 @@
-// lab/common/counters.hpp — software and hardware event counters, with a fallback (the
-// lab's, not installed API; implemented in src/port/counters.cpp, target physmem_counters).
+// src/port/counters.hpp — software and hardware event counters, with a fallback (the port's
+// perf_event_open and getrusage, for the lab, tests and demo; not installed API;
+// implemented in counters.cpp, target physmem_counters).
 //
 // This machine kind has no PMU (perf reports hardware events as unsupported), so
 // physmem counts what it can in software and says which source it used.

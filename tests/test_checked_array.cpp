@@ -211,8 +211,12 @@ TEST(CheckedArraySeeded, UseAfterMigrate) {
 TEST(CheckedArraySeeded, LeafFreedBehindTheArraysBack) {
     BlockPool pool(tagged());
     Checked a(1000, pool, Policy::throw_error);
+    for (int r = 0; r < 3; ++r)  // warm: past leaf_count() per-leaf checks the epoch fast path arms
+        for (std::size_t i = 0; i < a.size(); ++i) (void)a[i];
     void* leaf = a.unchecked().leaf_data(1);
+    std::uint64_t epoch = pool.tag_epoch().load();
     pool.deallocate(leaf);  // the seeded bug: someone else frees the array's block
+    EXPECT_GT(pool.tag_epoch().load(), epoch);
     EXPECT_EQ(caught([&] { (void)a[600]; }), Violation::stale);
     EXPECT_EQ(caught([&] { for_each_segment(a, [](auto) {}); }), Violation::stale);
     EXPECT_EQ(a[5], 0u);  // leaf 0 is fine
@@ -224,7 +228,10 @@ TEST(CheckedArraySeeded, AnotherDomainsBlocks) {
     BlockPool pool(tagged());
     Checked a(1000, pool, Policy::throw_error, "secret");
     fill_iota(a);
+    fill_iota(a);  // armed
+    std::uint64_t epoch = pool.tag_epoch().load();
     a.set_domain(5);
+    EXPECT_GT(pool.tag_epoch().load(), epoch);
     EXPECT_EQ(pool.tag(a.unchecked().leaf_data(1))->domain, 5u);
     EXPECT_EQ(caught([&] { (void)a[3]; }), Violation::domain);
     EXPECT_EQ(caught([&] { (void)*a.begin(); }), Violation::domain);

@@ -114,6 +114,10 @@ U peek(const U& v) noexcept {
     return *static_cast<const volatile U*>(&v);
 }
 
+// Quietly: when `leaf` is a live block starting there, points t at its tag word, sets
+// t.seen and w to the word now, and returns true (the leaf moved); false otherwise.
+bool try_refresh(const BlockPool& pool, const void* leaf, LeafTag& t, std::uint64_t& w);
+
 inline bool domain_held(std::uint64_t w) noexcept { return held_domains() >> (w & BlockTag::kDomainMask) & 1; }
 
 }  // namespace detail
@@ -282,8 +286,9 @@ class CheckedTreeArray {
             check_unarmed(k, leaf, access, i);
         return leaf + (i & shape().leaf_mask());
     }
-    // The leaf's own check, and every leaf_count() of them a look at every leaf: when all
-    // are unchanged and in domain_, the fast path is armed at the epoch read before. So a
+    // The leaf's own check, and every leaf_count() of them a look at every leaf (moved
+    // ones looked up again): when all are live and in domain_, the fast path is armed at
+    // the epoch read before. So a
     // pool whose tags change all the time costs at most twice the per-leaf checks.
     [[gnu::noinline]] void check_unarmed(size_type k, const T* leaf, const char* access, size_type i) const {
         std::uint64_t e = epoch_->load(std::memory_order_acquire);
@@ -293,8 +298,10 @@ class CheckedTreeArray {
         for (size_type j = 0; j < leaf_count(); ++j) {
             detail::LeafTag& t = tags_[j];
             std::uint64_t w = std::atomic_ref(t.word).load(std::memory_order_relaxed)->load(std::memory_order_acquire);
-            if (w != std::atomic_ref(t.seen).load(std::memory_order_relaxed) || (w & BlockTag::kDomainMask) != domain_)
-                return;  // leaf j moved or changed: checked (and refreshed) when next used
+            bool same = w == std::atomic_ref(t.seen).load(std::memory_order_relaxed);
+            if (!same && !detail::try_refresh(pool(), tree_.leaf_data(j), t, w))
+                return;  // leaf j is not a live block starting there: reported when next used
+            if ((w & BlockTag::kDomainMask) != domain_) return;
         }
         std::atomic_ref(armed_).store(e, std::memory_order_relaxed);
     }

@@ -37,4 +37,14 @@ void refresh_leaf(const BlockPool& pool, const void* leaf, LeafTag& t, CheckedAc
     std::atomic_ref(t.seen).store(a.now, std::memory_order_relaxed);
 }
 
+bool try_refresh(const BlockPool& pool, const void* leaf, LeafTag& t, std::uint64_t& w) {
+    std::byte* start = nullptr;
+    const std::atomic<std::uint64_t>* word = pool.tag_word(leaf, &start);
+    if (!word || start != leaf) return false;
+    w = word->load(std::memory_order_acquire);
+    std::atomic_ref(t.word).store(word, std::memory_order_relaxed);
+    std::atomic_ref(t.seen).store(w, std::memory_order_relaxed);
+    return true;
+}
+
 }  // namespace physmem::detail

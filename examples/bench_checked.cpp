@@ -2,12 +2,14 @@
 // kernels on a TreeArray and a CheckedTreeArray of the same size in one tagged pool, side by
 // side in one process. A benchmark, not a test.
 //
-//   build/examples/physmem_bench_checked [MiB = 256] [repetitions = 11]
+//   build/examples/physmem_bench_checked [MiB, a power of two = 256] [repetitions = 11]
 //
 // Each repetition times every kernel both ways (which goes first alternates); a row prints the unchecked
 // best time, then checked / unchecked: the ratio of the best times and the median [min,
 // max] of the repetitions' ratios (the spread; the machine may be shared). uint64 elements,
-// 64 KiB blocks. GUPS: size/4 random read-xor-writes (xorshift indexes), one dependent walk each.
+// 64 KiB blocks. GUPS: size/4 random read-xor-writes (xorshift indexes, % size), one at a
+// time; lab GUPS: lab/kernels/gups.hpp's pass (size a power of two). std::sort: copy in
+// and sort 4 Mi elements (at most the size) on the iterators.
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -17,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gups.hpp"  // the lab's GUPS (lab/kernels): 128 streams, walk + prefetch, then update
 #include "physmem/algorithm.hpp"
 #include "physmem/checked_tree_array.hpp"
 #include "physmem/segments.hpp"
@@ -61,6 +64,18 @@ template <class C>
     return a[0];
 }
 
+// The lab's GUPS pass: size/4 updates, the slots found (and checked) first, then updated.
+template <class C>
+[[gnu::noinline]] u64 lab_gups(C& a, const lab::gups::Plan& plan) {
+    return lab::gups::update_pass<true>(a, plan, a.size() - 1);
+}
+template <class C>
+[[gnu::noinline]] u64 sort_copy(C& a, const std::vector<u64>& src) {
+    std::copy(src.begin(), src.end(), a.begin());
+    std::sort(a.begin(), a.end());
+    return a[a.size() / 2];
+}
+
 double seconds(const std::function<u64()>& f) {
     auto t0 = std::chrono::steady_clock::now();
     sink = f();
@@ -81,6 +96,10 @@ int main(int argc, char** argv) {
     std::size_t mib = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 256;
     int reps = argc > 2 ? std::atoi(argv[2]) : 11;
     std::size_t n = (mib << 20) / sizeof(u64);
+    if (mib == 0 || (mib & (mib - 1)) || reps < 1) {
+        std::fprintf(stderr, "usage: physmem_bench_checked [MiB, a power of two = 256] [repetitions >= 1 = 11]\n");
+        return 2;
+    }
     physmem::BlockPool pool({.block_size = 64 << 10, .capacity = (mib << 21) + (64 << 20), .tags = true});
     {
         physmem::CheckedTreeArray<u64> c(n, pool);
@@ -95,6 +114,13 @@ int main(int argc, char** argv) {
         add("iterator sum", [&] { return iterator_loop(ct); }, [&] { return iterator_loop(cc); });
         add("a[i] sum", [&] { return index_loop(ct); }, [&] { return index_loop(cc); });
         add("GUPS (size/4 updates)", [&] { return gups(t); }, [&] { return gups(c); });
+        const lab::gups::Plan plan = lab::gups::make_plan(lab::gups::round_updates(n / 4));
+        add("lab GUPS (prefetch)", [&] { return lab_gups(t, plan); }, [&] { return lab_gups(c, plan); });
+        std::vector<u64> src(std::min<std::size_t>(n, std::size_t{1} << 22));
+        for (std::size_t i = 0; i < src.size(); ++i) src[i] = (i * 2654435761u) % 1000003;
+        physmem::BlockPool small({.block_size = 64 << 10, .capacity = 128 << 20, .tags = true});
+        physmem::CheckedTreeArray<u64> s(src.size(), small);
+        add("std::sort (32 MiB)", [&] { return sort_copy(s.unchecked(), src); }, [&] { return sort_copy(s, src); });
         for (int r = 0; r < reps; ++r)
             for (Row& row : rows) {
                 if (r % 2) row.tc.push_back(seconds(row.checked));

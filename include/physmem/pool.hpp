@@ -188,6 +188,10 @@ class BlockPool {
     // handle reads a bumped generation, never freed memory. *start gets the block start.
     const std::atomic<std::uint64_t>* tag_word(const void* p, std::byte** start) const noexcept;
     bool tagged() const noexcept { return options_.tags; }
+    // Goes up whenever a tag changes (a block freed or moved, set_domain; tags on): a checked
+    // structure that saw every tag of its blocks at epoch e knows none changed while the
+    // epoch is still e (checked_tree_array.hpp). Read lock-free.
+    const std::atomic<std::uint64_t>& tag_epoch() const noexcept { return tag_epoch_; }
     // Bytes of tag tables (0 when tags are off): 8 per block of every region mapped.
     std::size_t tag_bytes() const noexcept;
 
@@ -245,6 +249,7 @@ class BlockPool {
     // Tag tables of unmapped regions, kept so stale handles still read a generation.
     std::vector<std::unique_ptr<std::atomic<std::uint64_t>[]>> retired_tags_;
     std::size_t retired_tag_bytes_ = 0;
+    std::atomic<std::uint64_t> tag_epoch_{0};  // tag_epoch(); written under the lock
     Filler* filler_;                    // owned; pages by fullness (page_filler.hpp)
     std::size_t in_use_ = 0;
     std::size_t total_ = 0;

@@ -118,7 +118,10 @@ void* BlockPool::take_locked(Page* pg, BlockOwner* owner, std::uintptr_t cookie)
 
 void BlockPool::put_locked(Slab& s, std::size_t i) noexcept {
     Page& pg = s.page_of(i);
-    s.retire_tag(i);  // before the block is on the free stack: stale handles see it
+    if (s.tags) {  // before the block is on the free stack: stale handles see it
+        s.retire_tag(i);
+        tag_epoch_.fetch_add(1, std::memory_order_release);
+    }
     s.flip(i);
     pg.pinned -= s.owner[i] == nullptr;
     s.owner[i] = nullptr;

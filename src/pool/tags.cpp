@@ -33,6 +33,7 @@ void BlockPool::set_domain(void* p, std::uint32_t domain) noexcept {
     Slab* s;
     std::size_t i = index_checked(s, p, "set_domain");
     s->set_tag_domain(i, domain);
+    tag_epoch_.fetch_add(1, std::memory_order_release);
 }
 
 std::size_t BlockPool::tag_bytes() const noexcept {

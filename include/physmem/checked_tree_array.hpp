@@ -1,0 +1,536 @@
+// physmem/checked_tree_array.hpp — TreeArray in checked mode (issue 24, item 3): bounds and
+// the leaf's block tag (generation, domain; PoolOptions::tags) checked on every access.
+//
+//   physmem::BlockPool pool({.block_size = 64 << 10, .tags = true});
+//   physmem::CheckedTreeArray<int> a(1000, pool, physmem::Policy::fatal, "weights");
+//   a[999] = 1;                      // checked: index < size, leaf's tag
+//   a[1000] = 1;                     // "physmem: fatal: checked array weights ...: out of bounds"
+//   auto it = a.begin(); pool.compact(); *it;  // stale iterator (its leaf moved): caught
+//
+// Why a separate type: TreeArray<T> is untouched, so unchecked code is today's code to the
+// instruction (no branch, no field added). This type holds a TreeArray<T> and a table with,
+// per leaf, its tag word and the word last seen; it has TreeArray's interface (size,
+// operator[], at, iterators, segment, resize, push_back, migrate...), plus unchecked() for
+// the raw array (no checks through it).
+//
+// What is checked, and when:
+//   operator[], at, front, back: the index against size(), then the leaf's tag: while the
+//     pool's tag epoch (BlockPool::tag_epoch: up on every free, move and set_domain) is
+//     the one at which every leaf was seen unchanged and in the array's domain, that is
+//     the epoch and the thread's domains (no per-leaf load); after a change, the leaf's
+//     own entry (its tag word against the word seen, and a domain the thread holds), and
+//     after leaf_count() such checks one look at every leaf re-arms the epoch (so a pool
+//     whose tags change all the time costs at most twice the per-leaf checks). A leaf
+//     moved by relocate()/compact() or a set_domain() is looked up again (once, out of
+//     line) from the tree, which is always current: the array's own accesses never fail
+//     because its blocks moved; a leaf freed behind its back (not live any more) fails.
+//   for_each_segment / for_each_strided / segment(k), and physmem:: algorithms on the
+//     iterators (segmented_iterator.hpp): the leaf's tag once per leaf, then a plain loop.
+//   iterators: the leaf's tag (generation and domain) when entering a leaf; every
+//     dereference compares the leaf's tag word with the word seen then (one load and one
+//     compare), so an iterator into a leaf freed or moved since — the array destroyed,
+//     compact(), relocate(), migrate(), a shrinking resize — is caught at its next use;
+//     dereferencing end() or any position outside [0, size()) is caught. An iterator does
+//     not touch its array until it leaves its leaf, and checks that leaf before it does.
+// Not caught: a raw pointer, reference or span kept past a check (the checked
+// accesses hand out T&: software cannot stop a kept reference), an end() iterator of a
+// destroyed array moved backwards (it holds no leaf to check), a DomainScope ending while
+// an iterator stays inside one leaf (domains are checked on entering a leaf), and a leaf
+// freed behind the array's back and handed out again before the array's next access.
+//
+// A violation goes through the array's Policy (capability.hpp): fatal (the default:
+// "physmem: fatal: checked array <name> (0x...): <violation>: <access> at index i (size
+// n), leaf k, block 0x... (generation seen g, now g'; domain d; thread holds m)", then
+// abort) or a thrown ProtectionError. The pool must keep tags (std::invalid_argument
+// otherwise). Metadata: 16 bytes a leaf (beside the pool's 8 a block). Thread safety as
+// TreeArray (const access from many threads; the table's refreshes are atomic). Cost
+// (measured by examples/bench_checked.cpp, checked vs unchecked on the same blocks): per-leaf
+// paths a check per leaf, iterator loops one load and one compare an element, operator[]
+// a handful of cached loads and compares an access.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "physmem/capability.hpp"
+#include "physmem/domain.hpp"
+#include "physmem/segmented_iterator.hpp"
+#include "physmem/segments.hpp"
+#include "physmem/tree_array.hpp"
+
+namespace physmem {
+
+namespace detail {
+
+// One leaf of a checked array: its tag word and the word seen at the last check.
+struct LeafTag {
+    const std::atomic<std::uint64_t>* word = nullptr;
+    std::uint64_t seen = 0;
+};
+
+// The word of "no leaf" (end and out-of-range iterator positions): never equals a seen word.
+inline const std::atomic<std::uint64_t> no_leaf_word{~std::uint64_t{0}};
+
+// What a checked-array report names (src/protect/checked_array.cpp).
+struct CheckedAccess {
+    const char* name;        // the array's name, or null when it may be gone (iterator)
+    const void* array;
+    Policy policy;
+    const char* access;      // "operator[]", "iterator *", ...
+    std::size_t index;
+    std::size_t size;        // ~0: unknown (the array may be gone)
+    std::size_t leaf;
+    const void* block;       // the leaf, or null
+    std::uint64_t seen;      // tag word seen at the last check
+    std::uint64_t now;       // tag word now
+};
+[[noreturn, gnu::cold]] void checked_violation(Violation v, const CheckedAccess& a);
+
+// The out-of-line part of a leaf check: leaf (the tree's current pointer for leaf k) is
+// looked up in the pool's tags; a live block starting there, in a domain the thread holds,
+// updates `t` (atomically) and returns; anything else is reported.
+[[gnu::cold]] void refresh_leaf(const BlockPool& pool, const void* leaf, LeafTag& t, CheckedAccess a);
+
+// The hot checks' read of a tag word (peek_word) or of a field other threads may update (peek): one plain 8-byte load (the READ_ONCE idiom: a
+// volatile read of the aligned word, which compilers keep as one mov). An atomic load,
+// even relaxed, is a compiler barrier in GCC: a loop's iterator or array fields in memory
+// would be reloaded after each check (measured 1.6-2x on an iterator loop). The writers
+// (the pool, under its lock) store atomically; the out-of-line paths read atomically.
+inline std::uint64_t peek_word(const std::atomic<std::uint64_t>* w) noexcept {
+    static_assert(sizeof(std::atomic<std::uint64_t>) == 8 && std::atomic<std::uint64_t>::is_always_lock_free);
+    return *reinterpret_cast<const volatile std::uint64_t*>(w);
+}
+template <class U>
+U peek(const U& v) noexcept {
+    return *static_cast<const volatile U*>(&v);
+}
+
+// Quietly: when `leaf` is a live block starting there, points t at its tag word, sets
+// t.seen and w to the word now, and returns true (the leaf moved); false otherwise.
+bool try_refresh(const BlockPool& pool, const void* leaf, LeafTag& t, std::uint64_t& w);
+
+inline bool domain_held(std::uint64_t w) noexcept { return held_domains() >> (w & BlockTag::kDomainMask) & 1; }
+
+}  // namespace detail
+
+template <class A, bool Const>
+class CheckedTreeIterator;
+
+template <class T>
+class CheckedTreeArray {
+  public:
+    using value_type = T;
+    using size_type = std::size_t;
+    using difference_type = std::ptrdiff_t;
+    using reference = T&;
+    using const_reference = const T&;
+    using iterator = CheckedTreeIterator<CheckedTreeArray, false>;
+    using const_iterator = CheckedTreeIterator<CheckedTreeArray, true>;
+
+    // n value-initialised elements on tagged `pool`; name (kept by copy) appears in reports.
+    CheckedTreeArray(size_type n, BlockPool& pool, Policy policy = Policy::fatal, std::string name = "TreeArray")
+        : tree_(0, require_tags(pool)), policy_(policy), name_(std::move(name)) {
+        resize(n);
+    }
+    CheckedTreeArray(size_type n, const T& value, BlockPool& pool, Policy policy = Policy::fatal,
+                     std::string name = "TreeArray")
+        : tree_(0, require_tags(pool)), policy_(policy), name_(std::move(name)) {
+        resize(n, value);
+    }
+    CheckedTreeArray(const CheckedTreeArray& o)
+        : tree_(o.tree_), policy_(o.policy_), name_(o.name_), domain_(o.domain_) { sync_tags(); }
+    CheckedTreeArray(CheckedTreeArray&& o) noexcept
+        : tree_(std::move(o.tree_)), tags_(std::move(o.tags_)), epoch_(o.epoch_), policy_(o.policy_),
+          name_(std::move(o.name_)), domain_(o.domain_) {
+        o.tags_.clear();
+    }
+    CheckedTreeArray& operator=(CheckedTreeArray o) noexcept {
+        swap(o);
+        return *this;
+    }
+    void swap(CheckedTreeArray& o) noexcept {
+        tree_.swap(o.tree_);
+        tags_.swap(o.tags_);
+        std::swap(epoch_, o.epoch_);
+        armed_ = o.armed_ = kUnarmed;
+        std::swap(policy_, o.policy_);
+        name_.swap(o.name_);
+        std::swap(domain_, o.domain_);
+    }
+
+    // --- size and shape (as TreeArray) ------------------------------------------------
+    size_type size() const noexcept { return tree_.size(); }
+    bool empty() const noexcept { return tree_.empty(); }
+    size_type leaf_length() const noexcept { return tree_.leaf_length(); }
+    size_type leaf_count() const noexcept { return tree_.leaf_count(); }
+    const TreeShape& shape() const noexcept { return tree_.shape(); }
+    BlockPool& pool() const noexcept { return tree_.pool(); }
+    Policy policy() const noexcept { return policy_; }
+    const std::string& name() const noexcept { return name_; }
+    // The raw array: no checks through it (and the contracts of tree_array.hpp).
+    TreeArray<T>& unchecked() noexcept { return tree_; }
+    const TreeArray<T>& unchecked() const noexcept { return tree_; }
+
+    // --- checked element access -------------------------------------------------------
+    T& operator[](size_type i) { return *element(i, "operator[]"); }
+    const T& operator[](size_type i) const { return *element(i, "operator[]"); }
+    T& at(size_type i) { return *element(i, "at"); }
+    const T& at(size_type i) const { return *element(i, "at"); }
+    T& front() { return *element(0, "front"); }
+    const T& front() const { return *element(0, "front"); }
+    T& back() { return *element(size() - 1, "back"); }
+    const T& back() const { return *element(size() - 1, "back"); }
+
+    // First element of leaf k, its tag checked (k < leaf_count() checked too).
+    T* leaf_data(size_type k, const char* access = "leaf_data") const {
+        if (k >= leaf_count()) [[unlikely]]
+            report(Violation::bounds, access, k << shape().leaf_shift, k, nullptr);
+        T* leaf = tree_.leaf_data(k);
+        check_leaf(k, leaf, access, k << shape().leaf_shift);
+        return leaf;
+    }
+    // Reports unless first <= last <= size().
+    void check_range(size_type first, size_type last, const char* access) const {
+        if (last > size() || first > last) [[unlikely]]
+            report(Violation::bounds, access, std::max(first, last), std::max(first, last) >> shape().leaf_shift, nullptr);
+    }
+    // The elements of leaf k in use, checked once.
+    std::span<T> segment(size_type k) { return {leaf_data(k, "segment"), segment_length(k)}; }
+    std::span<const T> segment(size_type k) const { return {leaf_data(k, "segment"), segment_length(k)}; }
+    size_type segment_length(size_type k) const noexcept {
+        return std::min(leaf_length(), size() - (k << shape().leaf_shift));
+    }
+
+    // --- iteration --------------------------------------------------------------------
+    iterator begin() { return iterator(this, 0); }
+    iterator end() { return iterator(this, size()); }
+    const_iterator begin() const { return const_iterator(this, 0); }
+    const_iterator end() const { return const_iterator(this, size()); }
+    const_iterator cbegin() const { return begin(); }
+    const_iterator cend() const { return end(); }
+
+    // --- modifiers (TreeArray's guarantees; the table follows) ---------------------------
+    void resize(size_type n) {
+        tree_.resize(n);
+        sync_tags();
+    }
+    void resize(size_type n, const T& value) {
+        tree_.resize(n, value);
+        sync_tags();
+    }
+    void clear() noexcept {
+        tree_.clear();
+        tags_.clear();
+        armed_ = kUnarmed;
+    }
+    void push_back(const T& v) { emplace_back(v); }
+    void push_back(T&& v) { emplace_back(std::move(v)); }
+    template <class... Args>
+    T& emplace_back(Args&&... args) {
+        T& r = tree_.emplace_back(std::forward<Args>(args)...);
+        if (tags_.size() != leaf_count()) sync_tags();
+        return r;
+    }
+    // pre: !empty() (checked).
+    void pop_back() {
+        if (empty()) [[unlikely]] report(Violation::bounds, "pop_back", 0, 0, nullptr);
+        tree_.pop_back();
+        if (tags_.size() != leaf_count()) sync_tags();
+    }
+    // TreeArray::migrate to tagged `target`; iterators into the old blocks become stale (caught).
+    void migrate(BlockPool& target) {
+        require_tags(target);
+        tree_.migrate(target);
+        tags_.clear();
+        sync_tags();
+    }
+    // Puts every leaf, now and later, in domain d (< 64): accesses need a DomainScope
+    // holding d (domain.hpp). 0: everyone's.
+    void set_domain(std::uint32_t d) {
+        if (d > BlockTag::kDomainMask) throw std::invalid_argument("CheckedTreeArray::set_domain: domain not below 64");
+        domain_ = d;
+        tags_.clear();
+        sync_tags();
+    }
+    std::uint32_t domain() const noexcept { return domain_; }
+
+  private:
+    template <class, bool>
+    friend class CheckedTreeIterator;
+
+    static BlockPool& require_tags(BlockPool& pool) {
+        if (!pool.tagged())
+            throw std::invalid_argument("physmem::CheckedTreeArray: the pool keeps no tags (PoolOptions::tags = true)");
+        return pool;
+    }
+
+    // operator[] and at: while the pool's tag epoch is the one at which every leaf was
+    // last seen unchanged and in domain_ (armed_), no tag can have changed, so the check
+    // is the epoch (one load of a word every access shares) and the thread's domains;
+    // otherwise the leaf's own check (check_leaf), out of line.
+    T* element(size_type i, const char* access) const {
+        if (i >= size()) [[unlikely]]
+            report(Violation::bounds, access, i, i >> shape().leaf_shift, nullptr);
+        size_type k = i >> shape().leaf_shift;
+        T* leaf = tree_.leaf_data(k);
+        if (detail::peek_word(epoch_) != detail::peek(armed_) || !(held_domains() >> domain_ & 1)) [[unlikely]]
+            check_unarmed(k, leaf, access, i);
+        return leaf + (i & shape().leaf_mask());
+    }
+    // The leaf's own check, and every leaf_count() of them a look at every leaf (moved
+    // ones looked up again): when all are live and in domain_, the fast path is armed at
+    // the epoch read before. So a
+    // pool whose tags change all the time costs at most twice the per-leaf checks.
+    [[gnu::noinline]] void check_unarmed(size_type k, const T* leaf, const char* access, size_type i) const {
+        std::uint64_t e = epoch_->load(std::memory_order_acquire);
+        check_leaf(k, leaf, access, i);
+        if (std::atomic_ref(misses_).fetch_add(1, std::memory_order_relaxed) + 1 < leaf_count()) return;
+        std::atomic_ref(misses_).store(0, std::memory_order_relaxed);
+        for (size_type j = 0; j < leaf_count(); ++j) {
+            detail::LeafTag& t = tags_[j];
+            std::uint64_t w = std::atomic_ref(t.word).load(std::memory_order_relaxed)->load(std::memory_order_acquire);
+            bool same = w == std::atomic_ref(t.seen).load(std::memory_order_relaxed);
+            if (!same && !detail::try_refresh(pool(), tree_.leaf_data(j), t, w))
+                return;  // leaf j is not a live block starting there: reported when next used
+            if ((w & BlockTag::kDomainMask) != domain_) return;
+        }
+        std::atomic_ref(armed_).store(e, std::memory_order_relaxed);
+    }
+
+    // The hot check: the tag word seen last for leaf k is still the word, and the thread
+    // holds its domain; otherwise refresh (out of line).
+    void check_leaf(size_type k, const T* leaf, const char* access, size_type i) const {
+        detail::LeafTag& t = tags_[k];
+        std::uint64_t w = detail::peek_word(detail::peek(t.word));
+        if (w != detail::peek(t.seen) || !detail::domain_held(w)) [[unlikely]]
+            detail::refresh_leaf(pool(), leaf, t, site(access, i, k, leaf));
+    }
+    // Grows or shrinks the table to leaf_count(): new leaves are looked up (and put in
+    // domain_).
+    void sync_tags() {
+        epoch_ = &pool().tag_epoch();
+        armed_ = kUnarmed;
+        size_type n = leaf_count();
+        if (tags_.size() > n) tags_.resize(n);
+        for (size_type k = tags_.size(); k < n; ++k) {
+            void* leaf = tree_.leaf_data(k);
+            if (domain_) pool().set_domain(leaf, domain_);
+            const auto* w = pool().tag_word(leaf, nullptr);
+            tags_.push_back({w, w->load(std::memory_order_acquire)});
+        }
+    }
+    detail::CheckedAccess site(const char* access, size_type i, size_type k, const void* block) const {
+        return {name_.c_str(), this, policy_, access, i, size(), k, block, 0, 0};
+    }
+    [[noreturn]] void report(Violation v, const char* access, size_type i, size_type k, const void* block) const {
+        detail::checked_violation(v, site(access, i, k, block));
+    }
+
+    static constexpr std::uint64_t kUnarmed = ~std::uint64_t{0};  // an epoch never reached
+
+    TreeArray<T> tree_;
+    mutable std::vector<detail::LeafTag> tags_;  // one per leaf; entries refreshed atomically
+    const std::atomic<std::uint64_t>* epoch_ = nullptr;  // pool().tag_epoch()
+    mutable std::uint64_t armed_ = kUnarmed;  // the epoch the fast path holds at (atomic_ref)
+    mutable std::size_t misses_ = 0;          // per-leaf checks since the last look at all
+    Policy policy_;
+    std::string name_;
+    std::uint32_t domain_ = 0;
+};
+
+// Random access over a CheckedTreeArray (see the contract at the top). Representation as
+// TreeIterator, plus the leaf's tag word and the word seen on entering the leaf; lend_ is
+// the end of the leaf's elements in use, so a valid position always has first_ <= cur_ <
+// lend_; positions outside [0, size()) hold no leaf (cur_ null, tag_ = no_leaf_word).
+template <class A, bool Const>
+class CheckedTreeIterator {
+    using C = std::conditional_t<Const, const A, A>;
+    using T = typename A::value_type;
+
+  public:
+    using iterator_concept = std::random_access_iterator_tag;
+    using iterator_category = std::random_access_iterator_tag;
+    using value_type = T;
+    using difference_type = std::ptrdiff_t;
+    using pointer = std::conditional_t<Const, const T*, T*>;
+    using reference = std::conditional_t<Const, const T&, T&>;
+
+    CheckedTreeIterator() noexcept = default;
+    CheckedTreeIterator(C* a, std::size_t i) : a_(a), policy_(a->policy()) { seek(i); }
+    template <bool WasConst, class = std::enable_if_t<Const && !WasConst>>
+    CheckedTreeIterator(const CheckedTreeIterator<A, WasConst>& o) noexcept
+        : a_(o.a_), cur_(o.cur_), lend_(o.lend_), first_(o.first_), base_(o.base_), tag_(o.tag_), seen_(o.seen_),
+          policy_(o.policy_) {}
+
+    reference operator*() const {
+        verify("iterator *");
+        return *cur_;
+    }
+    pointer operator->() const {
+        verify("iterator ->");
+        return cur_;
+    }
+    reference operator[](difference_type n) const { return *(*this + n); }
+    std::size_t index() const noexcept { return cur_ ? base_ + static_cast<std::size_t>(cur_ - first_) : base_; }
+    C* container() const noexcept { return a_; }
+    // Elements from here to the end of this leaf's part in use (0 outside the array).
+    std::size_t left_in_leaf() const noexcept { return static_cast<std::size_t>(lend_ - cur_); }
+
+    CheckedTreeIterator& operator++() {
+        if (++cur_ == lend_) [[unlikely]] seek(base_ + static_cast<std::size_t>(lend_ - first_));
+        return *this;
+    }
+    CheckedTreeIterator operator++(int) {
+        auto t = *this;
+        ++*this;
+        return t;
+    }
+    CheckedTreeIterator& operator--() {
+        if (!cur_ || cur_ == first_) [[unlikely]] seek(index() - 1);
+        else --cur_;
+        return *this;
+    }
+    CheckedTreeIterator operator--(int) {
+        auto t = *this;
+        --*this;
+        return t;
+    }
+    CheckedTreeIterator& operator+=(difference_type n) {
+        if (cur_ && n < lend_ - cur_ && -n <= cur_ - first_) cur_ += n;
+        else seek(index() + static_cast<std::size_t>(n));
+        return *this;
+    }
+    CheckedTreeIterator& operator-=(difference_type n) { return *this += -n; }
+    friend CheckedTreeIterator operator+(CheckedTreeIterator it, difference_type n) { return it += n; }
+    friend CheckedTreeIterator operator+(difference_type n, CheckedTreeIterator it) { return it += n; }
+    friend CheckedTreeIterator operator-(CheckedTreeIterator it, difference_type n) { return it -= n; }
+    friend difference_type operator-(const CheckedTreeIterator& a, const CheckedTreeIterator& b) noexcept {
+        return static_cast<difference_type>(a.index() - b.index());
+    }
+    friend bool operator==(const CheckedTreeIterator& a, const CheckedTreeIterator& b) noexcept {
+        return a.cur_ == b.cur_ && (a.cur_ || a.base_ == b.base_);
+    }
+    friend auto operator<=>(const CheckedTreeIterator& a, const CheckedTreeIterator& b) noexcept {
+        return a.index() <=> b.index();
+    }
+
+    // The leaf's word is still the one seen on entering it (else reported).
+    void verify(const char* access) const {
+        if (detail::peek_word(tag_) != seen_) [[unlikely]]
+            seen_ = revalidate(tag_, seen_, a_, policy_, access, index(), first_);
+    }
+
+  private:
+    template <class, bool>
+    friend class CheckedTreeIterator;
+
+    // Out of line: past the end, a stale leaf (freed or moved: reported without touching
+    // the array, which may be gone), or only the domain changed (held: go on).
+    // Static, with the state by value: the iterator's address never escapes the loop, so
+    // the compiler keeps it in registers. Returns the word to see from now on.
+    [[gnu::cold, gnu::noinline]] static std::uint64_t revalidate(const std::atomic<std::uint64_t>* tag,
+                                                                 std::uint64_t seen, const void* a, Policy policy,
+                                                                 const char* access, std::size_t index,
+                                                                 const void* block) {
+        std::uint64_t now = tag->load(std::memory_order_acquire);
+        detail::CheckedAccess s{nullptr, a, policy, access, index, ~std::size_t{0}, 0, block, seen, now};
+        if (tag == &detail::no_leaf_word) {
+            s.now = 0;
+            detail::checked_violation(Violation::bounds, s);
+        }
+        if ((now >> BlockTag::kDomainBits) != (seen >> BlockTag::kDomainBits))
+            detail::checked_violation(Violation::stale, s);
+        if (!detail::domain_held(now)) detail::checked_violation(Violation::domain, s);
+        return now;
+    }
+    // Leaves the current leaf (checked first: the array may be gone) for index i.
+    void seek(std::size_t i) {
+        if (tag_ != &detail::no_leaf_word) verify("iterator (leaving a leaf)");
+        std::size_t n = a_->size();
+        if (i >= n) {
+            cur_ = lend_ = first_ = nullptr;
+            base_ = i;
+            tag_ = &detail::no_leaf_word;
+            seen_ = 0;
+            return;
+        }
+        const TreeShape& s = a_->shape();
+        std::size_t k = i >> s.leaf_shift;
+        base_ = k << s.leaf_shift;
+        first_ = a_->leaf_data(k, "iterator");  // checks the tag (refreshing the table)
+        const detail::LeafTag& t = a_->tags_[k];
+        tag_ = std::atomic_ref(const_cast<detail::LeafTag&>(t).word).load(std::memory_order_relaxed);
+        seen_ = std::atomic_ref(const_cast<detail::LeafTag&>(t).seen).load(std::memory_order_relaxed);
+        cur_ = first_ + (i - base_);
+        lend_ = first_ + std::min(s.leaf_len(), n - base_);
+    }
+
+    C* a_ = nullptr;
+    pointer cur_ = nullptr;
+    pointer lend_ = nullptr;
+    pointer first_ = nullptr;
+    std::size_t base_ = 0;
+    const std::atomic<std::uint64_t>* tag_ = &detail::no_leaf_word;
+    mutable std::uint64_t seen_ = 0;  // updated when only the domain changed (still held)
+    Policy policy_ = Policy::fatal;
+};
+
+// physmem:: algorithms run checked iterators leaf by leaf: one check per run.
+template <class A, bool Const>
+struct Segmented<CheckedTreeIterator<A, Const>> : std::true_type {
+    template <class F>
+    static void run(const CheckedTreeIterator<A, Const>& it, std::size_t n, F&& f) {
+        auto* p = it.operator->();  // checked (past the end, stale leaf)
+        f(p, std::min(n, it.left_in_leaf()));
+    }
+};
+
+// --- per-leaf algorithms (segments.hpp) on checked arrays: one tag check per leaf ----------
+template <class T, class F>
+void for_each_segment(CheckedTreeArray<T>& a, F&& f) {
+    for (std::size_t k = 0; k < a.leaf_count(); ++k) f(a.segment(k));
+}
+template <class T, class F>
+void for_each_segment(const CheckedTreeArray<T>& a, F&& f) {
+    for (std::size_t k = 0; k < a.leaf_count(); ++k) f(a.segment(k));
+}
+// pre (checked): first <= last <= a.size().
+template <class A, class F>
+    requires std::is_same_v<std::remove_const_t<A>, CheckedTreeArray<typename A::value_type>>
+void for_each_segment(A& a, std::size_t first, std::size_t last, F&& f) {
+    a.check_range(first, last, "for_each_segment");
+    const TreeShape& s = a.shape();
+    while (first < last) {
+        std::size_t k = first >> s.leaf_shift;
+        std::size_t end = std::min(last, (k + 1) << s.leaf_shift);
+        f(std::span(a.leaf_data(k, "for_each_segment") + (first & s.leaf_mask()), end - first));
+        first = end;
+    }
+}
+// f(T&) for a[first], a[first + stride], ... below a.size(), one check per leaf visited.
+template <class A, class F>
+    requires std::is_same_v<std::remove_const_t<A>, CheckedTreeArray<typename A::value_type>>
+void for_each_strided(A& a, std::size_t first, std::size_t stride, F&& f) {
+    const TreeShape& s = a.shape();
+    std::size_t n = a.size(), i = first;
+    while (i < n) {
+        std::size_t k = i >> s.leaf_shift;
+        auto* leaf = a.leaf_data(k, "for_each_strided");
+        std::size_t base = k << s.leaf_shift, end = std::min(n, base + s.leaf_len());
+        for (; i < end; i += stride) {
+            f(leaf[i - base]);
+            if (n - i <= stride) return;
+        }
+    }
+}
+
+}  // namespace physmem

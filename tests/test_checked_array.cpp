@@ -1,0 +1,373 @@
+// tests/test_checked_array.cpp — TreeArray in checked mode (issue 24, item 3) and the seeded
+// bug suite: every seeded bug caught — under the throwing policy here, and in a child
+// process under the fatal policy (CheckedArrayDeathTest) with the message naming the array,
+// the access and the index — and the ordinary kernels (scans, GUPS-like updates, a sort,
+// with compaction and migration between them, two reader threads) raise nothing.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "physmem/algorithm.hpp"
+#include "physmem/capability.hpp"
+#include "physmem/checked_tree_array.hpp"
+#include "physmem/domain.hpp"
+#include "support.hpp"
+
+using namespace physmem;
+
+namespace {
+
+constexpr std::size_t kBlock = 4096;  // 512 uint64 a leaf: many leaves in small arrays
+using u64 = std::uint64_t;
+using Checked = CheckedTreeArray<u64>;
+
+PoolOptions tagged(std::size_t bs = kBlock, std::size_t capacity = 32 << 20) {
+    PoolOptions o = physmem_test::pool_options(bs, capacity);
+    o.give_back_delay_ms = 0;
+    o.tags = true;
+    return o;
+}
+
+Violation caught(auto&& f) {
+    try {
+        f();
+    } catch (const ProtectionError& e) {
+        return e.kind;
+    }
+    ADD_FAILURE() << "no ProtectionError";
+    return Violation::not_live;
+}
+
+void fill_iota(Checked& a) {
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = i;
+}
+
+// A one-leaf array whose leaf compact() moves: page A full but one block, the leaf alone
+// on page B (blocks are placed fullest page first), then one block of A freed.
+struct MovableLeaf {
+    BlockPool& pool;
+    std::vector<void*> filler;
+    MovableLeaf(BlockPool& p) : pool(p) {
+        std::size_t per_page = pool.stats().page_size / kBlock;
+        for (std::size_t i = 0; i < per_page; ++i) filler.push_back(pool.allocate());
+    }
+    void make_room() {
+        pool.deallocate(filler.back());
+        filler.pop_back();
+    }
+    ~MovableLeaf() {
+        for (void* b : filler) pool.deallocate(b);
+    }
+};
+
+}  // namespace
+
+TEST(CheckedArray, NeedsATaggedPool) {
+    BlockPool plain(physmem_test::pool_options(kBlock, 8 << 20));
+    EXPECT_THROW(Checked(10, plain), std::invalid_argument);
+    BlockPool pool(tagged());
+    Checked a(10, pool);
+    EXPECT_THROW(a.migrate(plain), std::invalid_argument);
+    EXPECT_EQ(a.size(), 10u);
+}
+
+TEST(CheckedArray, BehavesLikeTreeArray) {
+    BlockPool pool(tagged());
+    Checked a(0, pool, Policy::throw_error, "grown");
+    std::vector<u64> v;
+    for (u64 i = 0; i < 5000; ++i) {
+        a.push_back(i * 7 % 1000);
+        v.push_back(i * 7 % 1000);
+    }
+    EXPECT_EQ(a.leaf_count(), (5000 + 511) / 512);
+    EXPECT_TRUE(std::equal(a.begin(), a.end(), v.begin(), v.end()));
+    EXPECT_EQ(physmem::accumulate(a.begin(), a.end(), u64{0}), std::accumulate(v.begin(), v.end(), u64{0}));
+    u64 s = 0;
+    for_each_segment(a, [&](std::span<u64> seg) { for (u64 x : seg) s += x; });
+    EXPECT_EQ(s, std::accumulate(v.begin(), v.end(), u64{0}));
+    u64 part = 0;
+    for_each_segment(a, 100, 1500, [&](std::span<u64> seg) { for (u64 x : seg) part += x; });
+    EXPECT_EQ(part, std::accumulate(v.begin() + 100, v.begin() + 1500, u64{0}));
+    u64 strided = 0;
+    for_each_strided(a, 3, 700, [&](u64& x) { strided += x; });
+    u64 want = 0;
+    for (std::size_t i = 3; i < v.size(); i += 700) want += v[i];
+    EXPECT_EQ(strided, want);
+    // Backwards across leaves, and random access.
+    std::size_t i = a.size();
+    for (auto it = a.end(); it != a.begin();) EXPECT_EQ(*--it, v[--i]);
+    EXPECT_EQ(a.begin()[4321], v[4321]);
+    EXPECT_EQ(a.end() - a.begin(), 5000);
+    while (a.size() > 700) a.pop_back();
+    EXPECT_EQ(a.leaf_count(), 2u);
+    EXPECT_EQ(a.back(), v[699]);
+    a.resize(3000, 9);
+    EXPECT_EQ(a[2999], 9u);
+    Checked copy = a;
+    EXPECT_TRUE(std::equal(copy.begin(), copy.end(), a.begin(), a.end()));
+    Checked moved = std::move(copy);
+    EXPECT_EQ(moved[2999], 9u);
+    a.clear();
+    EXPECT_EQ(a.begin(), a.end());
+}
+
+// --- seeded bugs, throwing policy ------------------------------------------------------------
+
+TEST(CheckedArraySeeded, OutOfBoundsByOneElement) {
+    BlockPool pool(tagged());
+    Checked a(1000, pool, Policy::throw_error);
+    EXPECT_EQ(caught([&] { a[1000] = 1; }), Violation::bounds);
+    EXPECT_EQ(caught([&] { (void)a.at(1000); }), Violation::bounds);
+    EXPECT_EQ(caught([&] { (void)a[~std::size_t{0}]; }), Violation::bounds);  // "index -1"
+    EXPECT_EQ(caught([&] { for_each_segment(a, 0, 1001, [](auto) {}); }), Violation::bounds);
+    Checked empty(0, pool, Policy::throw_error);
+    EXPECT_EQ(caught([&] { (void)empty.front(); }), Violation::bounds);
+    EXPECT_EQ(caught([&] { empty.pop_back(); }), Violation::bounds);
+}
+
+TEST(CheckedArraySeeded, OutOfBoundsByOneLeaf) {
+    BlockPool pool(tagged());
+    Checked a(1000, pool, Policy::throw_error);  // 2 leaves of 512; the second holds 488
+    EXPECT_EQ(caught([&] { (void)a[1000 + 512]; }), Violation::bounds);
+    EXPECT_EQ(caught([&] { (void)a[1020]; }), Violation::bounds);  // allocated slot, past size
+    EXPECT_EQ(caught([&] { (void)a.segment(2); }), Violation::bounds);
+    EXPECT_EQ(a.segment(1).size(), 488u);
+}
+
+TEST(CheckedArraySeeded, PastTheEndThroughAnIterator) {
+    BlockPool pool(tagged());
+    Checked a(1000, pool, Policy::throw_error);
+    EXPECT_EQ(caught([&] { (void)*a.end(); }), Violation::bounds);
+    auto it = a.end() - 1;
+    EXPECT_EQ(*it, 0u);
+    ++it;
+    EXPECT_EQ(caught([&] { (void)*it; }), Violation::bounds);
+    EXPECT_EQ(caught([&] { (void)a.begin()[1000]; }), Violation::bounds);
+    EXPECT_EQ(caught([&] { (void)a.begin()[1000 + 512]; }), Violation::bounds);
+    EXPECT_EQ(caught([&] { (void)*(a.begin() - 1); }), Violation::bounds);
+    // A range past the end handed to a segmented algorithm: its first element is checked.
+    EXPECT_EQ(caught([&] { physmem::fill(a.end(), a.end() + 3, u64{1}); }), Violation::bounds);
+}
+
+TEST(CheckedArraySeeded, UseAfterTheArrayIsDestroyed) {
+    BlockPool pool(tagged());
+    Checked::iterator it, last_leaf;
+    {
+        Checked a(1000, pool, Policy::throw_error);
+        fill_iota(a);
+        it = a.begin() + 3;
+        last_leaf = a.begin() + 999;
+        EXPECT_EQ(*it, 3u);
+    }
+    EXPECT_EQ(caught([&] { (void)*it; }), Violation::stale);
+    EXPECT_EQ(caught([&] { ++last_leaf; }), Violation::stale);  // leaving a freed leaf
+    // Even after the blocks are handed out again (the generation only grows).
+    Checked b(1000, pool, Policy::throw_error);
+    EXPECT_EQ(caught([&] { *it = 1; }), Violation::stale);
+}
+
+TEST(CheckedArraySeeded, UseAfterCompactMovedALeaf) {
+    BlockPool pool(tagged());
+    MovableLeaf room(pool);
+    Checked a(100, pool, Policy::throw_error, "moved");
+    fill_iota(a);
+    auto it = a.begin() + 7;
+    const u64* before = a.unchecked().leaf_data(0);
+    room.make_room();
+    pool.compact();
+    ASSERT_NE(a.unchecked().leaf_data(0), before) << "compact() did not move the leaf";
+    EXPECT_EQ(caught([&] { (void)*it; }), Violation::stale);
+    // The array itself follows its leaf: no false positive, values kept.
+    EXPECT_EQ(a[7], 7u);
+    EXPECT_EQ(*(a.begin() + 7), 7u);
+}
+
+TEST(CheckedArraySeeded, UseAfterRelocate) {
+    BlockPool pool(tagged());
+    Checked a(2000, pool, Policy::throw_error);
+    fill_iota(a);
+    auto it = a.begin() + 600;  // leaf 1
+    ASSERT_NE(pool.relocate(a.unchecked().leaf_data(1)), nullptr);
+    EXPECT_EQ(caught([&] { (void)*it; }), Violation::stale);
+    EXPECT_EQ(a[600], 600u);
+}
+
+TEST(CheckedArraySeeded, UseAfterMigrate) {
+    BlockPool pool(tagged()), other(tagged(16384));
+    Checked a(3000, pool, Policy::throw_error);
+    fill_iota(a);
+    auto it = a.cbegin() + 2500;
+    a.migrate(other);
+    EXPECT_EQ(caught([&] { (void)*it; }), Violation::stale);
+    EXPECT_EQ(a[2500], 2500u);
+    EXPECT_EQ(&a.pool(), &other);
+    EXPECT_EQ(physmem::accumulate(a.begin(), a.end(), u64{0}), u64{2999} * 3000 / 2);
+}
+
+TEST(CheckedArraySeeded, LeafFreedBehindTheArraysBack) {
+    BlockPool pool(tagged());
+    Checked a(1000, pool, Policy::throw_error);
+    for (int r = 0; r < 3; ++r)  // warm: past leaf_count() per-leaf checks the epoch fast path arms
+        for (std::size_t i = 0; i < a.size(); ++i) (void)a[i];
+    void* leaf = a.unchecked().leaf_data(1);
+    std::uint64_t epoch = pool.tag_epoch().load();
+    pool.deallocate(leaf);  // the seeded bug: someone else frees the array's block
+    EXPECT_GT(pool.tag_epoch().load(), epoch);
+    EXPECT_EQ(caught([&] { (void)a[600]; }), Violation::stale);
+    EXPECT_EQ(caught([&] { for_each_segment(a, [](auto) {}); }), Violation::stale);
+    EXPECT_EQ(a[5], 0u);  // leaf 0 is fine
+    // Put a block back where the leaf was so the array's destructor frees a live block.
+    ASSERT_EQ(pool.allocate(), leaf);
+}
+
+TEST(CheckedArraySeeded, AnotherDomainsBlocks) {
+    BlockPool pool(tagged());
+    Checked a(1000, pool, Policy::throw_error, "secret");
+    fill_iota(a);
+    fill_iota(a);  // armed
+    std::uint64_t epoch = pool.tag_epoch().load();
+    a.set_domain(5);
+    EXPECT_GT(pool.tag_epoch().load(), epoch);
+    EXPECT_EQ(pool.tag(a.unchecked().leaf_data(1))->domain, 5u);
+    EXPECT_EQ(caught([&] { (void)a[3]; }), Violation::domain);
+    EXPECT_EQ(caught([&] { (void)*a.begin(); }), Violation::domain);
+    EXPECT_EQ(caught([&] { for_each_segment(a, [](auto) {}); }), Violation::domain);
+    {
+        DomainScope s{5};
+        EXPECT_EQ(a[3], 3u);
+        EXPECT_EQ(physmem::accumulate(a.begin(), a.end(), u64{0}), u64{999} * 1000 / 2);
+        a.resize(2000);  // new leaves join the domain
+        EXPECT_EQ(pool.tag(a.unchecked().leaf_data(3))->domain, 5u);
+    }
+    EXPECT_EQ(caught([&] { (void)a[1500]; }), Violation::domain);
+    DomainScope other{6};
+    EXPECT_EQ(caught([&] { (void)a[3]; }), Violation::domain);
+}
+
+TEST(CheckedArraySeeded, WideningACapability) {
+    BlockPool pool(tagged());
+    Checked a(1000, pool, Policy::throw_error);
+    void* leaf = a.unchecked().leaf_data(0);
+    Capability c = Capability::make(pool, leaf, 512, Perm::read, Policy::throw_error);
+    EXPECT_EQ(caught([&] { (void)c.narrow(0, 513, Perm::read); }), Violation::widen);
+    EXPECT_EQ(caught([&] { (void)c.narrow(0, 8, Perm::read_write); }), Violation::widen);
+    EXPECT_EQ(caught([&] { (void)c.narrow(500, 13, Perm::read); }), Violation::widen);
+    EXPECT_EQ(c.narrow(8, 8, Perm::read).load<u64>(0), 0u);
+}
+
+// --- no false positives: the lab's ordinary kernels in checked mode -----------------------
+
+TEST(CheckedArrayClean, ScansUpdatesAndSortRaiseNothing) {
+    BlockPool pool(tagged()), other(tagged(65536));
+    MovableLeaf room(pool);
+    const std::size_t n = 200'000;
+    Checked a(n, pool, Policy::throw_error, "kernels");
+    TreeArray<u64> plain(n, pool);
+    std::vector<u64> v(n);
+    for (std::size_t i = 0; i < n; ++i) a[i] = plain[i] = v[i] = (i * 2654435761u) % 100'003;
+    auto run_all = [&] {
+        // scans: segments, iterators, index, segmented algorithm
+        u64 seg = 0, itr = 0, idx = 0;
+        for_each_segment(a, [&](std::span<const u64> s) { for (u64 x : s) seg += x; });
+        for (u64 x : a) itr += x;
+        for (std::size_t i = 0; i < a.size(); ++i) idx += a[i];
+        u64 want = std::accumulate(v.begin(), v.end(), u64{0});
+        EXPECT_EQ(seg, want);
+        EXPECT_EQ(itr, want);
+        EXPECT_EQ(idx, want);
+        EXPECT_EQ(physmem::accumulate(a.cbegin(), a.cend(), u64{0}), want);
+        // GUPS-like random updates, checked and unchecked side by side
+        u64 x = 88172645463325252ull;
+        for (int k = 0; k < 100'000; ++k) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            a[x % n] ^= x;
+            plain[x % n] ^= x;
+            v[x % n] ^= x;
+        }
+        EXPECT_TRUE(std::equal(a.begin(), a.end(), plain.begin(), plain.end()));
+    };
+    run_all();
+    room.make_room();
+    EXPECT_GT(pool.compact().blocks_moved, 0u);  // moves blocks of both arrays
+    run_all();
+    // a sort on the checked iterators
+    std::sort(a.begin(), a.end());
+    std::sort(v.begin(), v.end());
+    std::sort(plain.begin(), plain.end());
+    EXPECT_TRUE(std::equal(a.begin(), a.end(), v.begin(), v.end()));
+    a.migrate(other);
+    run_all();
+    // readers on two threads, right after the blocks moved (both refresh the table)
+    std::size_t moved = 0;
+    for (std::size_t k = 0; k < a.leaf_count(); k += 3) moved += other.relocate(a.unchecked().leaf_data(k)) != nullptr;
+    EXPECT_GT(moved, 0u);
+    u64 sums[2] = {};
+    std::thread t([&] { for (std::size_t i = 0; i < n; ++i) sums[0] += a[i]; });
+    for (std::size_t i = 0; i < n; ++i) sums[1] += a[i];
+    t.join();
+    EXPECT_EQ(sums[0], sums[1]);
+}
+
+// --- the same bugs in child processes under the fatal policy --------------------------------
+
+TEST(CheckedArrayDeathTest, EverySeededBugStopsTheProgramWithAMessage) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    BlockPool pool(tagged());
+    Checked a(1000, pool, Policy::fatal, "weights");
+    fill_iota(a);
+    EXPECT_DEATH((void)a[1000],
+                 "physmem: fatal: checked array weights \\(0x[0-9a-f]+\\): out of bounds: operator\\[\\] at index 1000 "
+                 "\\(size 1000\\), leaf 1, block \\(nil\\)");
+    EXPECT_DEATH((void)a.at(1512), "checked array weights .*out of bounds: at at index 1512");
+    EXPECT_DEATH((void)*a.end(), "checked array iterator .*out of bounds: iterator \\* at index 1000");
+    EXPECT_DEATH((void)*Checked::iterator{}, "checked array iterator \\(\\(nil\\)\\): out of bounds: iterator \\* at index 0");
+    auto it = a.begin() + 5;
+    EXPECT_DEATH(
+        {
+            a.clear();
+            (void)*it;
+        },
+        "checked array iterator .*stale generation .*: iterator \\* at index 5 .*block 0x[0-9a-f]+ \\(generation seen 0, now 1");
+    EXPECT_DEATH(
+        {
+            BlockPool other(tagged());
+            a.migrate(other);
+            (void)*it;
+        },
+        "stale generation");
+    EXPECT_DEATH(
+        {
+            BlockPool fresh(tagged());
+            MovableLeaf room(fresh);
+            Checked one(10, fresh, Policy::fatal, "one");
+            auto i1 = one.begin();
+            room.make_room();
+            fresh.compact();
+            (void)*i1;
+        },
+        "stale generation");
+    EXPECT_DEATH(
+        {
+            a.set_domain(9);
+            (void)a[3];
+        },
+        "checked array weights .*domain not held by this thread: operator\\[\\] at index 3 .*domain 9; thread holds 0x1\\)");
+    EXPECT_DEATH(
+        {
+            void* b = pool.allocate();
+            pool.deallocate(b);
+            pool.deallocate(b);
+        },
+        "block is not live \\(double free\\?\\)");
+    EXPECT_DEATH(
+        {
+            Capability c = Capability::make(pool, a.unchecked().leaf_data(0), 64, Perm::read);
+            (void)c.narrow(0, 65, Perm::read);
+        },
+        "widening refused");
+    EXPECT_EQ(a[999], 999u);  // the parent's array untouched
+}

@@ -248,6 +248,34 @@ TEST(CheckedArraySeeded, AnotherDomainsBlocks) {
     EXPECT_EQ(caught([&] { (void)a[3]; }), Violation::domain);
 }
 
+// Back to domain 0 (everyone's): every leaf's tag says 0 again, and a thread holding no
+// domain reads and writes the array (set_domain(0) once left the blocks in the old domain).
+TEST(CheckedArraySeeded, BackToDomainZeroIsEveryones) {
+    BlockPool pool(tagged());
+    Checked a(3000, pool, Policy::throw_error, "shared again");
+    fill_iota(a);
+    a.set_domain(5);
+    EXPECT_EQ(caught([&] { (void)a[3]; }), Violation::domain);
+    a.set_domain(0);
+    for (std::size_t k = 0; k < a.leaf_count(); ++k) EXPECT_EQ(pool.tag(a.unchecked().leaf_data(k))->domain, 0u) << k;
+    EXPECT_NO_THROW(a[3] = 3);
+    EXPECT_NO_THROW((void)*a.begin());
+    EXPECT_EQ(physmem::accumulate(a.begin(), a.end(), u64{0}), u64{2999} * 3000 / 2);
+}
+
+// The shape changed behind the checked array's back (resize through unchecked(), which
+// its contract forbids): a checked access that looks at the table reports it instead of
+// reading past the table.
+TEST(CheckedArraySeeded, ShapeChangedThroughUncheckedIsReported) {
+    BlockPool pool(tagged());
+    Checked a(1000, pool, Policy::throw_error, "grown behind its back");
+    fill_iota(a);
+    a.unchecked().resize(a.size() + 4 * a.leaf_length());
+    pool.deallocate(pool.allocate());  // the tag epoch moves: checks look at the table
+    EXPECT_EQ(caught([&] { (void)a[a.size() - 1]; }), Violation::bounds);
+    EXPECT_EQ(caught([&] { (void)a.leaf_data(a.leaf_count() - 1); }), Violation::bounds);
+}
+
 TEST(CheckedArraySeeded, WideningACapability) {
     BlockPool pool(tagged());
     Checked a(1000, pool, Policy::throw_error);

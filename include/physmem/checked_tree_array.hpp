@@ -176,7 +176,10 @@ class CheckedTreeArray {
     BlockPool& pool() const noexcept { return tree_.pool(); }
     Policy policy() const noexcept { return policy_; }
     const std::string& name() const noexcept { return name_; }
-    // The raw array: no checks through it (and the contracts of tree_array.hpp).
+    // The raw array: no checks through it (and the contracts of tree_array.hpp). Its
+    // elements may be written through it; its shape may not be changed through it (resize,
+    // push_back, migrate...: use this class's own) — a checked access then finds the
+    // table's length wrong and reports it rather than reading past the table.
     TreeArray<T>& unchecked() noexcept { return tree_; }
     const TreeArray<T>& unchecked() const noexcept { return tree_; }
 
@@ -258,6 +261,7 @@ class CheckedTreeArray {
     void set_domain(std::uint32_t d) {
         if (d > BlockTag::kDomainMask) throw std::invalid_argument("CheckedTreeArray::set_domain: domain not below 64");
         domain_ = d;
+        for (size_type k = 0; k < leaf_count(); ++k) pool().set_domain(tree_.leaf_data(k), d);  // also back to 0
         tags_.clear();
         sync_tags();
     }
@@ -295,7 +299,7 @@ class CheckedTreeArray {
         check_leaf(k, leaf, access, i);
         if (std::atomic_ref(misses_).fetch_add(1, std::memory_order_relaxed) + 1 < leaf_count()) return;
         std::atomic_ref(misses_).store(0, std::memory_order_relaxed);
-        for (size_type j = 0; j < leaf_count(); ++j) {
+        for (size_type j = 0; j < tags_.size(); ++j) {
             detail::LeafTag& t = tags_[j];
             std::uint64_t w = std::atomic_ref(t.word).load(std::memory_order_relaxed)->load(std::memory_order_acquire);
             bool same = w == std::atomic_ref(t.seen).load(std::memory_order_relaxed);
@@ -309,6 +313,8 @@ class CheckedTreeArray {
     // The hot check: the tag word seen last for leaf k is still the word, and the thread
     // holds its domain; otherwise refresh (out of line).
     void check_leaf(size_type k, const T* leaf, const char* access, size_type i) const {
+        if (tags_.size() != leaf_count()) [[unlikely]]
+            report(Violation::bounds, "access after the shape changed through unchecked()", i, k, leaf);
         detail::LeafTag& t = tags_[k];
         std::uint64_t w = detail::peek_word(detail::peek(t.word));
         if (w != detail::peek(t.seen) || !detail::domain_held(w)) [[unlikely]]

@@ -74,12 +74,12 @@ void* Context::map_array(const std::string& name, std::size_t bytes, physmem::Ba
     return p;
 }
 
-physmem::BlockPool& Context::pool(const std::string& name, std::size_t bytes, bool prefault) {
+physmem::BlockPool& Context::pool(const std::string& name, std::size_t bytes, bool prefault, bool tags) {
     std::size_t bs = settings_.block_size;
     std::size_t blocks = std::max<std::size_t>((bytes + bs - 1) / bs, 1);
     auto p = std::make_unique<physmem::BlockPool>(physmem::PoolOptions{
         .block_size = bs, .capacity = blocks * bs, .backing = settings_.backing, .strict_backing = true,
-        .prefault = prefault});
+        .prefault = prefault, .tags = tags});
     pools_.emplace_back(name, std::move(p));
     return *pools_.back().second;
 }

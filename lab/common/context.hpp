@@ -62,7 +62,8 @@ class Context {
     // holding at least `bytes` (rounded up to whole blocks). Lives as long as the
     // context: destroy what uses it before the body returns. prefault: its pages are
     // populated when mapped (PoolOptions::prefault), so no first touch is timed later.
-    physmem::BlockPool& pool(const std::string& name, std::size_t bytes, bool prefault = false);
+    // tags: the pool keeps block tags (PoolOptions::tags: checked arrays, capabilities).
+    physmem::BlockPool& pool(const std::string& name, std::size_t bytes, bool prefault = false, bool tags = false);
 
     // The main timed region: `pass` does ops_per_pass ops (the unit of the spec) and
     // returns a value to keep live. Sets the record's top-level timing fields.

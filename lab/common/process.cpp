@@ -74,12 +74,13 @@ void reexec_self(const std::string& why) {
 }
 
 ChildResult run_child(const std::string& path, const std::vector<std::string>& argv,
-                      const std::vector<std::string>& env) {
+                      const std::vector<std::string>& env, bool merge_stderr) {
     int fds[2];
     if (::pipe(fds) != 0) fail("pipe", errno);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+    if (merge_stderr) posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
     posix_spawn_file_actions_addclose(&fa, fds[0]);
     posix_spawn_file_actions_addclose(&fa, fds[1]);
     auto av = c_strings(argv), ev = c_strings(env);

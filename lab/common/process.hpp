@@ -25,16 +25,17 @@ std::vector<std::string> own_argv();
 inline constexpr const char* kSelfExe = "/proc/self/exe";
 
 // How a child ended: its exit code (-1 when a signal ended it), that in words, and its
-// stdout.
+// stdout (with its stderr when asked to merge them).
 struct ChildResult {
     int exit_code = -1;
     std::string status;
     std::string out;
 };
 // Runs `path` with exactly `argv` and `env` (as run_capture) and waits for it, whatever
-// its exit. Throws std::runtime_error only when it cannot be started.
+// its exit. merge_stderr: the child's stderr goes into `out` too. Throws
+// std::runtime_error only when it cannot be started.
 ChildResult run_child(const std::string& path, const std::vector<std::string>& argv,
-                      const std::vector<std::string>& env);
+                      const std::vector<std::string>& env, bool merge_stderr = false);
 
 // Runs `path` with exactly `argv` and `env` (nothing inherited but the personality,
 // which exec keeps), waits for it and returns its stdout. Throws std::runtime_error

@@ -157,6 +157,44 @@ class Scalar(Ratio):
         return []
 
 
+class PhaseRatio(Ratio):
+    """One timing of ``num`` against another of ``den``: each a phase name, or None for the
+    record's main timing (e.g. a kernel's checked phase against its unchecked one in the
+    same record, or one kernel against another)."""
+
+    def __init__(self, num: dict, den: dict, num_phase: Optional[str], den_phase: Optional[str]):
+        super().__init__(num, den)
+        self.num_phase, self.den_phase = num_phase, den_phase
+
+    def _t(self, side: str) -> dict:
+        return timing(self.num, self.num_phase) if side == "num" else timing(self.den, self.den_phase)
+
+    @property
+    def value(self) -> float:
+        return self._t("num")["median_ns"] / self._t("den")["median_ns"]
+
+    @property
+    def lo(self) -> float:
+        return self._t("num")["min_ns"] / self._t("den")["max_ns"]
+
+    @property
+    def hi(self) -> float:
+        return self._t("num")["max_ns"] / self._t("den")["min_ns"]
+
+    def spreads(self):
+        return (self._t("num")["rel_spread"], self._t("den")["rel_spread"])
+
+    def doubts(self) -> List[str]:
+        out = []
+        for side, rec, ph in (("num", self.num, self.num_phase), ("den", self.den, self.den_phase)):
+            s = self._t(side)["rel_spread"]
+            if s >= SPREAD_WARN:
+                out.append(f"{rec['variant']} {ph or 'main timing'} spread {s:.0%}")
+            if fell_back(rec):
+                out.append(f"{rec['variant']} got backing {obtained(rec)}, asked {rec['backing_requested']}")
+        return out
+
+
 class Recovered(Ratio):
     """The share of the translation cost a tree on large pages recovers:
     (array-4k − tree) / (array-4k − array-1g) of median ns per op (1.0: all of it, the

@@ -18,7 +18,7 @@ processes; about 45 s on the 2-vCPU development VM while other work ran beside i
 """
 from typing import Dict, List, Optional
 
-from .analysis import Goal, Item, Ratio, Records
+from .analysis import Goal, Item, PhaseRatio, Ratio, Records
 from .suitedef import G, K, M, Point, Row, SuiteDef, Variant, machine_sizes
 from .units import format_size
 
@@ -189,39 +189,10 @@ def _fastest_sort(recs: Records) -> Goal:
             continue
         best = min((k for k in names if _has(t, k)), key=lambda k: _ns(t, k))
         g.items.append(Item(f"{BUILD[e]} {format_size(size)} {best} (tree) / std_sort (vector)",
-                            _Cross(t, v, best, "std_sort"), 1.1))
+                            PhaseRatio(t, v, _phase(best), "std_sort"), 1.1))
     if len(names) == 1:
         g.notes.append(f"physmem offers no sort of its own yet: its fastest is {names[0]} through the iterators")
     return g
-
-
-class _Cross(Ratio):
-    """One kernel of ``num`` against another kernel of ``den`` (phases, or the main timing)."""
-
-    def __init__(self, num, den, kn, kd):
-        super().__init__(num, den)
-        self._kn, self._kd = kn, kd
-
-    def _t(self, r, k):
-        return r if k == MAIN else r["phases"][k]
-
-    @property
-    def value(self):
-        return self._t(self.num, self._kn)["median_ns"] / self._t(self.den, self._kd)["median_ns"]
-
-    @property
-    def lo(self):
-        return self._t(self.num, self._kn)["min_ns"] / self._t(self.den, self._kd)["max_ns"]
-
-    @property
-    def hi(self):
-        return self._t(self.num, self._kn)["max_ns"] / self._t(self.den, self._kd)["min_ns"]
-
-    def spreads(self):
-        return (self._t(self.num, self._kn)["rel_spread"], self._t(self.den, self._kd)["rel_spread"])
-
-    def doubts(self) -> List[str]:
-        return [f"{r['variant']} spread {s:.0%}" for r, s in zip((self.num, self.den), self.spreads()) if s >= 0.10]
 
 
 def _paged_goal(recs: Records) -> Goal:

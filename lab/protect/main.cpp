@@ -1,0 +1,211 @@
+// lab/protect/main.cpp — the protect suite's programs (issue 24, item 5): physmem_lab_protect,
+// and physmem_lab_protect_asan (the same sources built with -fsanitize=address, the anchor:
+// lab/cmake/protect.cmake).
+//
+//   physmem_lab_protect --variant tree-thp --size 64M
+//   physmem_lab_protect --seeded-bug oob_element       (one seeded bug: seeded.hpp)
+//
+// n = size / 8 words in `a`, and size / 4 / 28 options (blackscholes' 28-byte structs):
+//   array-B  both in mappings on B (std::span): the plain code, no checks
+//   tree-B   both as CheckedTreeArrays on one tagged pool strictly on B (PoolOptions::tags).
+//            Every kernel runs twice on the same blocks, side by side: on the checked
+//            array's unchecked() TreeArray (phase <kernel>) and through the checked array
+//            (phase <kernel>_checked); which goes first alternates by kernel.
+// `a` holds one random cycle through all n slots (the chase's links), so every scan's sum
+// is n(n-1)/2. Kernels (kernels.hpp): segments (the record's main timing, unchecked),
+// iterator, index, chase (`work` steps), gups (`work` random updates), blackscholes.
+// Before timing, one pass of each way is checked: the sums, the chase's end, a sample of
+// prices against the scalar formula, and a gups pass undone by a second (the array one
+// cycle again). A false positive of checked mode ends the run in physmem's report.
+// tree-B also runs the seeded bugs (seeded.hpp) in children and records whether each was
+// caught (not under ASan), and the protection metadata's bytes.
+#include <cstring>
+#include <functional>
+#include <string>
+
+#include "context.hpp"
+#include "kernels/chase.hpp"
+#include "kernels/tree_sizing.hpp"
+#include "physmem/checked_tree_array.hpp"
+#include "physmem/domain.hpp"
+#include "process.hpp"
+#include "protect/kernels.hpp"
+#include "protect/seeded.hpp"
+
+namespace {
+
+namespace P = lab::protect;
+namespace bs = lab::blackscholes;
+using lab::Kind;
+using P::Word;
+using Option = bs::Option;
+
+#ifdef PHYSMEM_PROTECT_ASAN
+constexpr bool kAsan = true;
+#else
+constexpr bool kAsan = false;
+#endif
+
+const lab::ProgramSpec kSpec{
+    .name = PHYSMEM_PROTECT_PROGRAM,
+    .experiment = PHYSMEM_PROTECT_EXPERIMENT,
+    .unit = "element",
+    .kinds = {Kind::array, Kind::tree},
+    .default_block_size = 64 << 10,
+    .params = {{"work", "262144", {}, "chase: steps per pass; gups: random updates per pass"},
+               {"detect", "on", {"on", "off"}, "tree: run the seeded bugs in children (off under ASan)"}},
+};
+
+constexpr Word kSeed = 0x5eed;
+
+// The measured data of one variant: plain spans, or checked arrays (and their unchecked trees).
+struct Data {
+    std::size_t n = 0, m = 0;
+    std::span<Word> a;
+    std::span<Option> opts;
+    std::unique_ptr<physmem::CheckedTreeArray<Word>> ca;
+    std::unique_ptr<physmem::CheckedTreeArray<Option>> co;
+};
+
+Data make_data(lab::Context& ctx) {
+    const lab::Settings& s = ctx.settings();
+    Data d;
+    d.n = std::max<std::size_t>(s.size_bytes / sizeof(Word), 64);
+    d.m = std::max<std::size_t>(s.size_bytes / 4 / sizeof(Option), 64);
+    if (s.kind == Kind::array) {
+        d.a = ctx.array<Word>("a", d.n);
+        d.opts = ctx.array<Option>("options", d.m);
+    } else {
+        std::size_t bytes = lab::tree_bytes<Word>(s.block_size, d.n) + lab::tree_bytes<Option>(s.block_size, d.m);
+        physmem::BlockPool& pool = ctx.pool("checked", bytes, false, /*tags=*/true);
+        d.ca = std::make_unique<physmem::CheckedTreeArray<Word>>(d.n, pool, physmem::Policy::fatal, "a");
+        d.co = std::make_unique<physmem::CheckedTreeArray<Option>>(d.m, pool, physmem::Policy::fatal, "options");
+    }
+    return d;
+}
+
+// The kernels over one container: name, ops per pass, a pass, and its one-pass check.
+struct Kernel {
+    std::string name;
+    std::uint64_t ops;
+    std::function<Word()> pass;
+};
+
+template <class A, class O>
+std::vector<Kernel> kernels(A& a, O& opts, std::uint64_t work, const lab::chase::RandomOrder& order) {
+    Word start = order(0);
+    return {{"segments", a.size(), [&a] { return P::segments(a); }},
+            {"iterator", a.size(), [&a] { return P::iterator(a); }},
+            {"index", a.size(), [&a] { return P::index(a); }},
+            {"chase", work, [&a, start, work] { return P::chase(a, start, work); }},
+            {"gups", work, [&a, work] { return P::gups(a, work, kSeed); }},
+            {"blackscholes", opts.size(), [&opts] { return P::blackscholes(opts); }}};
+}
+
+// One pass of each kernel of ks checked; "" or what was wrong (kernel: why).
+template <class A, class O>
+std::string check(std::vector<Kernel>& ks, A& a, O& opts, std::uint64_t work, const lab::chase::RandomOrder& order) {
+    std::string bad;
+    auto fail = [&bad](const std::string& k, const std::string& why) { bad += (bad.empty() ? "" : "; ") + k + ": " + why; };
+    const std::size_t n = a.size();
+    const Word sum = n % 2 ? (n - 1) / 2 * n : n / 2 * (n - 1);
+    for (Kernel& k : ks) {
+        if (k.name == "segments" || k.name == "iterator" || k.name == "index") {
+            if (k.pass() != sum) fail(k.name, "sum is not n(n-1)/2");
+        } else if (k.name == "chase") {
+            if (k.pass() != lab::chase::expected_end(order, work)) fail(k.name, "ends elsewhere than the cycle says");
+        } else if (k.name == "gups") {
+            k.pass();
+            k.pass();  // the same updates again: undone
+            if (!lab::chase::is_single_cycle(a, order)) fail(k.name, "two passes did not restore the array");
+        } else {
+            k.pass();
+            for (std::size_t i = 0; i < opts.size(); i += 97) {
+                const Option& o = opts[i];
+                if (!bs::close(o.price, bs::price(o.spot, o.strike, o.rate, o.volatility, o.time, o.type), o.strike))
+                    fail(k.name, "option " + std::to_string(i) + " mispriced");
+            }
+        }
+    }
+    return bad;
+}
+
+void fill(Data& d, const lab::chase::RandomOrder& order) {
+    auto each = [&](auto& a, auto& opts) {
+        lab::chase::link(a, order);
+        for (std::size_t i = 0; i < opts.size(); ++i) opts[i] = bs::make_option(kSeed, i);
+    };
+    if (d.ca) each(d.ca->unchecked(), d.co->unchecked());
+    else each(d.a, d.opts);
+}
+
+void time_one(lab::Context& ctx, const Kernel& k, const std::string& phase) {
+    if (phase == "segments") ctx.measure(k.ops, k.pass);
+    else ctx.measure_phase(phase, k.ops, k.pass);
+}
+
+lab::Json detection(const std::string& self) {
+    lab::Json out = lab::Json::array();
+    for (const P::Detection& d : P::detect_all(self))
+        out.push_back({{"bug", d.bug}, {"expected", d.expected_to_fail ? "caught" : "silent"}, {"ok", d.ok},
+                       {"status", d.status}, {"report", d.report}});
+    return out;
+}
+
+void body(lab::Context& ctx) {
+    const lab::Settings& s = ctx.settings();
+    const std::uint64_t work = s.param_size("work");
+    if (work == 0) lab::usage_error(kSpec, "--param work: must be at least 1");
+    Data d = make_data(ctx);
+    ctx.set_elements(d.n);
+    const lab::chase::RandomOrder order(d.n, kSeed);
+    fill(d, order);
+    lab::Json names = lab::Json::array();
+    std::string bad;
+    Word sum = 0;
+    if (!d.ca) {
+        std::vector<Kernel> ks = kernels(d.a, d.opts, work, order);
+        bad = check(ks, d.a, d.opts, work, order);
+        for (const Kernel& k : ks) {
+            time_one(ctx, k, k.name);
+            names.push_back(k.name);
+        }
+    } else {
+        ctx.set_tree(s.block_size, d.ca->unchecked().depth(), d.ca->leaf_length());
+        std::vector<Kernel> plain = kernels(d.ca->unchecked(), d.co->unchecked(), work, order);
+        std::vector<Kernel> checked = kernels(*d.ca, *d.co, work, order);
+        bad = check(plain, d.ca->unchecked(), d.co->unchecked(), work, order);
+        std::string bc = check(checked, *d.ca, *d.co, work, order);
+        if (!bc.empty()) bad += (bad.empty() ? "checked " : "; checked ") + bc;
+        for (std::size_t k = 0; k < plain.size(); ++k) {
+            bool checked_first = k % 2 == 1;
+            if (checked_first) time_one(ctx, checked[k], checked[k].name + "_checked");
+            time_one(ctx, plain[k], plain[k].name);
+            if (!checked_first) time_one(ctx, checked[k], checked[k].name + "_checked");
+            names.push_back(plain[k].name);
+        }
+        physmem::BlockPool& pool = d.ca->pool();
+        std::size_t table = d.ca->leaf_count() * sizeof(physmem::detail::LeafTag) +
+                            d.co->leaf_count() * sizeof(physmem::detail::LeafTag);
+        ctx.set_field("protect_metadata", {{"pool_tag_bytes", pool.tag_bytes()},
+                                           {"array_table_bytes", table},
+                                           {"pool_bytes", pool.stats().bytes_mapped}});
+    }
+    sum = d.ca ? P::segments(d.ca->unchecked()) : P::segments(d.a);
+    ctx.checksum(sum);
+    ctx.verify(bad.empty(), "each kernel's pass (both ways on the tree) checked: scans sum to n(n-1)/2, the chase "
+                            "ends where the cycle says, two gups passes restore the cycle, every 97th price equals "
+                            "the scalar formula's" + (bad.empty() ? std::string() : " (" + bad + ")"));
+    physmem::ProtectionKeys pk = physmem::protection_keys();
+    lab::Json info = {{"kernels", names}, {"work", work}, {"asan", kAsan},
+                      {"protection_keys", {{"cpu", pk.cpu}, {"os", pk.os}}}};
+    if (d.ca && !kAsan && s.param("detect") == "on") info["detection"] = detection(lab::process::own_argv().at(0));
+    ctx.set_field("protect", info);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc == 3 && std::strcmp(argv[1], "--seeded-bug") == 0) return P::run_seeded_bug(argv[2]);
+    return lab::run(kSpec, argc, argv, body);
+}

@@ -1,0 +1,188 @@
+// lab/protect/seeded.cpp — the seeded bugs of seeded.hpp and their children.
+#include "protect/seeded.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <utility>
+
+#include "physmem/algorithm.hpp"
+#include "physmem/capability.hpp"
+#include "physmem/checked_tree_array.hpp"
+#include "physmem/domain.hpp"
+#include "process.hpp"
+
+extern char** environ;
+
+namespace lab::protect {
+namespace {
+
+using physmem::BlockPool;
+using physmem::Policy;
+using Checked = physmem::CheckedTreeArray<std::uint64_t>;
+
+constexpr std::size_t kBlock = 4096;  // 512 words a leaf: many leaves in a small array
+constexpr std::size_t kN = 2000;
+
+physmem::PoolOptions tagged(std::size_t block = kBlock) {
+    return {.block_size = block, .capacity = 16 << 20, .give_back_delay_ms = 0, .tags = true};
+}
+
+void fill(Checked& a) {
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = i;
+}
+
+// Keeps a value live so the compiler cannot drop the faulty read.
+volatile std::uint64_t sink;
+void use(std::uint64_t v) { sink = v; }
+
+// One array whose only leaf compact() moves: the first page full but one block, the
+// leaf alone on the next (the pool places blocks fullest page first), then one block of
+// the first page freed, so compaction moves the leaf into it.
+void use_after_compact() {
+    BlockPool pool(tagged());
+    std::vector<void*> first;
+    for (std::size_t i = 0, per = pool.stats().page_size / kBlock; i < per; ++i) first.push_back(pool.allocate());
+    Checked a(100, pool, Policy::fatal, "moved");
+    fill(a);
+    auto it = a.begin() + 7;
+    pool.deallocate(first.back());
+    pool.compact();
+    use(*it);
+}
+
+// The same operations as the bugs, done right: nothing may be reported.
+int clean() {
+    BlockPool pool(tagged()), other(tagged(16384));
+    Checked a(kN, pool, Policy::fatal, "clean");
+    fill(a);
+    std::uint64_t s = std::accumulate(a.begin(), a.end(), std::uint64_t{0});
+    for (std::size_t i = 0; i < a.size(); ++i) s += a[i] + a.at(i);
+    std::sort(a.begin(), a.end(), std::greater<>());
+    pool.compact();
+    physmem::for_each_segment(a, [&s](auto span) {
+        for (auto v : span) s += v;
+    });
+    a.migrate(other);
+    a.set_domain(5);
+    {
+        physmem::DomainScope scope(5);
+        s += a[kN - 1] + *(a.end() - 1);
+    }
+    a.set_domain(0);
+    void* b = other.allocate();
+    physmem::Capability c = physmem::Capability::make(other, b, 64, physmem::Perm::read_write);
+    c.store<std::uint64_t>(8, s);
+    use(c.narrow(8, 8, physmem::Perm::read).load<std::uint64_t>(0));
+    other.deallocate(b);
+    std::printf("clean: %llu\n", static_cast<unsigned long long>(s));
+    return 0;
+}
+
+const std::vector<std::pair<std::string, std::function<void()>>>& table() {
+    static const std::vector<std::pair<std::string, std::function<void()>>> t = {
+        {"oob_element", [] {
+             BlockPool pool(tagged());
+             Checked a(kN, pool, Policy::fatal, "weights");
+             use(a[kN]);
+         }},
+        {"oob_leaf", [] {
+             BlockPool pool(tagged());
+             Checked a(kN, pool, Policy::fatal, "weights");
+             use(a.at(kN + a.leaf_length()));
+         }},
+        {"iterator_past_end", [] {
+             BlockPool pool(tagged());
+             Checked a(kN, pool, Policy::fatal, "weights");
+             auto it = a.begin();
+             for (std::size_t i = 0; i <= kN; ++i) use(*it++);
+         }},
+        {"use_after_destroy", [] {
+             BlockPool pool(tagged());
+             Checked::iterator it;
+             {
+                 Checked a(kN, pool, Policy::fatal, "gone");
+                 it = a.begin() + 3;
+             }
+             use(*it);
+         }},
+        {"use_after_compact", use_after_compact},
+        {"use_after_migrate", [] {
+             BlockPool pool(tagged()), other(tagged(16384));
+             Checked a(kN, pool, Policy::fatal, "migrated");
+             auto it = a.cbegin() + 1500;
+             a.migrate(other);
+             use(*it);
+         }},
+        {"double_free", [] {
+             BlockPool pool(tagged());
+             void* b = pool.allocate();
+             pool.deallocate(b);
+             pool.deallocate(b);
+         }},
+        {"other_domain", [] {
+             BlockPool pool(tagged());
+             Checked a(kN, pool, Policy::fatal, "private");
+             a.set_domain(9);
+             use(a[3]);
+         }},
+        {"widen_capability", [] {
+             BlockPool pool(tagged());
+             void* b = pool.allocate();
+             auto c = physmem::Capability::make(pool, b, 64, physmem::Perm::read);
+             use(c.narrow(0, 65, physmem::Perm::read).length());
+         }},
+    };
+    return t;
+}
+
+std::string first_line_with(const std::string& out, const std::string& key) {
+    std::size_t at = out.find(key);
+    if (at == std::string::npos) return out.substr(0, 160);
+    return out.substr(at, out.find('\n', at) - at);
+}
+
+}  // namespace
+
+const std::vector<std::string>& seeded_bugs() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> v;
+        for (const auto& [name, f] : table()) v.push_back(name);
+        v.push_back("clean");
+        return v;
+    }();
+    return names;
+}
+
+int run_seeded_bug(const std::string& name) {
+    if (name == "clean") return clean();
+    for (const auto& [n, f] : table())
+        if (n == name) {
+            f();
+            std::printf("seeded bug %s: not caught\n", name.c_str());
+            return 0;
+        }
+    std::fprintf(stderr, "physmem_lab_protect: --seeded-bug %s: no such bug\n", name.c_str());
+    return 2;
+}
+
+std::vector<Detection> detect_all(const std::string& self) {
+    std::vector<std::string> env;
+    for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+    std::vector<Detection> out;
+    for (const std::string& bug : seeded_bugs()) {
+        process::ChildResult r = process::run_child(process::kSelfExe, {self, "--seeded-bug", bug}, env,
+                                                    /*merge_stderr=*/true);
+        Detection d{.bug = bug, .expected_to_fail = bug != "clean", .status = r.status, .report = {}};
+        bool reported = r.out.find("physmem: fatal:") != std::string::npos;
+        d.ok = d.expected_to_fail ? r.exit_code == -1 && reported : r.exit_code == 0 && !reported;
+        d.report = first_line_with(r.out, d.expected_to_fail ? "physmem: fatal:" : "clean:");
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
+}  // namespace lab::protect

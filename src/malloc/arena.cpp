@@ -125,7 +125,7 @@ Arena* create_arena(unsigned min_huge) noexcept {
     for (unsigned i = 0; i < a->nhuge; ++i) {
         HugePage* h = &a->hp[i];
         h->arena = a, h->index = i, h->state = HugePage::clean, h->list = on_clean;
-        push_back(H.clean, h);
+        H.clean.push_back(h);
         summarize(h);
     }
     H.arenas[H.narenas++] = a;

@@ -11,14 +11,14 @@ namespace physmem::malloc {
 namespace {
 
 void bucket_insert(HugePage* h) noexcept {
-    push_back(H.bucket[h->lfr], h);
+    H.bucket[h->lfr].push_back(h);
     H.nonempty[h->lfr / 64] |= std::uint64_t{1} << (h->lfr % 64);
     h->list = on_bucket;
 }
 
 void bucket_remove(HugePage* h) noexcept {
-    remove(H.bucket[h->lfr], h);
-    if (!H.bucket[h->lfr].head) H.nonempty[h->lfr / 64] &= ~(std::uint64_t{1} << (h->lfr % 64));
+    H.bucket[h->lfr].remove(h);
+    if (H.bucket[h->lfr].empty()) H.nonempty[h->lfr / 64] &= ~(std::uint64_t{1} << (h->lfr % 64));
     h->list = none;
 }
 
@@ -27,7 +27,7 @@ HugePage* fullest_fitting(unsigned n) noexcept {
     for (unsigned w = n / 64; w < sizeof H.nonempty / 8; ++w) {
         std::uint64_t bits = H.nonempty[w];
         if (w == n / 64) bits &= ~std::uint64_t{0} << (n % 64);
-        if (bits) return H.bucket[w * 64 + static_cast<unsigned>(__builtin_ctzll(bits))].head;
+        if (bits) return H.bucket[w * 64 + static_cast<unsigned>(__builtin_ctzll(bits))].front();
     }
     return nullptr;
 }

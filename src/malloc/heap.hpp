@@ -12,6 +12,7 @@
 
 #include <cstring>
 
+#include "core/bucketed_lists.hpp"
 #include "core/intrusive_list.hpp"
 #include "malloc/bits.hpp"
 #include "malloc/internal.hpp"
@@ -29,8 +30,7 @@ using HpList = core::IntrusiveList<HugePage>;
 // The heap state, one instance (H, defined in heap.cpp). Which file writes what:
 struct Heap {
     SpinLock lock;                                 // heap.cpp (fork: lock, unlock, reset)
-    HpList bucket[kBuckets];                       // filler.cpp
-    std::uint64_t nonempty[(kBuckets + 63) / 64];  // filler.cpp
+    core::BucketedLists<HugePage, kBuckets> bucket;  // filler.cpp (by longest free run)
     HpList empty;   // empty, resident; head = emptied longest ago (hugepage.cpp)
     HpList clean;   // never used or purged (arena.cpp adds new pages, hugepage.cpp)
     Arena* arenas[kArenaSlots / 64];               // arena.cpp

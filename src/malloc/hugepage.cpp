@@ -11,6 +11,7 @@
 // goes back even if the program never calls malloc again. hugetlb and locked pages are
 // kept (not discarded). Giving a page back raises the "purge is due" flag (heap.cpp) for
 // purge.cpp; nothing here calls up into it.
+#include "core/give_back.hpp"
 #include "malloc/heap.hpp"
 
 namespace physmem::malloc {
@@ -67,9 +68,9 @@ void give_back_huge_page(HugePage* h) noexcept {
 }
 
 void purge_empty_pages(bool force) noexcept {
-    std::uint64_t now = os::monotonic_ns(), delay = g_opt.purge_delay_ms * 1000000ull;
+    std::uint64_t now = os::monotonic_ns();
     while (HugePage* h = H.empty.front()) {
-        if (!force && now - h->empty_since_ns < delay) break;
+        if (!force && !core::empty_long_enough(h->empty_since_ns, now, g_opt.purge_delay_ms)) break;
         H.empty.remove(h);
         purge(h);
     }

@@ -53,7 +53,9 @@ struct PoolOptions {
     bool grow = false;                      // on exhaustion, map a region twice the last
     std::size_t max_capacity = 0;           // with grow: total bytes cap (0 = no cap)
     std::uint64_t give_back_delay_ms = 100; // an empty page waits this long, then is
-                                            // given back (0: at once)
+                                            // given back (0: at once); the malloc's
+                                            // purge delay has the same default and
+                                            // meaning (one declaration in the source)
     double compact_threshold = 0.25;        // maintain() compacts when free blocks in
                                             // partly used resident pages exceed this
                                             // share of resident bytes (0: never)

@@ -1,7 +1,8 @@
 // src/core/map.hpp — mapping a range on one rung of the backing ladder, and verifying
-// from /proc/self/smaps what the kernel gave. The ladder walk itself (which rung next,
-// when to give up, when to reserve pages) is each front-end's policy: the Region walks
-// down from the requested rung; the drop-in allocator's arenas pick a rung per arena.
+// from /proc/self/smaps what the kernel gave. The ladder's order and the meaning of `best`
+// are core/backing.hpp's (first_rung, next_rung), shared by both front-ends; how much to
+// map on a rung, when to give up and when to reserve pages is each front-end's: the Region
+// walks down from the requested rung; the drop-in allocator walks it per arena.
 //
 // Allocation-free, no exceptions: failures come back as codes with the numbers a
 // front-end needs to word a note.

@@ -12,6 +12,7 @@
 // span's pages are discarded at once (placement.cpp; no khugepaged concern: nothing is
 // advised huge yet). Then every THP arena is advised huge and the pages in use are
 // collapsed (MADV_COLLAPSE).
+#include "core/backing.hpp"
 #include "core/hugepages.hpp"
 #include "core/map.hpp"
 #include "malloc/heap.hpp"
@@ -32,11 +33,6 @@ namespace {
 // The reservation made at start (PHYSMEM_MALLOC_RESERVE); H.reserved is its page count
 // (0 in a forked child, which leaves the restore to its parent).
 constinit core::HugeReservation g_reservation;
-
-bool hugetlb_wanted() noexcept {
-    return g_opt.backing == Rung::page_1g || g_opt.backing == Rung::page_2m ||
-           (g_opt.backing == Rung::best && H.reserved > 0);
-}
 
 // Address space of a new THP/4 KiB arena holding at least min_huge 2 MiB pages: 1 GiB,
 // or under an address-space limit (ulimit -v) an eighth of the limit (a power of two,
@@ -64,27 +60,39 @@ bool map_rung(Arena* a, Rung rung, std::size_t bytes) noexcept {
     return true;
 }
 
-// Maps the memory of a new arena of at least min_huge 2 MiB pages; sets base/size/rung.
-// The ladder: a 1 GiB hugetlb page when wanted and free, else up to 64 (at least
-// min_huge) free 2 MiB hugetlb pages, else THP (4k when so configured).
-bool map_arena(Arena* a, unsigned min_huge) noexcept {
-    if (hugetlb_wanted() && g_opt.backing != Rung::page_2m &&
-        os::hugepages_read(kArena, "free_hugepages") >= 1 && map_rung(a, Rung::page_1g, kArena)) {
+// A new arena of at least min_huge 2 MiB pages on one rung: a 1 GiB hugetlb page when one
+// is free; up to 64 (at least min_huge) free 2 MiB hugetlb pages; else the arena's address
+// space (arena_bytes) on thp or 4k. Sets base/size/rung; false when the rung cannot give it.
+bool map_arena_on(Arena* a, Rung rung, unsigned min_huge) noexcept {
+    if (rung == Rung::page_1g) {
+        if (os::hugepages_read(kArena, "free_hugepages") < 1 || !map_rung(a, rung, kArena)) return false;
         H.n1g += 1;
         return true;
     }
-    long free2m = hugetlb_wanted() ? os::hugepages_read(kHuge, "free_hugepages") : 0;
-    unsigned want = min_huge > 64 ? min_huge : 64;
-    unsigned n = free2m > static_cast<long>(want) ? want : static_cast<unsigned>(free2m > 0 ? free2m : 0);
-    if (n >= min_huge && n > 0 && map_rung(a, Rung::page_2m, std::size_t{n} * kHuge)) {
+    if (rung == Rung::page_2m) {
+        long free2m = os::hugepages_read(kHuge, "free_hugepages");
+        unsigned want = min_huge > 64 ? min_huge : 64;
+        unsigned n = free2m > static_cast<long>(want) ? want : static_cast<unsigned>(free2m > 0 ? free2m : 0);
+        if (n < min_huge || n == 0 || !map_rung(a, rung, std::size_t{n} * kHuge)) return false;
         H.n2m += n;
         return true;
     }
-    Rung rung = g_opt.backing == Rung::page_4k ? Rung::page_4k : Rung::thp;
     if (!map_rung(a, rung, arena_bytes(min_huge))) return false;
     if (a->rung == Rung::thp && !H.thp_on)  // small heap: see thp_when_big
         os::advise_huge(reinterpret_cast<void*>(a->base), a->size, false);
     return true;
+}
+
+// Maps the memory of a new arena down the core's ladder (core/backing.hpp): `best` takes
+// hugetlb pages only when this process reserved some at start (BestHugetlb::only_reserved:
+// never the pages an administrator reserved for other programs); 1g and 2m take free
+// hugetlb pages, then THP; thp, then 4k.
+bool map_arena(Arena* a, unsigned min_huge) noexcept {
+    Rung rung = core::first_rung(g_opt.backing, core::BestHugetlb::only_reserved, H.reserved > 0);
+    for (;; rung = next_rung(rung)) {
+        if (map_arena_on(a, rung, min_huge)) return true;
+        if (rung == Rung::page_4k) return false;
+    }
 }
 
 }  // namespace
@@ -125,7 +133,7 @@ Arena* create_arena(unsigned min_huge) noexcept {
     for (unsigned i = 0; i < a->nhuge; ++i) {
         HugePage* h = &a->hp[i];
         h->arena = a, h->index = i, h->state = HugePage::clean, h->list = on_clean;
-        push_back(H.clean, h);
+        H.clean.push_back(h);
         summarize(h);
     }
     H.arenas[H.narenas++] = a;

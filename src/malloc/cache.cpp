@@ -40,6 +40,7 @@
 
 #include <cstring>
 
+#include "core/intrusive_list.hpp"
 #include "malloc/fast.hpp"
 #include "port/os.hpp"
 
@@ -91,8 +92,7 @@ constexpr unsigned kTransfer = 8;
 
 struct alignas(64) Central {
     SpinLock lock;
-    Span* partial;    // spans with free objects
-    unsigned npartial;
+    core::IntrusiveList<Span> partial;  // spans with free objects, through Span::prev/next
     unsigned ntransfer;             // batches in transfer[0..ntransfer)
     void* transfer[kTransfer];      // list heads (linked through the first word)
     std::uint32_t tcount[kTransfer];
@@ -156,19 +156,13 @@ void add_class(std::uint32_t size) noexcept {
 // --- central lists (under central[cls].lock) ---
 
 void add_partial(Central& c, Span* s) noexcept {
-    s->prev = nullptr;
-    s->next = c.partial;
-    if (c.partial) c.partial->prev = s;
-    c.partial = s;
+    c.partial.push_front(s);
     s->in_partial = true;
-    ++c.npartial;
 }
 
 void remove_partial(Central& c, Span* s) noexcept {
-    (s->prev ? s->prev->next : c.partial) = s->next;
-    if (s->next) s->next->prev = s->prev;
+    c.partial.remove(s);
     s->in_partial = false;
-    --c.npartial;
 }
 
 void init_small(Span* s, unsigned cls) noexcept {
@@ -219,7 +213,7 @@ std::uint32_t central_pop(unsigned cls, std::uint32_t n, void*& head) noexcept {
     std::uint32_t got = 0;
     head = nullptr;
     while (got < n) {
-        Span* s = c.partial;
+        Span* s = c.partial.front();
         if (!s) {
             s = heap_small_span(g_classes[cls].pages, cls, init_small);
             if (!s) break;
@@ -258,7 +252,7 @@ void to_span(Central& c, void* p) noexcept {
     s->freelist = p;
     ++s->nfree;
     if (!s->in_partial) add_partial(c, s);
-    if (s->nfree == s->nobj && c.npartial > 1) {  // keep one span per class warm
+    if (s->nfree == s->nobj && c.partial.size() > 1) {  // keep one span per class warm
         remove_partial(c, s);
         heap_release_small_span(s);
     }

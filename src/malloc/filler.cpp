@@ -1,6 +1,7 @@
 // src/malloc/filler.cpp — the huge-page filler: small-object spans carved out of 2 MiB
 // pages (TCMalloc Temeraire's HugePageFiller idea, own code). Huge pages holding spans
-// sit in buckets by their longest free run of 4 KiB pages; a span of n pages goes to the
+// sit in buckets by their longest free run of 4 KiB pages (the core's bucketed lists,
+// core/bucketed_lists.hpp, shared with the pool's filler); a span of n pages goes to the
 // page with the smallest longest-free-run >= n, i.e. the fullest page that fits, so nearly
 // empty pages are not refilled and drain. A page whose last span goes is given back
 // (hugepage.cpp) and purged whole once it has stayed empty for the purge delay.
@@ -10,27 +11,19 @@ namespace physmem::malloc {
 
 namespace {
 
+// The filler's one rule: a page's bucket is its longest free run (h->lfr, 0..512).
 void bucket_insert(HugePage* h) noexcept {
-    push_back(H.bucket[h->lfr], h);
-    H.nonempty[h->lfr / 64] |= std::uint64_t{1} << (h->lfr % 64);
+    H.bucket.push_back(h->lfr, h);
     h->list = on_bucket;
 }
 
 void bucket_remove(HugePage* h) noexcept {
-    remove(H.bucket[h->lfr], h);
-    if (!H.bucket[h->lfr].head) H.nonempty[h->lfr / 64] &= ~(std::uint64_t{1} << (h->lfr % 64));
+    H.bucket.remove(h->lfr, h);
     h->list = none;
 }
 
 // The fullest filler page with a free run of n pages, or nullptr.
-HugePage* fullest_fitting(unsigned n) noexcept {
-    for (unsigned w = n / 64; w < sizeof H.nonempty / 8; ++w) {
-        std::uint64_t bits = H.nonempty[w];
-        if (w == n / 64) bits &= ~std::uint64_t{0} << (n % 64);
-        if (bits) return H.bucket[w * 64 + static_cast<unsigned>(__builtin_ctzll(bits))].head;
-    }
-    return nullptr;
-}
+HugePage* fullest_fitting(unsigned n) noexcept { return H.bucket.first_front_at_or_above(n); }
 
 void filler_mark(HugePage* h, unsigned first, unsigned n, bool used) noexcept {
     set_bits(h->used, first, n, used);

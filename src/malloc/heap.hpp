@@ -12,6 +12,8 @@
 
 #include <cstring>
 
+#include "core/bucketed_lists.hpp"
+#include "core/intrusive_list.hpp"
 #include "malloc/bits.hpp"
 #include "malloc/internal.hpp"
 #include "port/os.hpp"
@@ -22,17 +24,13 @@ namespace physmem::malloc {
 
 constexpr unsigned kBuckets = kPagesPerHuge + 1;  // longest free run 0..512
 
-struct HpList {
-    HugePage* head = nullptr;
-    HugePage* tail = nullptr;
-    std::size_t count = 0;
-};
+// A list of huge pages, through HugePage::prev/next (the core's one intrusive list).
+using HpList = core::IntrusiveList<HugePage>;
 
 // The heap state, one instance (H, defined in heap.cpp). Which file writes what:
 struct Heap {
     SpinLock lock;                                 // heap.cpp (fork: lock, unlock, reset)
-    HpList bucket[kBuckets];                       // filler.cpp
-    std::uint64_t nonempty[(kBuckets + 63) / 64];  // filler.cpp
+    core::BucketedLists<HugePage, kBuckets> bucket;  // filler.cpp (by longest free run)
     HpList empty;   // empty, resident; head = emptied longest ago (hugepage.cpp)
     HpList clean;   // never used or purged (arena.cpp adds new pages, hugepage.cpp)
     Arena* arenas[kArenaSlots / 64];               // arena.cpp
@@ -56,29 +54,6 @@ extern Heap H;
 // --- huge-page lists (HugePage::list says which one a page is on) ---
 
 enum ListId : std::uint8_t { none = 0, on_empty = 1, on_clean = 2, on_bucket = 3 };
-
-inline void push_back(HpList& l, HugePage* h) noexcept {
-    h->next = nullptr;
-    h->prev = l.tail;
-    (l.tail ? l.tail->next : l.head) = h;
-    l.tail = h;
-    ++l.count;
-}
-
-inline void push_front(HpList& l, HugePage* h) noexcept {
-    h->prev = nullptr;
-    h->next = l.head;
-    (l.head ? l.head->prev : l.tail) = h;
-    l.head = h;
-    ++l.count;
-}
-
-inline void remove(HpList& l, HugePage* h) noexcept {
-    (h->prev ? h->prev->next : l.head) = h->next;
-    (h->next ? h->next->prev : l.tail) = h->prev;
-    h->prev = h->next = nullptr;
-    --l.count;
-}
 
 inline bool available(const HugePage& h) noexcept {
     return h.state == HugePage::clean || h.state == HugePage::empty;
@@ -153,7 +128,7 @@ void give_back_huge_page(HugePage* h) noexcept;
 // Purges the empty pages emptied purge_delay_ms ago or longer (all with force).
 void purge_empty_pages(bool force) noexcept;
 inline void maybe_purge(bool force) noexcept {
-    if (H.empty.head) purge_empty_pages(force);
+    if (!H.empty.empty()) purge_empty_pages(force);
 }
 
 }  // namespace physmem::malloc

@@ -11,6 +11,7 @@
 // goes back even if the program never calls malloc again. hugetlb and locked pages are
 // kept (not discarded). Giving a page back raises the "purge is due" flag (heap.cpp) for
 // purge.cpp; nothing here calls up into it.
+#include "core/give_back.hpp"
 #include "malloc/heap.hpp"
 
 namespace physmem::malloc {
@@ -31,22 +32,22 @@ void purge(HugePage* h) noexcept {
     h->state = HugePage::clean;
     summarize(h);
     h->list = on_clean;
-    push_front(H.clean, h);  // reused before never-touched pages: the heap stays compact
+    H.clean.push_front(h);  // reused before never-touched pages: the heap stays compact
 }
 
 }  // namespace
 
 void unlist(HugePage* h) noexcept {
-    if (h->list == on_empty) remove(H.empty, h);
-    else if (h->list == on_clean) remove(H.clean, h);
+    if (h->list == on_empty) H.empty.remove(h);
+    else if (h->list == on_clean) H.clean.remove(h);
     h->list = none;
 }
 
 // Most recently emptied first: still resident.
 HugePage* take_huge_page() noexcept {
-    HugePage* h = H.empty.tail;
-    if (!h) h = H.clean.head;
-    if (!h && create_arena(1)) h = H.clean.head;
+    HugePage* h = H.empty.back();
+    if (!h) h = H.clean.front();
+    if (!h && create_arena(1)) h = H.clean.front();
     if (!h) return nullptr;
     bool was_clean = h->state == HugePage::clean;
     unlist(h);
@@ -63,14 +64,14 @@ void give_back_huge_page(HugePage* h) noexcept {
     summarize(h);
     h->empty_since_ns = os::monotonic_ns();
     h->list = on_empty;
-    push_back(H.empty, h);
+    H.empty.push_back(h);
 }
 
 void purge_empty_pages(bool force) noexcept {
-    std::uint64_t now = os::monotonic_ns(), delay = g_opt.purge_delay_ms * 1000000ull;
-    while (HugePage* h = H.empty.head) {
-        if (!force && now - h->empty_since_ns < delay) break;
-        remove(H.empty, h);
+    std::uint64_t now = os::monotonic_ns();
+    while (HugePage* h = H.empty.front()) {
+        if (!force && !core::empty_long_enough(h->empty_since_ns, now, g_opt.purge_delay_ms)) break;
+        H.empty.remove(h);
         purge(h);
     }
 }

@@ -35,6 +35,12 @@
 //                               -> cache, purge, stats, large, arena, heap, options
 //   override.cpp / new_delete.cpp   the exported malloc/free/new/delete shims -> api
 //
+// Below every layer, shared with the block pool (src/core, allocation-free): the one
+// intrusive list and filler core (intrusive_list.hpp, bucketed_lists.hpp: the huge-page
+// lists, the filler's buckets, the central partial-span lists), the one give-back delay
+// (give_back.hpp: PHYSMEM_MALLOC_PURGE_DELAY_MS's default and the "empty long enough"
+// test) and the one backing ladder (backing.hpp: first_rung, next_rung).
+//
 // Every span and arena descriptor lives in metadata mapped by this library (never in
 // the heap it manages). Nothing here allocates through libstdc++.
 #pragma once

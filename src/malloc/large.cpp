@@ -24,6 +24,7 @@
 // purge_delay_ms ago, pm_collect(1) all of them. Caching one raises the "purge is due" flag.
 #include <climits>
 
+#include "core/give_back.hpp"
 #include "malloc/internal.hpp"
 #include "port/os.hpp"
 
@@ -171,14 +172,19 @@ bool cache_span(Span* s) noexcept {
     return true;
 }
 
-// Up to kCached spans of lc freed before `before_ns` (all when force), taken off the cache.
-unsigned take_expired(LargeClass& lc, bool force, std::uint64_t before_ns, Span** out) noexcept {
+// Up to kCached spans of lc cached for the purge delay at now_ns (all when force), taken off
+// the cache.
+unsigned take_expired(LargeClass& lc, bool force, std::uint64_t now_ns, Span** out) noexcept {
     LockGuard g(lc.lock);
     unsigned n = lc.ncached.load(std::memory_order_relaxed), kept = 0, taken = 0;
     for (unsigned i = 0; i < n; ++i) {
         Span* s = lc.cached[i];
-        if (force || s->freed_ns <= before_ns) out[taken++] = s, g_cached.fetch_sub(span_bytes(s), std::memory_order_relaxed);
-        else lc.cached[kept++] = s;
+        if (force || core::empty_long_enough(s->freed_ns, now_ns, g_opt.purge_delay_ms)) {
+            out[taken++] = s;
+            g_cached.fetch_sub(span_bytes(s), std::memory_order_relaxed);
+        } else {
+            lc.cached[kept++] = s;
+        }
     }
     lc.ncached.store(kept, std::memory_order_relaxed);
     return taken;
@@ -247,15 +253,14 @@ std::size_t large_cache_expire(bool force) noexcept {
     // Nothing cached (a hint read without locks): the 512 classes are not visited, which
     // would make 96 KiB of them resident in a program that never caches a span.
     if (g_cached.load(std::memory_order_relaxed) == 0) return 0;
-    // Freed at or before `before` is due; none is while the clock (time since boot) has not
-    // yet run for the delay (now - delay would wrap and make everything due at once).
-    std::uint64_t now = os::monotonic_ns(), delay = g_opt.purge_delay_ms * 1000000ull;
-    std::uint64_t before = now > delay ? now - delay : 0;
+    // Due: cached for the delay (core::empty_long_enough: a span freed after `now` by
+    // another thread, before its class lock is taken here, is not).
+    std::uint64_t now = os::monotonic_ns();
     std::size_t left = 0;
     for (LargeClass& lc : g_large) {
         if (lc.ncached.load(std::memory_order_relaxed) == 0) continue;
         Span* out[kCached];
-        unsigned n = take_expired(lc, force, before, out);
+        unsigned n = take_expired(lc, force, now, out);
         for (unsigned i = 0; i < n; ++i) heap_release_large(out[i]);
         left += lc.ncached.load(std::memory_order_relaxed);
     }

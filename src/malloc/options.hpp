@@ -12,6 +12,7 @@
 
 #include "core/backing.hpp"
 #include "core/fatal.hpp"
+#include "core/give_back.hpp"
 #include "core/options.hpp"
 
 //  X(field,        environment variable,              kind,    default, help)
@@ -25,9 +26,11 @@
       "1: populate each 2 MiB page when it is taken into use (MADV_POPULATE_WRITE)")          \
     X(lock, "PHYSMEM_MALLOC_LOCK", flag, "0",                                                 \
       "1: mlock each 2 MiB page when taken into use (locked pages are never purged)")         \
-    X(purge_delay_ms, "PHYSMEM_MALLOC_PURGE_DELAY_MS", count, "50",                           \
+    X(purge_delay_ms, "PHYSMEM_MALLOC_PURGE_DELAY_MS", count,                                 \
+      PHYSMEM_GIVE_BACK_DELAY_MS_DEFAULT,                                                     \
       "ms an empty 2 MiB page (or a cached large span) waits before it is purged "             \
-      "(MADV_DONTNEED) by the allocator's next calls (or malloc_trim)")                       \
+      "(MADV_DONTNEED) by the allocator's next calls (or malloc_trim); the pool's delay "     \
+      "(core/give_back.hpp)")                                                                 \
     X(background_purge, "PHYSMEM_MALLOC_BACKGROUND_PURGE", flag, "0",                         \
       "1: a background thread purges what is due even while the program makes no calls "      \
       "(started when something waits, exits when idle)")                                      \

@@ -77,7 +77,7 @@ bool purge_round() noexcept {
     bool more = large_cache_expire(false) > 0;
     LockGuard g(H.lock);
     maybe_purge(false);
-    return more || H.empty.head != nullptr;
+    return more || !H.empty.empty();
 }
 
 // How often what is due is looked for: half the delay, 1 ms .. 1 s.

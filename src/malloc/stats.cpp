@@ -20,12 +20,12 @@ void heap_stats(pm_stats_t* out) noexcept {
     std::size_t huge_in_use = H.in_use_by_rung[1] + H.in_use_by_rung[2] + thp;
     std::size_t direct_huge = g_opt.backing == Rung::page_4k ? 0 : H.direct_bytes & ~(kHuge - 1);
     out->bytes_huge = huge_in_use * kHuge + direct_huge;
-    out->bytes_resident_est = (huge_in_use + small + H.empty.count) * kHuge + H.direct_bytes;
+    out->bytes_resident_est = (huge_in_use + small + H.empty.size()) * kHuge + H.direct_bytes;
     out->hugetlb_1g_pages = H.n1g;
     out->hugetlb_2m_pages = H.n2m;
     out->thp_pages_in_use = thp;
     out->small_pages_in_use = small;
-    out->huge_pages_empty = H.empty.count;
+    out->huge_pages_empty = H.empty.size();
     out->bytes_purged = H.purged_bytes;
     out->purges = H.purges;
     out->arenas = H.narenas;

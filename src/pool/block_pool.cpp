@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/fatal.hpp"
+#include "core/give_back.hpp"
 #include "core/parse.hpp"
 #include "give_back_thread.hpp"
 #include "page_filler.hpp"
@@ -200,9 +201,9 @@ bool BlockPool::give_back_locked(Page* pg) noexcept {
 
 bool BlockPool::release_due_locked() noexcept {
     if (options_.lock) return true;
-    std::uint64_t now = os::monotonic_ns(), delay = std::uint64_t{options_.give_back_delay_ms} * 1000000u;
+    std::uint64_t now = os::monotonic_ns();
     while (Page* pg = filler_->oldest_empty()) {
-        if (now - pg->empty_since < delay) return true;
+        if (!core::empty_long_enough(pg->empty_since, now, options_.give_back_delay_ms)) return true;
         if (!give_back_locked(pg)) return false;
     }
     return true;
@@ -216,7 +217,7 @@ void BlockPool::schedule_locked() noexcept {
     std::uint64_t generation = bg.generation();
     if (scheduled_ && scheduled_generation_ == generation) return;  // the usual case: one branch
     if (!registered_) registered_ = true;  // written by callers only: the thread's visits find it set
-    scheduled_ = bg.schedule(this, pg->empty_since + options_.give_back_delay_ms * 1000000u);
+    scheduled_ = bg.schedule(this, core::give_back_due_ns(pg->empty_since, options_.give_back_delay_ms));
     scheduled_generation_ = generation;
 }
 

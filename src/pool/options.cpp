@@ -9,6 +9,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/give_back.hpp"
 #include "core/options.hpp"
 #include "give_back_thread.hpp"
 #include "validate.hpp"
@@ -27,6 +28,16 @@ constexpr std::array kTable = {PHYSMEM_OPTIONS(PHYSMEM_INFO_ROW)};
                                  core::option_t<core::OptionKind::kind>>, #field);
 PHYSMEM_OPTIONS(PHYSMEM_CHECK_TYPE)
 #undef PHYSMEM_CHECK_TYPE
+
+// The give-back delay is declared once, in core/give_back.hpp (shared with the malloc);
+// the public PoolOptions and table, which cannot include it, must say the same.
+constexpr bool table_default_is(std::string_view field, std::string_view value) {
+    for (const OptionInfo& row : kTable)
+        if (row.field == field) return row.default_value == value;
+    return false;
+}
+static_assert(table_default_is("give_back_delay_ms", PHYSMEM_GIVE_BACK_DELAY_MS_DEFAULT));
+static_assert(PoolOptions{}.give_back_delay_ms == core::kGiveBackDelayMs);
 
 // The pool's error policy: a bad value throws std::invalid_argument naming the variable;
 // VAR= is a value like any other (it fails for a size).

@@ -67,7 +67,7 @@ Region::Region(const RegionOptions& o) {
 }
 
 void Region::map_with_ladder(const RegionOptions& o) {
-    Backing rung = core::first_rung(o.backing);
+    Backing rung = core::first_rung(o.backing, core::BestHugetlb::any_free);
     for (;;) {
         if (try_rung(rung, o)) return;
         if (o.strict_backing) {

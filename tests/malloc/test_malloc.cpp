@@ -448,7 +448,8 @@ std::size_t thread_count() {
 TEST(Purge, RssFallsAfterABigFreeWithoutFurtherCalls) {
     if (!physmem::malloc::g_opt.background_purge) GTEST_SKIP() << "needs PHYSMEM_MALLOC_BACKGROUND_PURGE=1";
     pm_collect(1);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // a purger from earlier tests ends
+    // A purger from earlier tests ends (it sleeps at most half the delay, then exits idle).
+    std::this_thread::sleep_for(std::chrono::milliseconds(physmem::malloc::g_opt.purge_delay_ms + 50));
     const std::size_t threads = thread_count();
     const std::size_t n = std::size_t{256} << 20, block = std::size_t{1} << 20;
     std::vector<void*> blocks;
@@ -463,7 +464,7 @@ TEST(Purge, RssFallsAfterABigFreeWithoutFurtherCalls) {
     for (void* p : blocks) pm_free(p);
     std::size_t after = full;
     for (int waited = 0; waited < 40 && after + (std::size_t{200} << 20) >= full; ++waited) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the default delay is 50 ms
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));  // up to 2 s; the delay is 100 ms
         after = physmem::os::resident_bytes();
     }
     pm_stats_t s;

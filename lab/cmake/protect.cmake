@@ -3,9 +3,15 @@
 #   physmem_lab_protect_asan   the same sources with -fsanitize=address (the compiler's
 #                              memory-safety tool: the anchor the suite compares with)
 # Both at the lab's flags (physmem_lab_common's PUBLIC -O3 -march=native); the ASan twin
-# instruments its own code (the kernels, the trees' templates), not libphysmem.a.
+# instruments its own code (main.cpp: the kernels, the trees' templates), not libphysmem.a
+# nor the seeded bugs.
 set(_protect_dir ${CMAKE_CURRENT_SOURCE_DIR}/protect)
-set(_protect_sources ${_protect_dir}/main.cpp ${_protect_dir}/seeded.cpp)
+# The seeded bugs run only from the plain program (children of its tree variant): one
+# uninstrumented object serves both.
+add_library(physmem_lab_protect_seeded OBJECT ${_protect_dir}/seeded.cpp)
+target_include_directories(physmem_lab_protect_seeded PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(physmem_lab_protect_seeded PRIVATE physmem_lab_common)
+target_compile_options(physmem_lab_protect_seeded PRIVATE -Wall -Wextra)
 foreach(_twin plain asan)
   if(_twin STREQUAL "plain")
     set(_name physmem_lab_protect)
@@ -14,7 +20,7 @@ foreach(_twin plain asan)
     set(_name physmem_lab_protect_asan)
     set(_experiment protect_asan)
   endif()
-  add_executable(${_name} ${_protect_sources})
+  add_executable(${_name} ${_protect_dir}/main.cpp $<TARGET_OBJECTS:physmem_lab_protect_seeded>)
   target_include_directories(${_name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_link_libraries(${_name} PRIVATE physmem_lab_common)
   target_compile_options(${_name} PRIVATE -Wall -Wextra)

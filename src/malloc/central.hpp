@@ -1,7 +1,6 @@
 // src/malloc/central.hpp — what central.cpp (the per-class central lists) offers the
 // thread caches (thread_cache.cpp) and the misuse checks it shares with them (misuse.cpp).
-// Included by central.cpp, thread_cache.cpp and misuse.cpp
-// only; the layers: internal.hpp.
+// Included by central.cpp, thread_cache.cpp and misuse.cpp only; the layers: internal.hpp.
 //
 // Objects move between a thread cache and a central list in batches (one call and one
 // class lock per batch); the per-object work (span free lists, bitmaps) stays inside

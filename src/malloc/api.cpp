@@ -75,6 +75,22 @@ std::size_t usable(Span* s, const void* p) noexcept {
 
 }  // namespace
 
+// fast.hpp's large-side slow paths.
+void* large_alloc_errno(std::size_t size) noexcept {
+    ensure_init();
+    void* p = heap_large_alloc(size, 16);
+    if (!p) errno = ENOMEM;
+    return p;
+}
+
+void free_not_small(void* p) noexcept {
+    if (!p) return;
+    Span* s = span_of(p);
+    if (!s || s->kind == Span::unused) foreign_pointer(p, "free");
+    heap_large_free(s, p);  // small spans have page infos: never here
+    heap_poke_purger();
+}
+
 void init_slow() noexcept {
     int expected = 0;
     if (!g_init_state.compare_exchange_strong(expected, 1, std::memory_order_acq_rel)) {

@@ -1,6 +1,7 @@
 // src/malloc/fast.hpp — the small-object fast paths, inline so that the exported shims
 // (override.cpp, new_delete.cpp) and the pm_* entry points compile to the same few
-// instructions with no call in between. Everything slow lives in cache.cpp.
+// instructions with no call in between. Everything slow lives in thread_cache.cpp (small
+// sizes), misuse.cpp (the reporters) and api.cpp (large sizes, unknown pointers).
 //
 // malloc of a small size: class lookup (one table load), TLS bin pop, the free-tag check
 // on the line just read, tag cleared: about a dozen instructions, no atomics, no
@@ -44,7 +45,7 @@ static_assert(sizeof(Bin) == 32 && kMaxObjects <= 0xffff);
 struct ThreadCache {
     Bin bins[kMaxClasses];
 };
-// The thread's cache. Static TLS holds only this pointer (and t_state in cache.cpp): an
+// The thread's cache. Static TLS holds only this pointer (and t_state in thread_cache.cpp): an
 // initial-exec TLS block of a few bytes fits the surplus glibc keeps for libraries loaded
 // with dlopen (a 2.5 KiB one did not: "cannot allocate memory in static TLS block").
 // Until the thread's first slow path it points at a shared cache that is never written,
@@ -54,7 +55,7 @@ extern __thread ThreadCache* t_cache __attribute__((tls_model("initial-exec")));
 // Class of each size 0..kSmallMax in 16-byte steps (every class size is a multiple of 16):
 // one load and no branch, whatever the size mix (3.75 KiB, the used part stays cached).
 extern std::uint8_t g_lut16[kSmallMax / 16 + 1];
-extern std::uintptr_t g_tag_key;                    // see "free tag" in cache.cpp
+extern std::uintptr_t g_tag_key;                    // see "free tag" in misuse.cpp
 
 // pre: size <= kSmallMax. 0 before initialisation.
 inline unsigned class_of(std::size_t size) noexcept {
@@ -79,7 +80,8 @@ inline void link_free(void* p, void* next) noexcept {
     tag_word(p) = tag_of(p, reinterpret_cast<std::uintptr_t>(next));
 }
 
-// cache.cpp, out of line:
+// Out of line: the reporters in misuse.cpp, the slow paths in thread_cache.cpp (small)
+// and api.cpp (large).
 [[noreturn, gnu::cold]] void free_list_corrupt(void* p, unsigned cls) noexcept;
 [[noreturn, gnu::cold]] void bad_small_free(void* p, bool is_double) noexcept;
 // Initialises; NULL with errno ENOMEM on failure.
@@ -142,7 +144,7 @@ inline std::uint32_t page_info_of(const void* p) noexcept {
     return page_info(map)[(a >> 12) & (kMapEntries - 1)].load(std::memory_order_relaxed);
 }
 
-[[noreturn, gnu::cold]] void foreign_pointer(const void* p, const char* what) noexcept;
+[[noreturn, gnu::cold]] void foreign_pointer(const void* p, const char* what) noexcept;  // misuse.cpp
 
 // malloc(size): NULL with errno ENOMEM on failure.
 inline void* malloc_fast(std::size_t size) noexcept {

@@ -1,7 +1,7 @@
 // src/malloc/heap.cpp — the heap state and its lock: the one Heap H (heap.hpp) that
 // meta.cpp, arena.cpp, hugepage.cpp, filler.cpp, placement.cpp and stats.cpp work on under
 // H.lock; the "purge is due" flag the layers below purge.cpp raise; the SpinLock.
-// Everything on the heap runs under the one heap lock; the thread caches in cache.cpp keep
+// Everything on the heap runs under the one heap lock; the thread caches in thread_cache.cpp keep
 // that lock off the small-object fast path.
 #include "malloc/heap.hpp"
 

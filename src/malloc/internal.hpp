@@ -5,7 +5,8 @@
 // options.cpp, and call src/port). No heap file calls up: the one signal upwards is the
 // "purge is due" flag, an atomic defined in heap.cpp, which hugepage.cpp and large.cpp
 // raise and purge.cpp reads and clears. (Outside the heap, lazy initialisation is the
-// one call up: cache.cpp's slow paths call ensure_init, which runs api.cpp's init_slow.)
+// one call up: thread_cache.cpp's slow paths call ensure_init, which runs api.cpp's
+// init_slow.)
 //   options.cpp    the PHYSMEM_MALLOC_* options (options.hpp), say, fatal
 //   bits.hpp       bitmaps of the 512 4 KiB pages of a 2 MiB page (inline, no state)
 //   heap.hpp       what the heap files below share: the Heap state, huge-page lists, the
@@ -28,11 +29,26 @@
 //   stats.cpp      pm_stats                                      -> large, hugepage
 //   purge.cpp      the decay: rounds that expire the large cache and purge the empty
 //                  huge pages due, the optional purger thread, pm_collect -> large, hugepage
-//   cache.cpp      size classes, per-class central free lists, per-thread caches
-//                                                  -> purge, large, filler, arena, meta
-//   fast.hpp       the inline small-object fast paths (malloc pop, free push) -> cache
-//   api.cpp        pm_* entry points, lazy init, fork and exit handling
-//                               -> cache, purge, stats, large, arena, heap, options
+//   size_class.cpp the small size classes and the size-to-class table (no calls)
+//   misuse.cpp     the free tag's key, the transfer cache's batch check, the messages that
+//                  stop the process on a bad free or a corrupt free list
+//   transfer.hpp   a class's transfer cache: full batches parked as lists (inline, under
+//                  the class lock of central.cpp)
+//   central.hpp    what central.cpp offers thread_cache.cpp (batches in and out), and
+//                  misuse.cpp's checks they share
+//   central.cpp    per-class central free lists: partial spans, span bitmaps, the transfer
+//                  cache                                   -> misuse, filler, size_class
+//   thread_cache.cpp  per-thread caches: activation, refill and spill in batches, the
+//                  overall budget, exit and fork; small malloc/free's slow paths
+//                                            -> central, misuse, purge, meta, size_class
+//   fast.hpp       the inline small-object fast paths (malloc pop, free push)
+//                                          -> thread_cache, misuse, size_class; api.cpp
+//                  (its large-size slow paths, where fast.hpp is inlined). The files above
+//                  use only its definitions: Bin, ThreadCache, the free tag's inline
+//                  helpers (link_word, tag_of, link_free, ...), which call nothing.
+//   api.cpp        pm_* entry points, lazy init, fork and exit handling, large
+//                  malloc/free's slow paths
+//      -> thread_cache, central, size_class, misuse, purge, stats, large, arena, heap, options
 //   override.cpp / new_delete.cpp   the exported malloc/free/new/delete shims -> api
 //
 // Below every layer, shared with the block pool (src/core, allocation-free): the one
@@ -283,7 +299,7 @@ void heap_purger_lock_for_fork() noexcept;
 void heap_purger_unlock_after_fork() noexcept;
 void heap_purger_reset_after_fork() noexcept;  // fork: child (the child has no purger)
 
-// --- cache.cpp ---
+// --- size_class.cpp ---
 struct SizeClass {
     std::uint32_t size;
     std::uint32_t pages;    // of each span
@@ -298,10 +314,12 @@ extern SizeClass g_classes[];
 extern unsigned g_nclasses;   // classes are 1..g_nclasses
 void classes_init() noexcept;
 // class_of, small_alloc, small_free: fast.hpp
-void cache_thread_init_key() noexcept;  // also draws the free-tag key
+// --- central.cpp ---
+std::size_t cache_outstanding_bytes() noexcept;  // bytes of small objects out of central lists
+// --- thread_cache.cpp ---
+void cache_thread_init_key() noexcept;  // also draws the free-tag key (misuse.cpp)
 void cache_flush_current() noexcept;  // and empties the transfer caches (pm_collect)
-std::size_t cache_outstanding_bytes() noexcept;
-void cache_lock_all() noexcept;
+void cache_lock_all() noexcept;  // fork: the central locks, then the spare-cache lock
 void cache_unlock_all() noexcept;
 void cache_reset_all() noexcept;
 

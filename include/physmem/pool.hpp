@@ -55,7 +55,8 @@ struct PoolOptions {
     std::uint64_t give_back_delay_ms = 100; // an empty page waits this long, then is
                                             // given back (0: at once); the malloc's
                                             // purge delay has the same default and
-                                            // meaning (one declaration in the source)
+                                            // meaning (src/core/give_back.hpp; this
+                                            // copy is checked against it at build time)
     double compact_threshold = 0.25;        // maintain() compacts when free blocks in
                                             // partly used resident pages exceed this
                                             // share of resident bytes (0: never)

@@ -123,6 +123,12 @@ bool set_no_randomize(bool on) {
     return ::personality(want) != -1;
 }
 
+std::vector<std::string> own_env() {
+    std::vector<std::string> out;
+    for (char** e = environ; e && *e; ++e) out.emplace_back(*e);
+    return out;
+}
+
 std::size_t env_bytes() {
     std::size_t n = 0;
     for (char** e = environ; e && *e; ++e) n += std::strlen(*e) + 1;

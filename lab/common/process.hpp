@@ -50,6 +50,9 @@ bool aslr_active();
 // Sets or clears ADDR_NO_RANDOMIZE for the next exec. False (errno kept) on failure.
 bool set_no_randomize(bool on);
 
+// This process's environment as "NAME=value" strings (a child's env that inherits it).
+std::vector<std::string> own_env();
+
 // Bytes of the environment strings as the kernel copies them to the new stack:
 // the sum of strlen + 1 over environ.
 std::size_t env_bytes();

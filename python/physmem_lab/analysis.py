@@ -190,7 +190,9 @@ class PhaseRatio(Ratio):
             s = self._t(side)["rel_spread"]
             if s >= SPREAD_WARN:
                 out.append(f"{rec['variant']} {ph or 'main timing'} spread {s:.0%}")
-            if fell_back(rec):
+            if self._t(side)["reps"] < MIN_REPS:
+                out.append(f"{rec['variant']} {ph or 'main timing'} only {self._t(side)['reps']} reps")
+            if fell_back(rec) and not (side == "den" and self.den is self.num):
                 out.append(f"{rec['variant']} got backing {obtained(rec)}, asked {rec['backing_requested']}")
         return out
 

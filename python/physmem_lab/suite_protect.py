@@ -18,13 +18,14 @@ blackscholes (array of structs, a leaf at a time). Size: twice the last-level ca
 least 64 MiB (the suite's largest default size, where the goals are judged). ``work``
 (the row's cap): chase steps and gups updates a pass.
 
-Time budget: 30 s at the default scale (2 programs x 2 variants x 2 rounds = 8 processes,
-about 3-5 s each on the 2-vCPU development VM, the seeded bugs' 10 children included).
+Time budget: 30 s at the default scale (2 programs x 2 variants x 2 rounds = 8 processes;
+about 1-2 s each at 64 MiB on the 2-vCPU development VM, the seeded bugs' 10 children
+included).
 """
 import math
 from typing import List, Optional
 
-from .analysis import Goal, Item, PhaseRatio, Records, Scalar
+from .analysis import Goal, Item, PhaseRatio, Records, Scalar, obtained, timing
 from .suitedef import K, M, Row, SuiteDef, Variant, machine_sizes
 from .units import format_size
 
@@ -39,11 +40,12 @@ _SIZES = {"tiny": (256 * K,), "default": _OUT,
 
 ROWS = tuple(Row(e, (ARRAY, TREE), sizes=_SIZES, cap="work", priority=0) for e in (PLAIN, ASAN))
 
-# warmup 0: the program's checked pass of each kernel warms it up.
+# warmup 1: every phase (each kernel, each way) starts warm; the checked passes all run
+# before any timing, so they warm nothing.
 SCALES = {
-    "tiny": {"reps": 2, "warmup": 0, "min_rep_ms": 2, "cap": 4096, "budget_s": 30},
-    "default": {"reps": 4, "rounds": 2, "warmup": 0, "min_rep_ms": 5, "cap": 1 << 16, "budget_s": 30},
-    "full": {"reps": 10, "rounds": 2, "warmup": 0, "min_rep_ms": 20, "cap": 1 << 20, "budget_s": None},
+    "tiny": {"reps": 2, "warmup": 1, "min_rep_ms": 2, "cap": 4096, "budget_s": 30},
+    "default": {"reps": 10, "rounds": 2, "warmup": 1, "min_rep_ms": 5, "cap": 1 << 16, "budget_s": 30},
+    "full": {"reps": 10, "rounds": 2, "warmup": 1, "min_rep_ms": 20, "cap": 1 << 20, "budget_s": None},
 }
 
 # Published overheads of software memory-safety schemes (run time over uninstrumented),
@@ -113,12 +115,14 @@ def report(doc, recs, results, out_dir):
         doc.p("No protect records.")
         return
     rows = []
+    t = recs.find(PLAIN, TREE.name, size)
     for k in KERNELS:
-        t = recs.find(PLAIN, TREE.name, size)
-        base = f"{t['phases'][_phase(k)]['median_ns']:.3g}" if t and _phase(k) else (f"{t['median_ns']:.3g}" if t else "-")
+        base = f"{timing(t, _phase(k))['median_ns']:.3g}" if t and _has(t, _phase(k)) else "-"
         cells = [checked_cost(recs, size, k), asan_cost(recs, size, k), asan_cost(recs, size, k, TREE)]
         rows.append([k, base] + [c.cell() if c else "-" for c in cells])
-    doc.h(3, f"Cost at {format_size(size)} (64-bit words, 64 KiB blocks, THP)")
+    block = format_size((t.get("tree") or {}).get("block_size", 0)) if t else "?"
+    doc.h(3, f"Cost at {format_size(size)} (64-bit words, {block} blocks, {TREE.backing}; obtained "
+             f"{obtained(t) if t else '-'})")
     doc.table(["kernel", "unchecked tree ns/op", "checked / unchecked (tree, same blocks)",
                "ASan / plain (array)", "ASan / plain (tree, unchecked)"], rows)
     doc.p("Ratios: median [best-worst case of the repetitions]. Checked and unchecked run side by side in one "
@@ -164,22 +168,38 @@ class _Value(Scalar):
     def judged(self, met: bool, target: float) -> str:
         return f"{'ok' if met else 'missed'}: target {target:g}"
 
+    def missed(self, target: float) -> Optional[str]:
+        return f"{self._text} against a target of {target:g} (a count or a share: no spread to blame)"
+
+
+def _false_positives(recs: Records, det: List[dict]) -> Item:
+    """The clean child reporting something, a checked run whose kernels' results were
+    wrong, and a checked run that ended in an error (the fatal policy aborts the process on
+    a false positive, so it leaves an error, not a record)."""
+    clean_bad = sum(not d["ok"] for d in det if d["expected"] == "silent")
+    checked = [r for e in (PLAIN, ASAN) for r in recs.find(e, TREE.name)]
+    unverified = sum(not r.get("verified") for r in checked)
+    errors = sum(e["experiment"] in (PLAIN, ASAN) and e["variant"] == TREE.name
+                 for e in recs.results.get("errors", []))
+    fp = clean_bad + unverified + errors
+    return Item(f"false positives (clean child {clean_bad}, wrong checked runs {unverified}, checked runs "
+                f"ended in an error {errors})", _Value(fp, str(fp)), 0)
+
 
 def _detect_goal(recs: Records) -> Goal:
     g = Goal("protect-1", GOAL_TITLES[1])
     det = _detection(recs)
     if not det:
         g.missing.append("no detection records (protect tree-thp)")
+        fp = _false_positives(recs, det)
+        if fp.ratio.value > 0:  # the run that should have recorded them ended in an error
+            g.items.append(fp)
         return g
     bugs = [d for d in det if d["expected"] == "caught"]
     caught = sum(d["ok"] for d in bugs)
     g.items.append(Item("seeded bugs caught", _Value(caught / len(bugs), f"{caught} of {len(bugs)}"), 1.0,
                         at_least=True))
-    clean_bad = sum(not d["ok"] for d in det if d["expected"] == "silent")
-    checked = [r for r in recs.all if r["experiment"] == PLAIN and r["variant"] == TREE.name]
-    unverified = sum(not r.get("verified") for r in checked)
-    fp = clean_bad + unverified
-    g.items.append(Item("false positives (clean child, checked kernels' runs)", _Value(fp, str(fp)), 0))
+    g.items.append(_false_positives(recs, det))
     for d in bugs:
         if not d["ok"]:
             g.notes.append(f"{d['bug']} not caught: child ended {d['status']}: {d['report'][:120]}")
@@ -220,13 +240,14 @@ def _metadata_goal(recs: Records) -> Goal:
     g = Goal("protect-5", GOAL_TITLES[5])
     for r in recs.all:
         m = r.get("protect_metadata")
-        if r["experiment"] == PLAIN and m and m["pool_bytes"]:
+        if r["experiment"] in (PLAIN, ASAN) and m and m["pool_bytes"]:
             share = (m["pool_tag_bytes"] + m["array_table_bytes"]) / m["pool_bytes"]
-            g.items.append(Item(f"{format_size(r['size_bytes'])}: tags and tables / pool bytes",
+            g.items.append(Item(f"{r['experiment']} {format_size(r['size_bytes'])}: tags and tables / pool bytes",
                                 _Value(share, f"{share:.3%}"), 0.01))
-            break
     if not g.items:
         g.missing.append("no protect tree records")
+    g.notes.append("by construction 8 B of tag a block and 16 B of table a leaf: 0.04% at 64 KiB blocks, "
+                   "0.59% at 4 KiB (the smallest block)")
     return g
 
 

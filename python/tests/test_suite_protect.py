@@ -150,3 +150,14 @@ def test_clean_run_and_unknown_bug(protect_bin):
     p = subprocess.run([str(protect_bin / "physmem_lab_protect"), "--seeded-bug", "nonsense"],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2 and "no such bug" in p.stderr
+
+
+def test_a_checked_run_that_aborted_is_a_false_positive():
+    """Under the fatal policy a false positive ends the process: no record, an error."""
+    res = _results()
+    res["records"] = [r for r in res["records"] if not (r["experiment"] == PLAIN and r["variant"] == "tree-thp")]
+    res["errors"] = [{"experiment": PLAIN, "variant": "tree-thp", "size_bytes": SIZE, "params": {},
+                      "reason": "physmem: fatal: checked array a ...", "exit_code": -6}]
+    assert _verdicts(res)["protect-1"] == "MISSED"
+    res["errors"] = []
+    assert _verdicts(res)["protect-1"] == "NOT MEASURED"

@@ -1,6 +1,7 @@
 // src/core/intrusive_list.hpp — a doubly linked list threaded through its elements
 // (TCMalloc's linked_list.h idea, own code): the one list the pool's page filler
-// (src/pool/page_filler.hpp) and the malloc's huge-page lists (src/malloc/heap.hpp) use.
+// (src/pool/page_filler.hpp), the malloc's huge-page lists (src/malloc/heap.hpp) and its
+// central partial-span lists (src/malloc/central.cpp) use.
 //
 // Contract:
 // - The element carries the links: two members `T* prev` and `T* next` (or any two T*

@@ -63,14 +63,27 @@ bool map_rung(Arena* a, Rung rung, std::size_t bytes) noexcept {
 // A new arena of at least min_huge 2 MiB pages on one rung: a 1 GiB hugetlb page when one
 // is free; up to 64 (at least min_huge) free 2 MiB hugetlb pages; else the arena's address
 // space (arena_bytes) on thp or 4k. Sets base/size/rung; false when the rung cannot give it.
+// Hugetlb pages this arena may take on `rung` (a large number: any free one). `best` takes
+// only its own reservation's page size, and no more of those pages than it reserved, so
+// pages an administrator reserved for other programs stay theirs; 1g and 2m, asked for
+// explicitly, take free pages.
+long hugetlb_allowed(Rung rung) noexcept {
+    if (g_opt.backing != Rung::best) return 1L << 40;
+    if (H.reserved <= 0) return 0;
+    if (rung == Rung::page_1g) return H.reserved_page == kArena ? H.reserved - static_cast<long>(H.n1g) : 0;
+    return H.reserved_page == kHuge ? H.reserved - static_cast<long>(H.n2m) : 0;
+}
+
 bool map_arena_on(Arena* a, Rung rung, unsigned min_huge) noexcept {
     if (rung == Rung::page_1g) {
-        if (os::hugepages_read(kArena, "free_hugepages") < 1 || !map_rung(a, rung, kArena)) return false;
+        if (hugetlb_allowed(rung) < 1 || os::hugepages_read(kArena, "free_hugepages") < 1 ||
+            !map_rung(a, rung, kArena))
+            return false;
         H.n1g += 1;
         return true;
     }
     if (rung == Rung::page_2m) {
-        long free2m = os::hugepages_read(kHuge, "free_hugepages");
+        long free2m = std::min(os::hugepages_read(kHuge, "free_hugepages"), hugetlb_allowed(rung));
         unsigned want = min_huge > 64 ? min_huge : 64;
         unsigned n = free2m > static_cast<long>(want) ? want : static_cast<unsigned>(free2m > 0 ? free2m : 0);
         if (n < min_huge || n == 0 || !map_rung(a, rung, std::size_t{n} * kHuge)) return false;
@@ -84,9 +97,10 @@ bool map_arena_on(Arena* a, Rung rung, unsigned min_huge) noexcept {
 }
 
 // Maps the memory of a new arena down the core's ladder (core/backing.hpp): `best` takes
-// hugetlb pages only when this process reserved some at start (BestHugetlb::only_reserved:
-// never the pages an administrator reserved for other programs); 1g and 2m take free
-// hugetlb pages, then THP; thp, then 4k.
+// hugetlb pages only when this process reserved some at start (BestHugetlb::only_reserved),
+// and then only as many of that size as it reserved (hugetlb_allowed: never the pages an
+// administrator reserved for other programs); 1g and 2m take free hugetlb pages, then THP,
+// then 4k; thp, then 4k.
 bool map_arena(Arena* a, unsigned min_huge) noexcept {
     Rung rung = core::first_rung(g_opt.backing, core::BestHugetlb::only_reserved, H.reserved > 0);
     for (;; rung = next_rung(rung)) {

@@ -639,7 +639,7 @@ TEST(Threads, ForkInAMultithreadedProgram) {
 // the cache, with no purger running, starts one). Under GCC 12's ASan a fork during a
 // purger's start (or exit) left the child with a lock of ASan's allocator held (see
 // purge.cpp, "the purger"), and the child hung in its first thread. malloc_fork_purger
-// runs this with PHYSMEM_MALLOC_PURGE_DELAY_MS=2 (a purger wakes every 1 ms, not 25).
+// runs this with PHYSMEM_MALLOC_PURGE_DELAY_MS=2 (a purger wakes every 1 ms, not every half of the default delay).
 TEST(Threads, ForkAsThePurgerStarts) {
     using physmem::malloc::g_opt;
     const auto period = std::chrono::milliseconds(std::max<std::uint64_t>(1, g_opt.purge_delay_ms / 2));

@@ -65,6 +65,8 @@ void* BlockPool::Background::thread_main(void* self) noexcept {
 // after, so the pool finds the page due), then visits that pool without the registry lock.
 void BlockPool::Background::run() noexcept {
     std::unique_lock<std::mutex> lock(mutex_);
+    entered_ = true;  // a fork may copy the process now (prepare_fork waits for it)
+    done_.notify_all();
     for (;;) {
         if (forking_ || entries_.empty()) {
             work_.wait(lock);
@@ -89,13 +91,14 @@ void BlockPool::Background::run() noexcept {
     }
 }
 
-// The forking thread keeps the registry lock across fork(), once the thread is between
-// visits: no pool lock is held by the thread in the copied process.
+// The forking thread keeps the registry lock across fork(), once the thread has started
+// and is between visits: no pool lock, and no lock its start takes, is held by the thread
+// in the copied process.
 void BlockPool::Background::prepare_fork() noexcept {
     Background& b = instance();
     std::unique_lock<std::mutex> lock(b.mutex_);
     b.forking_ = true;
-    b.done_.wait(lock, [&] { return b.visiting_ == nullptr; });
+    b.done_.wait(lock, [&] { return b.visiting_ == nullptr && (!b.started_ || b.entered_); });
     lock.release();  // unlocked by parent_after_fork / reinitialised by child_after_fork
 }
 
@@ -115,6 +118,7 @@ void BlockPool::Background::child_after_fork() noexcept {
     new (&b.done_) std::condition_variable;
     b.forking_ = false;
     b.started_ = false;
+    b.entered_ = false;
     b.start_failed_ = false;
     b.generation_.fetch_add(1, std::memory_order_relaxed);
 }

@@ -14,9 +14,16 @@
 // Destruction. ~BlockPool calls forget(), which waits while the thread visits that pool
 // and then drops its entry under the registry lock: afterwards the thread cannot reach it.
 // Fork. The prepare handler takes the registry lock and waits until the thread visits no
-// pool, so no pool lock is held by the thread when the process is copied; the child
-// reinitialises the locks, knows it has no thread, bumps generation() (so its pools
-// schedule again) and starts its own thread on its first schedule().
+// pool, so no pool lock is held by the thread when the process is copied, and until a
+// thread just created has entered run(): while a thread starts, the C library and whatever
+// wraps it work on its behalf under their own locks (GCC 12's libasan: AsanThread::Init
+// allocates under a size-class lock of its allocator, and registers no fork handler), and a
+// fork then hands those locks, held, to a child that hangs at its first allocation of that
+// size (seen as BackgroundGiveBack.ForkWhilePagesWait failing under ASan: the child's
+// thread stuck in SizeClassAllocator64::GetFromAllocator; the malloc's purger had the same
+// defect, src/malloc/purge.cpp). The child reinitialises the locks, knows it has no thread,
+// bumps generation() (so its pools schedule again) and starts its own thread on its first
+// schedule().
 #pragma once
 
 #include <atomic>
@@ -67,6 +74,7 @@ class BlockPool::Background {
     std::vector<Entry> entries_;    // one per pool with pending empty pages
     BlockPool* visiting_ = nullptr; // the pool the thread is in, outside mutex_
     bool started_ = false;
+    bool entered_ = false;          // the started thread runs run() (its start is over)
     bool start_failed_ = false;     // the thread could not start: not again in this process
     bool fork_safe_ = false;        // the fork handlers are registered (else no thread)
     bool forking_ = false;          // between prepare and parent: visit nothing

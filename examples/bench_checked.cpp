@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "kernels/gups.hpp"  // the lab's GUPS (lab/kernels): 128 streams, walk + prefetch, then update
+#include "protect/kernels.hpp"  // the protect suite's scans: segments, iterator, index
 #include "physmem/algorithm.hpp"
 #include "physmem/checked_tree_array.hpp"
 #include "physmem/segments.hpp"
@@ -30,26 +31,6 @@ namespace {
 using u64 = std::uint64_t;
 volatile u64 sink;
 
-template <class C>
-[[gnu::noinline]] u64 segment_sum(const C& a) {
-    u64 s = 0;
-    physmem::for_each_segment(a, [&](auto span) {
-        for (u64 x : span) s += x;
-    });
-    return s;
-}
-template <class C>
-[[gnu::noinline]] u64 iterator_loop(const C& a) {
-    u64 s = 0;
-    for (auto it = a.begin(), e = a.end(); it != e; ++it) s += *it;
-    return s;
-}
-template <class C>
-[[gnu::noinline]] u64 index_loop(const C& a) {
-    u64 s = 0;
-    for (std::size_t i = 0, n = a.size(); i < n; ++i) s += a[i];
-    return s;
-}
 template <class C>
 [[gnu::noinline]] u64 pm_accumulate(const C& a) {
     return physmem::accumulate(a.begin(), a.end(), u64{0});
@@ -109,10 +90,10 @@ int main(int argc, char** argv) {
         const auto& cc = c;
         std::vector<Row> rows;
         auto add = [&](std::string name, auto fp, auto fc) { rows.push_back({std::move(name), fp, fc, {}, {}}); };
-        add("for_each_segment sum", [&] { return segment_sum(ct); }, [&] { return segment_sum(cc); });
+        add("for_each_segment sum", [&] { return lab::protect::segments(ct); }, [&] { return lab::protect::segments(cc); });
         add("physmem::accumulate", [&] { return pm_accumulate(ct); }, [&] { return pm_accumulate(cc); });
-        add("iterator sum", [&] { return iterator_loop(ct); }, [&] { return iterator_loop(cc); });
-        add("a[i] sum", [&] { return index_loop(ct); }, [&] { return index_loop(cc); });
+        add("iterator sum", [&] { return lab::protect::iterator(ct); }, [&] { return lab::protect::iterator(cc); });
+        add("a[i] sum", [&] { return lab::protect::index(ct); }, [&] { return lab::protect::index(cc); });
         add("GUPS (size/4 updates)", [&] { return gups(t); }, [&] { return gups(c); });
         const lab::gups::Plan plan = lab::gups::make_plan(lab::gups::round_updates(n / 4));
         add("lab GUPS (prefetch)", [&] { return lab_gups(t, plan); }, [&] { return lab_gups(c, plan); });

@@ -12,6 +12,7 @@
 #include <span>
 
 #include "kernels/blackscholes.hpp"
+#include "physmem/checked_tree_array.hpp"  // its for_each_segment overloads
 #include "physmem/segments.hpp"
 
 namespace lab::protect {

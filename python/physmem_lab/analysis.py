@@ -157,6 +157,22 @@ class Scalar(Ratio):
         return []
 
 
+class Value(Scalar):
+    """One number (of one record, or of none: ``rec`` {}), shown as ``text``; judged
+    ``value <= target`` unless the item says at_least."""
+
+    def __init__(self, rec: dict, value: float, text: str):
+        super().__init__(rec, rec)
+        self._v, self._text = value, text
+
+    @property
+    def value(self) -> float:
+        return self._v
+
+    def cell(self) -> str:
+        return self._text
+
+
 class PhaseRatio(Ratio):
     """One timing of ``num`` against another of ``den``: each a phase name, or None for the
     record's main timing (e.g. a kernel's checked phase against its unchecked one in the

@@ -22,7 +22,7 @@ of each program is a scan of what survived (the usual timing fields).
 """
 from typing import List, Optional
 
-from .analysis import Goal, Item, Scalar
+from .analysis import Goal, Item, Value
 from .suitedef import G, M, Point, Row, SuiteDef, Variant
 from .units import format_size
 
@@ -76,21 +76,6 @@ def _label(r) -> str:
 
 def _heap(h) -> int:
     return h["anon_bytes"] + h["hugetlb_bytes"]
-
-
-class Value(Scalar):
-    """One number of one record, judged ``value <= target`` (lower is better)."""
-
-    def __init__(self, rec, value: float, text: str):
-        super().__init__(rec, rec)
-        self._v, self._text = value, text
-
-    @property
-    def value(self):
-        return self._v
-
-    def cell(self):
-        return self._text
 
 
 def _giveback_section(doc, recs):

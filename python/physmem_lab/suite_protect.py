@@ -25,7 +25,7 @@ included).
 import math
 from typing import List, Optional
 
-from .analysis import Goal, Item, PhaseRatio, Records, Scalar, obtained, timing
+from .analysis import Goal, Item, PhaseRatio, Records, Value, obtained, timing
 from .suitedef import K, M, Row, SuiteDef, Variant, machine_sizes
 from .units import format_size
 
@@ -150,17 +150,11 @@ GOAL_TITLES = {
 }
 
 
-class _Value(Scalar):
+class _Value(Value):
+    """A count or a share of no one record, judged in words of its own."""
+
     def __init__(self, value: float, text: str):
-        super().__init__({}, {})
-        self._v, self._text = value, text
-
-    @property
-    def value(self) -> float:
-        return self._v
-
-    def cell(self) -> str:
-        return self._text
+        super().__init__({}, value, text)
 
     def short(self) -> str:
         return self._text

@@ -3,7 +3,9 @@
 // blocks of a structure that is not a TreeArray through the owner protocol.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -145,6 +147,63 @@ TEST(GiveBack, DelayHoldsEmptyPagesUntilReleaseIsAsked) {
     EXPECT_EQ(pool.release(), 8 * kMiB);
     EXPECT_EQ(pool.stats().resident_bytes, 0u);
     EXPECT_LT(smaps_resident(pool), 1 * kMiB);
+}
+
+// release() gives back adjacent empty pages as one range: the run must stop at a page
+// that still holds a live block (its bytes intact, the page resident) and take the empty
+// pages on both sides of it.
+TEST(GiveBack, ReleaseGivesBackRunsAroundALiveNeighbour) {
+    BlockPool pool(quick(64 << 10, 8 * kMiB, 60000));
+    std::size_t page = pool.stats().page_size, per_page = page / pool.block_size();
+    std::vector<void*> b;
+    while (void* p = pool.try_allocate()) {
+        std::memset(p, 1, pool.block_size());
+        b.push_back(p);
+    }
+    ASSERT_EQ(b.size(), 4 * per_page) << "four give-back pages";
+    auto* base = static_cast<char*>(b[0]);
+    std::sort(b.begin(), b.end());
+    ASSERT_EQ(static_cast<char*>(b[0]), base);
+    void* kept = b[2 * per_page + 3];  // one live block on page 2
+    std::memset(kept, 7, pool.block_size());
+    for (void* p : b)
+        if (p != kept) pool.deallocate(p);
+    EXPECT_EQ(pool.release(), 3 * page) << "pages 0, 1 and 3 went, page 2 stayed";
+    EXPECT_EQ(pool.stats().resident_bytes, page);
+    EXPECT_LE(smaps_resident(pool), page + kMiB / 2);
+    for (std::size_t k = 0; k < pool.block_size(); k += 4096)
+        ASSERT_EQ(static_cast<char*>(kept)[k], 7) << "the live block's bytes at " << k;
+    std::vector<void*> again;
+    while (void* p = pool.try_allocate()) again.push_back(p);
+    for (void* p : again)
+        if (static_cast<std::size_t>(static_cast<char*>(p) - base) / page != 2)
+            ASSERT_EQ(*static_cast<char*>(p), 0) << "a page given back reads as zero";
+    for (void* p : again) pool.deallocate(p);
+    pool.deallocate(kept);
+}
+
+// The timed give-back (maintain(), the background thread) takes a neighbour into its
+// range only when that page is due too: an adjacent page emptied just now stays.
+TEST(GiveBack, TimedGiveBackLeavesAnAdjacentPageThatIsNotDue) {
+    PoolOptions o = quick(64 << 10, 8 * kMiB, 100);
+    o.background_give_back = false;  // maintain() is the only caller: deterministic
+    BlockPool pool(o);
+    std::size_t page = pool.stats().page_size, per_page = page / pool.block_size();
+    std::vector<void*> b;
+    while (void* p = pool.try_allocate()) {
+        std::memset(p, 1, pool.block_size());
+        b.push_back(p);
+    }
+    ASSERT_EQ(b.size(), 4 * per_page);
+    std::sort(b.begin(), b.end());
+    for (std::size_t i = 0; i < per_page; ++i) pool.deallocate(b[i]);  // page 0 empties
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+    for (std::size_t i = per_page; i < 2 * per_page; ++i) pool.deallocate(b[i]);  // page 1, now
+    pool.maintain();
+    physmem::PoolStats st = pool.stats();
+    EXPECT_EQ(st.given_back_bytes, page) << "page 0 was due, page 1 (adjacent) was not";
+    EXPECT_EQ(st.resident_bytes, 3 * page);
+    for (std::size_t i = 2 * per_page; i < b.size(); ++i) pool.deallocate(b[i]);
 }
 
 // A prefaulted pool is resident from the start: its stats say so, the timed give-back

@@ -232,7 +232,10 @@ class BlockPool {
     void* move_locked(Slab& s, std::size_t i, Page* to) noexcept;
     std::size_t drain_locked(Page& src, std::vector<Page*>& dst, std::size_t d, std::size_t limit,
                              CompactResult& r) noexcept;
-    bool give_back_locked(Page* pg) noexcept;
+    // Gives back pg and its neighbours in the same region that `may(page)` allows, as one
+    // range (one discard); false when the kernel refused (the pages stay resident).
+    template <class May>
+    bool give_back_run_locked(Page* pg, May may) noexcept;
     bool release_due_locked() noexcept;  // false: the kernel refused a page
     // When empty pages wait and the thread does not know yet: tells it when the oldest is due.
     void schedule_locked() noexcept;

@@ -56,7 +56,7 @@ ROWS = (
 # cap: GUPS updates per pass (each pass continues the stream).
 SCALES = {
     "tiny": {"reps": 2, "warmup": 0, "min_rep_ms": 5, "cap": 2048, "budget_s": 40},
-    "default": {"reps": 6, "rounds": 2, "warmup": 0, "min_rep_ms": 20, "cap": 4096, "budget_s": 75,
+    "default": {"reps": 6, "rounds": 2, "warmup": 1, "min_rep_ms": 20, "cap": 4096, "budget_s": 75,
                 "min_reps": 4, "target_spread": 0.05},
     "full": {"reps": 5, "rounds": 2, "warmup": 0, "min_rep_ms": 50, "cap": 65536, "budget_s": None},
 }

@@ -82,10 +82,13 @@ class Records:
 
 @dataclass
 class Ratio:
-    """num / den of median ns per op, with the range min/max and max/min."""
+    """num / den of median ns per op, with the range min/max and max/min. ``timed``: the
+    number is a timing, which a sanity finding on its records' timing voids (a subclass
+    that is a count of them sets it False: :mod:`physmem_lab.stability`)."""
     num: dict
     den: dict
     phase: Optional[str] = None
+    timed = True      # not a dataclass field: a class attribute subclasses override
 
     @property
     def value(self) -> float:

@@ -56,7 +56,7 @@ ROWS = (
 # cap: GUPS updates per pass (each pass continues the stream).
 SCALES = {
     "tiny": {"reps": 2, "warmup": 0, "min_rep_ms": 5, "cap": 2048, "budget_s": 40},
-    "default": {"reps": 6, "rounds": 2, "warmup": 0, "min_rep_ms": 20, "cap": 4096, "budget_s": 75,
+    "default": {"reps": 6, "rounds": 2, "warmup": 1, "min_rep_ms": 20, "cap": 4096, "budget_s": 75,
                 "min_reps": 4, "target_spread": 0.05},
     "full": {"reps": 5, "rounds": 2, "warmup": 0, "min_rep_ms": 50, "cap": 65536, "budget_s": None},
 }
@@ -226,7 +226,9 @@ class Faults(Scalar):
     counter: perf's page-faults software event, else getrusage) plus the major faults of
     the whole process over the measured region; target 0. (The process's minor faults
     over the region also count the lab's own first touches between repetitions, so they
-    are shown, not judged.)"""
+    are shown, not judged.) A count: a sanity finding on the record's timing leaves it
+    judged (``timed``)."""
+    timed = False
 
     @property
     def value(self):
@@ -261,12 +263,16 @@ def _did_storage_io(r) -> bool:
 
 
 def sanity(recs):
-    """(rule, record, the record it may not beat): nothing that pages beats the in-memory
-    TreeArray on the same kernel, data size and block size (the paged array does the
-    same walk plus its own bookkeeping; a mapping or STXXL at best holds the same bytes).
+    """(rule, record, the record it may not beat, True): nothing that pages beats the
+    in-memory TreeArray on the same kernel, data size and block size (the paged array does
+    the same walk plus its own bookkeeping; a mapping or STXXL at best holds the same bytes).
     A mapping or STXXL whose measured passes did no storage I/O and took no major fault
     (at 1x, everything held) is a flat array in memory, which may beat a tree; the paged
-    array is held to the rule always (it is the tree)."""
+    array is held to the rule always (it is the tree). Every pair is across processes
+    (:mod:`physmem_lab.sanity`): each side runs in its own, and at 1x the paged array and
+    the tree run the same loop (``for_each_segment``), so a faster paged process inside the
+    tree's spread between processes is noise (issue 30: 0.7% below 1 beside a tree whose
+    two processes were 12% apart)."""
     out = []
     for r in _of(recs):
         if r["kind"] == "tree-index" or (r["kind"] != "paged" and not _did_storage_io(r)):
@@ -274,7 +280,7 @@ def sanity(recs):
         mem = _find(recs, "tree-index", r["params"].get("kernel"), "1")
         if mem is not None and mem["size_bytes"] == r["size_bytes"] and (
                 mem["paging"]["block_bytes"] == r["paging"]["block_bytes"]):
-            out.append(("a paged variant faster than the same data in memory", r, mem))
+            out.append(("a paged variant faster than the same data in memory", r, mem, True))
     return out
 
 
@@ -282,4 +288,6 @@ SUITE = SuiteDef("paging", "Application-controlled swapping: data larger than me
                  SCALES, pass_s=pass_s, setup_s=setup_s, report=report, goals=goals, rank=60, sanity=sanity,
                  sanity_note="nothing that pages may beat the in-memory TreeArray on the same kernel, size and "
                              "block size (a mapping or STXXL that did no storage I/O in its measured passes "
-                             "held everything in memory, as a flat array, and is not held to it)")
+                             "held everything in memory, as a flat array, and is not held to it); the two sides "
+                             "run in separate processes, so a paged variant is faster only beyond the tree's "
+                             "spread between processes")

@@ -25,7 +25,8 @@ the harness but :mod:`physmem_lab.units`; suite modules import it and
 - ``goals(recs)``: optional; a list of :class:`~physmem_lab.analysis.Goal` (numbered with
   a prefix of the suite's name, e.g. ``alloc-1``; the lab's are 1-5).
 - ``sanity(recs)``: optional; (rule, record, record it may not beat) pairs that
-  :mod:`physmem_lab.sanity` checks, described by ``sanity_note``.
+  :mod:`physmem_lab.sanity` checks, described by ``sanity_note``; a 4th element True
+  marks a pair across processes (flagged only beyond the spread between processes).
 - ``contradictions(recs)``: optional; (rule, record, what) for records whose own numbers
   contradict each other (e.g. a simulated array with software-walk loads); flagged by
   :mod:`physmem_lab.sanity` whatever the timing.

@@ -40,10 +40,11 @@ TEST(GiveBackPolicy, EmptyLongEnoughAtTheEdges) {
     EXPECT_FALSE(empty_long_enough(since + 1, since, 0));        // stamped after the reading
     EXPECT_FALSE(empty_long_enough(since + 1, since, 100));
     EXPECT_FALSE(empty_long_enough(0, 50'000'000, 100));          // clock younger than the delay
-    // The malloc's largest delay (30 days) does not overflow.
-    const std::uint64_t month = 2'592'000'000;
-    EXPECT_FALSE(empty_long_enough(since, since + month * 1'000'000 - 1, month));
-    EXPECT_TRUE(empty_long_enough(since, since + month * 1'000'000, month));
+    // The largest delay either accepts (one day, the shared limit) does not overflow.
+    const std::uint64_t day = physmem::core::kMaxGiveBackDelayMs;
+    EXPECT_EQ(day, 86'400'000u);
+    EXPECT_FALSE(empty_long_enough(since, since + day * 1'000'000 - 1, day));
+    EXPECT_TRUE(empty_long_enough(since, since + day * 1'000'000, day));
 }
 
 // The due time the background thread waits for is the first instant that is long enough.

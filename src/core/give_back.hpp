@@ -41,6 +41,10 @@ constexpr std::uint64_t digits(const char* s) noexcept {
 
 // The default as a number (from the one declaration above).
 inline constexpr std::uint64_t kGiveBackDelayMs = detail::digits(PHYSMEM_GIVE_BACK_DELAY_MS_DEFAULT);
+// The longest delay either accepts: one day (a longer wait is not a delay; the product in
+// nanoseconds would also wrap past about 584 years). The malloc's limits table repeats the
+// literal (a macro table); a static_assert there ties it to this one.
+inline constexpr std::uint64_t kMaxGiveBackDelayMs = 24ull * 60 * 60 * 1000;
 
 // pre: delay_ms at most 2^64 / 10^6 ms (both option tables bound it far below).
 constexpr std::uint64_t delay_ns(std::uint64_t delay_ms) noexcept { return delay_ms * 1000000u; }

@@ -1,6 +1,8 @@
 // src/malloc/options.cpp — the option table read with the allocator's error policy.
 #include "malloc/options.hpp"
 
+#include <string_view>
+
 namespace physmem::malloc {
 
 namespace {
@@ -28,6 +30,16 @@ void with_row(const char* field, F&& f) noexcept {
     PM_MALLOC_OPTIONS(PM_ROW)
 #undef PM_ROW
 }
+
+// The purge delay's bound is the pool's (one limit, core/give_back.hpp).
+constexpr std::uint64_t purge_delay_limit() noexcept {
+#define PM_BOUND(field, max, unit) \
+    if (std::string_view(#field) == "purge_delay_ms") return std::uint64_t{max};
+    PM_MALLOC_LIMITS(PM_BOUND)
+#undef PM_BOUND
+    return 0;
+}
+static_assert(purge_delay_limit() == core::kMaxGiveBackDelayMs);
 
 // A value above its PM_MALLOC_LIMITS bound: reported, and the default restored.
 void enforce_limits(Options& out) noexcept {

@@ -49,7 +49,7 @@
 //  X(field,          largest accepted, what the bound is)
 #define PM_MALLOC_LIMITS(X)                                                               \
     X(reserve, 65536, "pages")                                                            \
-    X(purge_delay_ms, 2592000000, "ms (30 days)")                                         \
+    X(purge_delay_ms, 86400000, "ms (one day: the pool's limit, core/give_back.hpp)")      \
     X(thp_after_mb, 16777216, "MiB (16 TiB)")
 
 namespace physmem::malloc {

@@ -9,15 +9,15 @@
 #include <optional>
 #include <string>
 
+#include "core/give_back.hpp"
 #include "physmem/pool.hpp"
 
 namespace physmem {
 
 // Blocks in one region, at most: Slab stores block indexes as std::uint32_t.
 inline constexpr std::uint64_t kMaxRegionBlocks = std::uint64_t{1} << 32;
-// give_back_delay_ms, at most: one day (a longer wait is not a delay; the product in
-// nanoseconds would also wrap past about 584 years).
-inline constexpr std::uint64_t kMaxGiveBackDelayMs = 24ull * 60 * 60 * 1000;
+// give_back_delay_ms, at most: the core's one limit, shared with the malloc.
+using core::kMaxGiveBackDelayMs;
 
 // The largest region of `block_size` blocks, in bytes. pre: block_size valid.
 constexpr std::size_t max_region_bytes(std::size_t block_size) noexcept {

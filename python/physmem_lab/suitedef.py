@@ -96,6 +96,7 @@ class Row:
     cap: Optional[str] = None
     priority: int = 1
     cap_shift: int = 0      # this row's cap is the scale's cap >> cap_shift
+    rounds: Optional[int] = None  # this row's points run in this many rounds (None: the scale's)
 
 
 def pow2_at_least(n: float) -> int:

@@ -119,7 +119,7 @@ def expand(suite: str, only=None, official: bool = False, scale: Optional[str] =
                                 ps[row.cap] = str(max(cfg["cap"] >> row.cap_shift, 1))
                         p = Point(row.experiment, v, size, ps, bs, row.priority,
                                   suite=suite, reps=cfg["reps"], warmup=cfg["warmup"],
-                                  min_rep_ms=cfg["min_rep_ms"], rounds=cfg.get("rounds", 1),
+                                  min_rep_ms=cfg["min_rep_ms"], rounds=row.rounds or cfg.get("rounds", 1),
                                   min_reps=cfg.get("min_reps", 0),
                                   target_spread=cfg.get("target_spread", 0.0),
                                   extra_1g_pages=catalog.extra_1g_pages(row.experiment, v.kind)

@@ -19,7 +19,7 @@
 //              whole array (all in memory, filled); instead of freeing 70% of the arrays
 //              its budget is cut to 30% (set_budget: dirty leaves written, frames back
 //              to the pool), then release(), or with compact=on its blocks (movable)
-//              are compacted. Live bytes: the budget kept. Timed: a scan of the whole
+//              are compacted, or with idle=on nothing calls the pool for 1 s. Live bytes: the budget kept. Timed: a scan of the whole
 //              array (read from its file past the budget); its file in $TMPDIR or /var/tmp.
 // The record's "giveback" field: live bytes (the survivors' elements), the heap after
 // give-back (/proc/self/smaps_rollup: anonymous + hugetlb bytes, the THP and hugetlb
@@ -171,7 +171,8 @@ void run_paged(lab::Context& ctx) {
     const std::size_t bytes = physmem::TreeShape::make(s.block_size, 8).leaves_for(n) * s.block_size;
     // The tree's blocks, plus one: the pager's table has a level-1 block even for one leaf.
     physmem::BlockPool& pool = ctx.pool("arrays", lab::tree_bytes<std::uint64_t>(s.block_size, n) + s.block_size);
-    const bool compact = s.param("compact") == "on";
+    const bool compact = s.param("compact") == "on", idle = s.param("idle") == "on";
+    if (compact && idle) lab::usage_error(kSpec, "--param idle=on: without compact=on (no call to the pool)");
     physmem::PagingOptions o;
     o.budget = bytes;
     o.movable = compact;
@@ -183,7 +184,7 @@ void run_paged(lab::Context& ctx) {
     const physmem::PagingStats before = a.stats();
     auto t0 = std::chrono::steady_clock::now();
     a.set_budget((bytes * 3 + 9) / 10);
-    lab::Json how = pool_give_back(pool, compact);
+    lab::Json how = pool_give_back(pool, compact, idle);
     double give_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     P::Heap after = P::heap_now();
     const physmem::PagingStats cut = a.stats();

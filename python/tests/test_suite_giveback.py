@@ -197,3 +197,17 @@ def test_compact_and_migrate_run_in_rounds():
     pts = [p for p in suites.plan("giveback").points if p.experiment in ("compact", "migrate")]
     assert pts and all(p.rounds == 2 for p in pts)
     assert all(int(p.params["evict"]) >= 64 * M for p in pts if p.experiment == "compact")
+
+
+def test_an_idle_paged_array_after_its_budget_cut_is_judged_too():
+    """giveback-4 covers a PagedArray whose budget was cut, left idle (issue 25)."""
+    paged = _gb("paged-thp", {"idle": "on"}, "physmem-paged", 77 * M, 80 * M)  # allowed 82.85 MiB
+    paged["giveback"]["give_back"].update({"idle": True, "idle_ms": 1000})
+    res = _results()
+    res["records"].append(paged)
+    g = {x.number: x for x in goals(analysis.Records(res))}["giveback-4"]
+    item = [i for i in g.items if "budget cut to 30%" in i.what][0]
+    assert item.met and g.verdict == "MET"
+    paged["giveback"]["heap_after"] = _heap(90 * M, 0.99)
+    g = {x.number: x for x in goals(analysis.Records(res))}["giveback-4"]
+    assert g.verdict == "MISSED"

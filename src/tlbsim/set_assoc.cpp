@@ -16,8 +16,8 @@ SetAssoc::SetAssoc(unsigned entries, unsigned ways) {
     sets_ = entries / ways;
     pow2_ = std::has_single_bit(sets_);
     fastmod_ = ~std::uint64_t{0} / sets_ + 1;
-    tags_.assign(std::size_t{sets_} * ways_, kEmpty);
-    links_.resize(tags_.size());
+    tags_.assign(std::size_t{sets_} * ways_ + kScanWays, kEmpty);  // padding: find reads 8 tags
+    links_.resize(std::size_t{sets_} * ways_);
     ends_.resize(sets_);
     if (ways_ > kScanWays && ways_ < 256) {  // 16 to 32 buckets per way: few buckets hold two keys
         bshift_ = unsigned(std::countr_zero(std::bit_ceil(16u * ways_)));

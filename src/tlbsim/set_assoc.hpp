@@ -8,9 +8,11 @@
 // filter: per hash bucket the number of present keys hashing there and the XOR of their
 // ways (so with one key left, its way). A miss on an empty bucket and a hit or miss on a
 // bucket of one key are one load and one compare; only a bucket shared by two keys (rare:
-// 16+ buckets per way) scans. (Sets of 256 ways or more just scan.)
+// 16+ buckets per way) scans. (Sets of 256 ways or more just scan; sets of up to 8 ways
+// compare all their tags into a mask, no early exit to mispredict on a hit.)
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -62,7 +64,7 @@ class SetAssoc {
     unsigned sets_ = 0, ways_ = 0;
     bool pow2_ = false;
     std::uint64_t fastmod_ = 0;  // 2^64 / sets, rounded up
-    std::vector<std::uint64_t> tags_;    // [set * ways + way]
+    std::vector<std::uint64_t> tags_;    // [set * ways + way], then kScanWays of padding
     struct Link {
         std::uint16_t prev, next;
     };
@@ -90,6 +92,12 @@ inline int SetAssoc::find(unsigned set, std::uint64_t key) const noexcept {
         int found = -1;  // a shared bucket: scan every way, no early exit to mispredict
         for (unsigned w = 0; w < ways_; ++w) found = t[w] == key ? int(w) : found;
         return found;
+    }
+    if (ways_ <= kScanWays) {  // a mask of equal tags, no early exit to mispredict
+        unsigned mask = 0;
+        for (unsigned w = 0; w < kScanWays; ++w) mask |= unsigned(t[w] == key) << w;  // tags_ padded
+        mask &= (1u << ways_) - 1;
+        return mask ? std::countr_zero(mask) : -1;
     }
     for (unsigned w = 0; w < ways_; ++w)
         if (t[w] == key) return int(w);

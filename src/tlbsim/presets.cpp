@@ -592,6 +592,29 @@ std::optional<std::string> preset_for_cpu(std::string_view vendor, unsigned fami
             case 0x55:  // Skylake-SP/X; Cascade Lake and Cooper Lake share model 0x55 (stepping
                         // tells them apart) and the Skylake-SP core's TLBs and caches
                 return "skylake-sp";
+            case 0x6A:  // Ice Lake-X (Xeon Scalable 3rd gen)
+            case 0x6C:  // Ice Lake-D
+            case 0x7D:  // Ice Lake (client): the same Sunny Cove TLBs, a smaller L2
+            case 0x7E:  // Ice Lake-L (client): the same
+            case 0x8C:  // Tiger Lake-L: Willow Cove, Sunny Cove's TLBs
+            case 0x8D:  // Tiger Lake: the same
+                return "icelake-sp";
+            // 0xA7 (Rocket Lake: Cypress Cove, a Sunny Cove back-port) is left to the
+            // nearest-preset rule on purpose: a virtual CPU may report model 0xA7 for a newer
+            // part (one with AMX, which Rocket Lake lacks), and that rule reads the features.
+            case 0x8F:  // Sapphire Rapids-X (Xeon Scalable 4th gen)
+            case 0xCF:  // Emerald Rapids-X (5th gen): Raptor Cove, Golden Cove's TLBs
+            case 0x97:  // Alder Lake: P-cores are Golden Cove (hybrid: the model is the P-core)
+            case 0x9A:  // Alder Lake-L: the same
+            case 0xB7:  // Raptor Lake: Raptor Cove P-cores, Golden Cove's TLBs
+            case 0xBA:  // Raptor Lake-P: the same
+            case 0xBF:  // Raptor Lake-S: the same
+                return "sapphire-rapids";
+            case 0xAD:  // Granite Rapids-X (Xeon 6 P-core)
+            case 0xAE:  // Granite Rapids-D
+            case 0xAA:  // Meteor Lake-L: Redwood Cove P-cores (hybrid: the model is the P-core)
+            case 0xAC:  // Meteor Lake: the same
+                return "granite-rapids";
             default:
                 return std::nullopt;
         }

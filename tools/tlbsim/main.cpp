@@ -130,8 +130,15 @@ MachineConfig machine(const Args& a, const std::string& name) {
         }
     }
     const std::string& levels = a.get("--levels");
-    if (levels == "5") m = with_five_levels(m);
-    else if (levels != "4") throw Usage("--levels: 4 or 5, not '" + levels + "'");
+    if (levels == "5") {
+        try {
+            m = with_five_levels(m);
+        } catch (const std::invalid_argument& e) {
+            throw Usage("--levels 5: " + std::string(e.what()));
+        }
+    } else if (levels != "4") {
+        throw Usage("--levels: 4 or 5, not '" + levels + "'");
+    }
     const std::string& caches = a.get("--caches");
     if (caches == "on") m = with_caches(m);
     else if (caches != "off") throw Usage("--caches: on or off, not '" + caches + "'");

@@ -259,9 +259,13 @@ MachineConfig granite_rapids() {
 // ----------------------------------------------------------------------------------------
 // Arm Neoverse (data side). Common to the three cores:
 //   - the L1 data TLB is one fully associative array and the L2 TLB one set-associative
-//     array shared by instructions and data; both hold every page and block size of every
-//     granule (Arm TRMs: "The TLB stores all page sizes"; the L1 may split a large block into
-//     smaller entries, which the model does not: one entry per page or block);
+//     array shared by instructions and data. The L2 holds every page and block size of every
+//     granule; the L1 holds some sizes only and splits a larger block into entries of a size
+//     it holds (Cortex-A76 TRM, A5.2: data L1 TLB entries of "4KB, 16KB, 64KB, 2MB, and 512MB
+//     granularity ... only"; the TLB "is responsible for breaking these down into smaller
+//     pages"). The model keeps one L1 entry per page or block: for 32 MiB blocks (16 KiB
+//     granule) and 1 GiB blocks (4 KiB granule) it is optimistic, by how much depends on the
+//     split size, which the TRM does not give;
 //   - the walk cache holds "the result of a stage 1 translation up to but not including the
 //     last level" (Cortex-A35/A55 TRMs' wording for the walk cache RAM): the model keeps
 //     level-2 table entries (split[2]), keyed by the address bits above their span, so a hit
@@ -296,12 +300,13 @@ MachineConfig neoverse_common(std::string name, std::string description, ArrayCo
 }
 
 // Arm Neoverse N1 (Ampere Altra, AWS Graviton2; the Cortex-A76's core and MMU).
-//   L1 DTLB: 48 entries, fully associative, all sizes — documented for Cortex-A76 (Intel
-//     Agilex 5 HPS TRM 814346, Cortex-A76 MMU components: "Data L1 TLB 48 Fully
-//     associative"); WikiChip: N1 "is almost identical to the Cortex-A76"; the N1 TRM (Arm
-//     100616) gives the same, as recalled.
-//   L2 TLB: 1280 entries, 5-way, shared I+D — documented, same table ("L2 TLB 1280 5-way set
-//     associative").
+//   L1 DTLB: 48 entries, fully associative — documented for Cortex-A76 (Arm Cortex-A76 Core
+//     TRM, A5.2.2 "The data L1 TLB is a 48-entry fully associative TLB"; also the Intel
+//     Agilex 5 HPS TRM 814346, Cortex-A76 MMU components); WikiChip: N1 "is almost identical
+//     to the Cortex-A76"; the N1 TRM (Arm 100616) gives the same, as recalled. Sizes held:
+//     see the common notes above (32 MiB and 1 GiB blocks are split in the hardware).
+//   L2 TLB: 1280 entries, 5-way, shared I+D, every size 4 KiB .. 1 GiB — documented (A76
+//     TRM Table A5-3 "5-way, set associative, 1280-entry cache"; Agilex 5 HPS TRM).
 //   Walk cache: 64 entries 4-way, ASSUMED (above).
 //   Caches: L1d 64 KiB 4-way, L2 1 MiB 8-way (512 KiB or 1 MiB per implementation; 1 MiB on
 //     Altra and Graviton2) — WikiChip Neoverse N1, Chips and Cheese's Hot Chips 2023 table.
@@ -314,6 +319,10 @@ MachineConfig neoverse_n1() {
                                "2024), Cortex-A76 Translation Lookaside Buffer, MMU components table: data L1 TLB 48 "
                                "fully associative, L2 TLB 1280 5-way; https://intel.com/content/www/us/en/docs/"
                                "programmable/814346/current/translation-lookaside-buffer-23981.html",
+                               "Arm Cortex-A76 Core Technical Reference Manual, A5.2 TLB organization: data L1 TLB "
+                               "48-entry fully associative, entries of 4KB, 16KB, 64KB, 2MB and 512MB only; L2 TLB "
+                               "5-way 1280-entry, 4KB..1GB block sizes (Table A5-3); "
+                               "https://www.easymanua.ls/arm/cortex-a76-core/manual?p=64",
                                "WikiChip, 'Neoverse N1 - Microarchitectures - ARM': 'almost identical to the "
                                "Cortex-A76'; L1D 64 KiB 4-way, L2 512 KiB or 1 MiB 8-way; "
                                "https://en.wikichip.org/wiki/arm_holdings/microarchitectures/neoverse_n1",

@@ -248,6 +248,13 @@ Invocation parse_args(const ProgramSpec& spec, int argc, char** argv) {
         usage_error(spec, "--variant and --size are required");
     if ((s.min_reps != 0) != (s.target_spread != 0))
         usage_error(spec, "--min-reps and --target-spread go together");
+    if (s.sim.levels == 5 && s.sim.simulate != "off" && s.sim.simulate != "auto") {
+        try {
+            physmem::tlbsim::with_five_levels(physmem::tlbsim::preset(s.sim.simulate));
+        } catch (const std::invalid_argument& e) {
+            usage_error(spec, std::string("--sim-levels 5: ") + e.what());
+        }
+    }
     return inv;
 }
 

@@ -20,6 +20,27 @@ std::optional<PageSize> page_size_of_bytes(std::uint64_t bytes) noexcept {
     return std::nullopt;
 }
 
+unsigned address_bits(const MachineConfig& m) noexcept {
+    const unsigned usual = granule_levels(m.granule_shift);
+    return 48 + (m.levels > usual ? level_bits(m.granule_shift) * (m.levels - usual) : 0);
+}
+
+// The largest leaf level: 3 (1 GiB blocks) with the 4 KiB granule, else 2 (see granule_shift).
+namespace {
+unsigned largest_leaf(const MachineConfig& m) noexcept { return m.granule_shift == 12 ? 3 : 2; }
+}  // namespace
+
+unsigned leaf_level(const MachineConfig& m, PageSize s) noexcept {
+    const unsigned wanted = leaf_level(s);
+    return wanted < largest_leaf(m) ? wanted : largest_leaf(m);
+}
+
+unsigned page_shift(const MachineConfig& m, PageSize s) noexcept {
+    return m.granule_shift + level_bits(m.granule_shift) * (leaf_level(m, s) - 1);
+}
+
+PageSize held_as(const MachineConfig& m, PageSize s) noexcept { return PageSize(leaf_level(m, s) - 1); }
+
 namespace {
 
 void check_array(const ArrayConfig& a, const std::string& where) {
@@ -45,7 +66,13 @@ void check_level(const TlbLevelConfig& l, const std::string& name) {
 }  // namespace
 
 void validate(const MachineConfig& m) {
-    if (m.levels != 4 && m.levels != 5) throw std::invalid_argument("levels must be 4 or 5");
+    if (m.granule_shift != 12 && m.granule_shift != 14 && m.granule_shift != 16)
+        throw std::invalid_argument("granule_shift " + std::to_string(m.granule_shift) +
+                                    ": 12, 14 or 16 (4, 16 or 64 KiB)");
+    if (m.granule_shift == 12 ? (m.levels != 4 && m.levels != 5) : m.levels != granule_levels(m.granule_shift))
+        throw std::invalid_argument("levels must be 4 or 5 with the 4 KiB granule, " +
+                                    std::to_string(granule_levels(m.granule_shift)) + " with the " +
+                                    std::to_string(1u << (m.granule_shift - 10)) + " KiB one");
     check_level(m.l1, "L1 TLB");
     check_level(m.l2, "L2 TLB");
     for (unsigned lv = 2; lv <= 5; ++lv)
@@ -69,9 +96,27 @@ void validate(const MachineConfig& m) {
 // Split page-walk caches get a level-5 array shaped like the level-4 one (an assumption:
 // no part documents its PML5E cache); a unified cache simply holds level-5 entries too.
 MachineConfig with_five_levels(MachineConfig m) {
+    if (m.granule_shift != 12)
+        throw std::invalid_argument("5-level paging (LA57) needs the 4 KiB granule; " + m.name + " has " +
+                                    std::to_string(1u << (m.granule_shift - 10)) + " KiB");
+    if (m.levels == 5) return m;
     m.levels = 5;
     if (m.pwc.split[4].entries && !m.pwc.split[5].entries) m.pwc.split[5] = m.pwc.split[4];
     m.name += "+la57";
+    return m;
+}
+
+MachineConfig with_granule(MachineConfig m, unsigned shift) {
+    if (shift != 12 && shift != 14 && shift != 16)
+        throw std::invalid_argument("granule 2^" + std::to_string(shift) + ": 4, 16 or 64 KiB (shift 12, 14, 16)");
+    if (m.levels == 5) throw std::invalid_argument("with_granule: " + m.name + " has 5 levels (LA57, 4 KiB only)");
+    m.granule_shift = shift;
+    m.levels = granule_levels(shift);
+    if (shift == 12) return m;
+    const std::string kib = std::to_string(1u << (shift - 10));
+    m.name += "-" + kib + "k";
+    m.description += "; " + kib + " KiB granule: " + std::to_string(m.levels) + " levels, " +
+                     std::to_string(1u << (page_shift(m, PageSize::k2M) - 20)) + " MiB blocks";
     return m;
 }
 

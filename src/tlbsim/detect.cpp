@@ -56,11 +56,19 @@ CpuIdentity identity(const CpuidFn& cpuid) {
 
 struct Features {
     bool avx512 = false;  // leaf 7 EBX[16] AVX512F
+    bool vbmi2 = false;   // leaf 7 ECX[6] AVX512_VBMI2: Ice Lake (Sunny Cove) and later
+    bool amx = false;     // leaf 7 EDX[24] AMX-TILE: Sapphire Rapids (Golden Cove server) and later
+    bool la57 = false;    // leaf 7 ECX[16] LA57: 5-level paging supported
 };
 
 Features features(const CpuidFn& cpuid) {
     Features f;
-    if (cpuid(0, 0).eax >= 7) f.avx512 = (cpuid(7, 0).ebx >> 16) & 1;
+    if (cpuid(0, 0).eax < 7) return f;
+    const CpuidRegs r = cpuid(7, 0);
+    f.avx512 = (r.ebx >> 16) & 1;
+    f.vbmi2 = (r.ecx >> 6) & 1;
+    f.amx = (r.edx >> 24) & 1;
+    f.la57 = (r.ecx >> 16) & 1;
     return f;
 }
 
@@ -183,10 +191,16 @@ std::pair<std::string, std::string> nearest(const CpuIdentity& id, const Feature
                                             : "zen1";
         return {p, "AMD-compatible family " + hex(id.family) + ": the nearest Zen generation"};
     }
-    std::string p = f.avx512 ? "skylake-sp" : "skylake";
+    // Intel server generations by the first features they brought: AMX (Sapphire Rapids),
+    // AVX512_VBMI2 with AVX-512 (Ice Lake), AVX-512 (Skylake-SP); else the client core.
+    std::string p = f.amx                 ? "sapphire-rapids"
+                    : f.avx512 && f.vbmi2 ? "icelake-sp"
+                    : f.avx512            ? "skylake-sp"
+                                          : "skylake";
+    const std::string feats = f.amx ? "with AMX" : f.avx512 && f.vbmi2 ? "with AVX-512 VBMI2" : avx;
     if (id.vendor == "GenuineIntel")
-        return {p, "Intel " + avx + ": the nearest Intel core with presets (" + p + ")"};
-    return {p, "vendor '" + id.vendor + "' has no presets; " + avx + ": " + p + " as a generic x86-64 model"};
+        return {p, "Intel " + feats + ": the nearest Intel core with presets (" + p + ")"};
+    return {p, "vendor '" + id.vendor + "' has no presets; " + feats + ": " + p + " as a generic x86-64 model"};
 }
 
 // The index of the base preset's array at `level` holding `size` (-1: none).
@@ -281,7 +295,10 @@ std::vector<TlbDescription> describe_tlbs(const CpuidFn& cpuid, bool legacy) {
     return out;
 }
 
-AutoChoice choose_machine(const CpuidFn& cpuid) {
+namespace {
+
+// The TLBs and walk caches: steps 1 to 3 of detect.hpp.
+AutoChoice choose_tlbs(const CpuidFn& cpuid) {
     AutoChoice c;
     const CpuIdentity id = identity(cpuid);
     c.cpu = cpu_name(id);
@@ -327,6 +344,20 @@ AutoChoice choose_machine(const CpuidFn& cpuid) {
     c.machine = std::move(m);
     c.reason = "CPUID describes the data TLBs: " + changes + "; walk and data caches from " + c.base + " (" +
                why_base + ")";
+    return c;
+}
+
+}  // namespace
+
+// LA57 (step 4 of detect.hpp): user space cannot read CR4.LA57, so CPUID's bit is the signal.
+// ASSUMED in use when present: Linux turns 5-level paging on at boot on a CPU with LA57
+// (unless booted with no5lvl, or built without CONFIG_X86_5LEVEL where that option exists),
+// and a hypervisor exposes the bit to a guest only when the guest may use it.
+AutoChoice choose_machine(const CpuidFn& cpuid) {
+    AutoChoice c = choose_tlbs(cpuid);
+    if (!features(cpuid).la57 || c.machine.levels == 5) return c;
+    c.machine = with_five_levels(std::move(c.machine));
+    c.reason += "; CPUID leaf 7 ECX[16] LA57: 5-level paging (57-bit virtual addresses), one more walk level";
     return c;
 }
 

@@ -44,7 +44,7 @@ Json machine_json(const MachineConfig& m) {
     Json caches = Json::array();
     for (const CacheConfig& c : m.caches) caches.push_back({{"bytes", c.bytes}, {"ways", c.ways}});
     return {{"name", m.name},          {"description", m.description}, {"translate", m.translate},
-            {"levels", m.levels},      {"l1", level_json(m.l1)},      {"l2", level_json(m.l2)},
+            {"levels", m.levels},      {"granule", std::uint64_t{1} << m.granule_shift}, {"l1", level_json(m.l1)},      {"l2", level_json(m.l2)},
             {"pwc", pwc.is_null() ? Json::object() : pwc},               {"caches", caches},
             {"caches_modelled", m.model_caches}, {"sources", m.sources},
             {"what_if_page_size", m.what_if_shift ? Json(std::uint64_t{1} << m.what_if_shift) : Json(nullptr)}};

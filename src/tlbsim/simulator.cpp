@@ -39,29 +39,33 @@ std::uint64_t tlb_key(std::uint64_t addr, unsigned shift, PageSize s) noexcept {
 }
 
 // How a page size is translated: the page's shift, the level of its leaf entry, and the
-// size whose TLB arrays hold it (and whose counts it adds to). The hardware's sizes map to
-// themselves; a what-if machine maps every size to its one page size in the 4 KiB arrays.
+// size whose TLB arrays hold it (and whose counts it adds to). The hardware maps each tag
+// to the granule's page or block (config.hpp, page_shift(m, s)); a what-if machine maps
+// every size to its one page size in the 4 KiB arrays.
 struct Geometry {
     std::array<unsigned, kPageSizes> shift{}, leaf{};
     std::array<PageSize, kPageSizes> held_as{};
-    // log2 of the span of a level-1 entry: 12 on the hardware; with what-if pages of 2^b
-    // the span that puts the leaf level's entries at 2^b (what_if.hpp).
+    // log2 of the span of a level-1 entry: the granule on the hardware; with what-if pages
+    // of 2^b the span that puts the leaf level's entries at 2^b (what_if.hpp).
     unsigned base_shift = 12;
+    unsigned bits = 9;  // index bits a level resolves (level_bits of the granule)
 };
 
 Geometry geometry(const MachineConfig& m) {
     Geometry g;
+    g.bits = level_bits(m.granule_shift);
+    g.base_shift = m.granule_shift;
     for (unsigned s = 0; s < kPageSizes; ++s) {
         const PageSize p = PageSize(s);
         if (m.what_if_shift == 0) {
-            g.shift[s] = page_shift(p), g.leaf[s] = leaf_level(p), g.held_as[s] = p;
+            g.shift[s] = page_shift(m, p), g.leaf[s] = leaf_level(m, p), g.held_as[s] = held_as(m, p);
         } else {
             g.shift[s] = m.what_if_shift;
-            g.leaf[s] = m.levels + 1 - walk_levels(m.what_if_shift, m.levels);
+            g.leaf[s] = m.levels + 1 - walk_levels(m, m.what_if_shift);
             g.held_as[s] = PageSize::k4K;
         }
     }
-    if (m.what_if_shift) g.base_shift = m.what_if_shift - 9 * (g.leaf[0] - 1);
+    if (m.what_if_shift) g.base_shift = m.what_if_shift - g.bits * (g.leaf[0] - 1);
     return g;
 }
 
@@ -111,7 +115,7 @@ struct Simulator::Impl {
 
     // The virtual address bits that select a level-L entry and its table.
     std::uint64_t entry_prefix(std::uint64_t addr, unsigned level) const noexcept {
-        return addr >> (geo.base_shift + 9 * (level - 1));
+        return addr >> (geo.base_shift + geo.bits * (level - 1));
     }
     // A synthetic physical address for the level-L entry translating addr: each level's
     // tables laid out as one array in virtual-address order, levels in disjoint ranges (bits 58+).

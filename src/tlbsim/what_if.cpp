@@ -46,6 +46,11 @@ MachineConfig with_page_size(MachineConfig m, std::uint64_t bytes) {
     return m;
 }
 
+unsigned walk_levels(const MachineConfig& m, unsigned shift) noexcept {
+    const unsigned bits = level_bits(m.granule_shift);
+    return (address_bits(m) - shift + bits - 1) / bits;
+}
+
 namespace {
 // Synthetic slot addresses: inner level k (1 = the leaves' parents) at (0x38 + k) << 56,
 // above the data (user addresses < 2^57) and the simulator's page-table entries.

@@ -53,7 +53,15 @@ w=$("$tool" whatif --preset skylake "$dir/t.trace")
 [ "$(echo "$w" | json '(d["sizes"][0]["paging"]["walks"], d["sizes"][0]["tree"]["walks"], d["sizes"][-1]["tree"]["walks"])')" = "(0.5, 1.0, 0.0)" ] \
     || fail "whatif walks: $w"
 
+# ARM granules: the 64 KiB one has 3 levels and 64 KiB base pages: the 2 MiB of data is 32
+# pages, the walk load's 2 MiB-tagged page one 512 MiB block; all fit the 48-entry L1.
+[ "$("$tool" show neoverse-n1-64k | json '(d["machine"]["granule"], d["machine"]["levels"])')" = "(65536, 3)" ] \
+    || fail "show neoverse-n1-64k"
+[ "$("$tool" run --preset neoverse-n1-64k "$dir/t.trace" | json 'd["stats"]["walks"]')" = 33 ] || fail "run neoverse-n1-64k"
+
 set +e
+err=$("$tool" show neoverse-v2-16k --levels 5 2>&1 >/dev/null); code=$?
+[ $code = 2 ] && [[ "$err" == *"4 KiB granule"* ]] || fail "--levels 5 on a 16 KiB granule: exit $code, $err"
 for bad in 3000 2G 2K 64Q; do
     err=$("$tool" show skylake --page-size $bad 2>&1 >/dev/null); code=$?
     [ $code = 2 ] && [[ "$err" == *"--page-size"* ]] || fail "--page-size $bad: exit $code, $err"

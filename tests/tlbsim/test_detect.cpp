@@ -72,6 +72,80 @@ TEST(TlbAuto, HiddenLeaf18UnknownModelTakesTheNearestIntelCore) {
     EXPECT_TRUE(c.described.empty());
 }
 
+constexpr std::uint32_t kVbmi2 = 1u << 6;   // leaf 7 ECX
+constexpr std::uint32_t kLa57 = 1u << 16;   // leaf 7 ECX
+constexpr std::uint32_t kAmxTile = 1u << 24;  // leaf 7 EDX
+
+// An unknown model (leaf 0x18 hidden) with a server generation's first feature gets that
+// generation's preset.
+TEST(TlbAuto, NearestIntelByTheFeaturesEachServerGenerationBrought) {
+    struct Case {
+        std::uint32_t ebx, ecx, edx;
+        const char* want;
+    } cases[] = {
+        {kAvx512F, kVbmi2, kAmxTile, "sapphire-rapids"},
+        {kAvx512F, kVbmi2, 0, "icelake-sp"},
+        {kAvx512F, 0, 0, "skylake-sp"},
+        {0, 0, 0, "skylake"},
+    };
+    for (const Case& k : cases) {
+        FakeCpu cpu("GenuineIntel", 0x20, 6, 0xEE);
+        cpu.set(7, 0, {0, k.ebx, k.ecx, k.edx});
+        AutoChoice c = choose_machine(cpu.fn());
+        expect_usable(c);
+        EXPECT_EQ(c.source, "nearest");
+        EXPECT_EQ(c.machine.name, k.want) << c.reason;
+    }
+}
+
+// The new Intel family/model numbers reach their presets through auto (table, leaf 0x18
+// hidden), as Linux's intel-family.h numbers them.
+TEST(TlbAuto, NewIntelModelsMapToTheirPresets) {
+    const std::pair<unsigned, const char*> models[] = {
+        {0x6A, "icelake-sp"}, {0x6C, "icelake-sp"}, {0x8F, "sapphire-rapids"}, {0xCF, "sapphire-rapids"},
+        {0xAD, "granite-rapids"}, {0xAE, "granite-rapids"},
+    };
+    for (auto [model, want] : models) {
+        FakeCpu cpu("GenuineIntel", 0x20, 6, model);
+        cpu.set(7, 0, {0, kAvx512F, kVbmi2, 0});
+        AutoChoice c = choose_machine(cpu.fn());
+        expect_usable(c);
+        EXPECT_EQ(c.source, "table") << model;
+        EXPECT_EQ(c.base, want) << model;
+        EXPECT_EQ(c.machine.name, want) << model;
+        EXPECT_EQ(c.machine.levels, 4u) << model;  // no LA57 bit
+    }
+}
+
+// CPUID leaf 7 ECX[16] (LA57) adds a level: the same CPU walks 5 levels instead of 4.
+TEST(TlbAuto, La57AddsAWalkLevel) {
+    FakeCpu four("GenuineIntel", 0x20, 6, 0x8F), five("GenuineIntel", 0x20, 6, 0x8F);
+    four.set(7, 0, {0, kAvx512F, kVbmi2, kAmxTile});
+    five.set(7, 0, {0, kAvx512F, kVbmi2 | kLa57, kAmxTile});
+    AutoChoice c4 = choose_machine(four.fn()), c5 = choose_machine(five.fn());
+    expect_usable(c5);
+    EXPECT_EQ(c4.machine.levels, 4u);
+    EXPECT_EQ(c5.machine.levels, 5u);
+    EXPECT_EQ(c5.machine.name, "sapphire-rapids+la57");
+    EXPECT_EQ(c5.base, "sapphire-rapids");
+    EXPECT_TRUE(mentions(c5.reason, "LA57")) << c5.reason;
+    EXPECT_FALSE(mentions(c4.reason, "LA57")) << c4.reason;
+    auto first_walk = [](const MachineConfig& m) {
+        Simulator sim(m);
+        sim.access(std::uint64_t{1} << 40, PageSize::k4K);
+        return sim.stats().walk_refs;
+    };
+    EXPECT_EQ(first_walk(c4.machine), 4u);
+    EXPECT_EQ(first_walk(c5.machine), 5u);
+    // The hypervisor CPU (model 167, leaf 0x18 hidden) with AMX and LA57.
+    FakeCpu vm("GenuineIntel", 0x20, 6, 167);
+    vm.set(7, 0, {0, kAvx512F, kVbmi2 | kLa57, kAmxTile});
+    AutoChoice c = choose_machine(vm.fn());
+    EXPECT_EQ(c.source, "nearest");
+    EXPECT_EQ(c.machine.name, "sapphire-rapids+la57");
+    EXPECT_EQ(c.machine.levels, 5u);
+}
+
 TEST(TlbAuto, WithoutAvx512TheClientCore) {
     FakeCpu cpu("GenuineIntel", 0x16, 6, 0xEE);
     AutoChoice c = choose_machine(cpu.fn());

@@ -42,12 +42,13 @@ struct Usage : std::runtime_error {
 const std::map<std::string, std::pair<std::string, std::string>> kOptions = {
     {"--preset", {"auto", "a preset name, or auto: this CPU's model (CPUID's TLB description, else the "
                           "family/model table, else the nearest preset; always one, see detect)"}},
-    {"--levels", {"4", "page-table levels: 4, or 5 (LA57)"}},
+    {"--levels", {"4", "page-table levels: 4 (the preset's; 3 on a 64 KiB granule), or 5 (LA57, 4 KiB granule only)"}},
     {"--caches", {"off", "model the preset's data caches (L1d, L2) for walk references: on|off"}},
     {"--warmup", {"0", "run: references (whatif: data references) simulated before counting starts"}},
     {"--page-size", {"hw", "hw (the traced page sizes), or a hypothetical page size B, a power of two from 4K to "
                            "1G (e.g. 64K, 32M): every reference translated on pages of B by the preset's 4 KiB "
-                           "TLB arrays and a radix walk of ceil((48 or 57 - log2 B) / 9) levels (what_if.hpp)"}},
+                           "TLB arrays and a radix walk of ceil((48 or 57 - log2 B) / 9) levels (/ 11 and / 13 on the "
+                           "16 and 64 KiB granules; what_if.hpp)"}},
     {"--refs", {"8000000", "bench: references per pattern"}},
     {"--reps", {"3", "bench: runs per pattern (the best is reported)"}},
 };
@@ -130,8 +131,15 @@ MachineConfig machine(const Args& a, const std::string& name) {
         }
     }
     const std::string& levels = a.get("--levels");
-    if (levels == "5") m = with_five_levels(m);
-    else if (levels != "4") throw Usage("--levels: 4 or 5, not '" + levels + "'");
+    if (levels == "5") {
+        try {
+            m = with_five_levels(m);
+        } catch (const std::invalid_argument& e) {
+            throw Usage("--levels 5: " + std::string(e.what()));
+        }
+    } else if (levels != "4") {
+        throw Usage("--levels: 4 or 5, not '" + levels + "'");
+    }
     const std::string& caches = a.get("--caches");
     if (caches == "on") m = with_caches(m);
     else if (caches != "off") throw Usage("--caches: on or off, not '" + caches + "'");

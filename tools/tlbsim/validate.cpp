@@ -1,6 +1,9 @@
-// tools/tlbsim/validate.cpp — analytic cases on the presets' own arrays:
+// tools/tlbsim/validate.cpp — analytic cases on the presets' own arrays, pages of the
+// preset's granule (a tag's bytes are page_shift(m, s): 16 KiB, 32 MiB ... on ARM granules):
 //  - a sequential scan touches each page once: L1 misses = walks = pages (cold, pages far
 //    above every TLB level), per page size the preset holds in its L1;
+//  - the first reference on a cold machine reads one entry per level down to the page's
+//    leaf: levels + 1 - leaf_level(m, s) (5-level and 3-level walks included);
 //  - uniform random references over N 4 KiB pages, N far above the entries: the L1 4 KiB
 //    array alone (the modelled replacement is LRU) misses at 1 - entries / N, within 2%;
 //  - an array of 1 GiB pages no larger than the L1's 1 GiB entries never misses after warm-up;
@@ -49,11 +52,12 @@ unsigned total_entries(const MachineConfig& m, PageSize s) {
 void sequential(const MachineConfig& m, PageSize s, Json& out) {
     if (!l1_array(m, s)) return;
     const std::uint64_t pages = std::max<std::uint64_t>(4 * total_entries(m, s), 4096);
-    const std::uint64_t page = std::uint64_t{1} << page_shift(s), step = std::max<std::uint64_t>(page / 64, 64);
+    const std::uint64_t page = std::uint64_t{1} << page_shift(m, s), step = std::max<std::uint64_t>(page / 64, 64);
     Simulator sim(m);
     for (std::uint64_t p = 0; p < pages; ++p)
         for (std::uint64_t off = 0; off < page; off += step) sim.access(kBase + p * page + off, s);
-    std::string name = "sequential scan of " + std::to_string(pages) + " " + std::string(to_string(s)) + " pages";
+    std::string name = "sequential scan of " + std::to_string(pages) + " " + std::string(to_string(s)) + " pages (" +
+                       size_name(page) + ")";
     out.push_back(make_case(name, m.name, "l1_misses", double(pages), double(sim.stats().l1_misses), 0));
     out.push_back(make_case(name, m.name, "walks", double(pages), double(sim.stats().walks), 0));
 }
@@ -77,16 +81,27 @@ void random_4k(const MachineConfig& m, Json& out) {
                             m.name, "l1_miss_rate", 1.0 - double(a->entries) / double(pages), rate, 0.02));
 }
 
+void first_walk(const MachineConfig& m, PageSize s, Json& out) {
+    Simulator sim(m);
+    sim.access(kBase, s);
+    out.push_back(make_case("first walk, " + std::string(to_string(s)) + " page (" + size_name(std::uint64_t{1} << page_shift(m, s)) +
+                                "), " + std::to_string(m.levels) + "-level table",
+                            m.name, "walk_refs", double(m.levels + 1 - leaf_level(m, s)), double(sim.stats().walk_refs), 0));
+}
+
 void one_gig(const MachineConfig& m, Json& out) {
     const ArrayConfig* a = l1_array(m, PageSize::k1G);
     if (!a) return;
-    const std::uint64_t pages = a->entries, bytes = pages << 30;
+    const unsigned shift = page_shift(m, PageSize::k1G);
+    const std::uint64_t pages = a->entries, bytes = pages << shift;
     Simulator sim(m);
-    for (std::uint64_t p = 0; p < pages; ++p) sim.access(kBase + (p << 30), PageSize::k1G);
+    for (std::uint64_t p = 0; p < pages; ++p) sim.access(kBase + (p << shift), PageSize::k1G);
     sim.reset_stats();
     std::mt19937_64 rng(2);
     for (int i = 0; i < 1000000; ++i) sim.access(kBase + rng() % bytes, PageSize::k1G);
-    out.push_back(make_case("random over " + std::to_string(pages) + " 1g pages after warm-up", m.name, "l1_misses",
+    out.push_back(make_case("random over " + std::to_string(pages) + " 1g pages (" + size_name(std::uint64_t{1} << shift) +
+                                ") after warm-up",
+                            m.name, "l1_misses",
                             0, double(sim.stats().l1_misses), 0));
 }
 
@@ -109,7 +124,7 @@ void what_if_first_walk(const MachineConfig& base, unsigned shift, Json& out) {
     sim.access(kBase, PageSize::k2M);  // the tag does not matter on a what-if machine
     out.push_back(make_case("what-if " + size_name(std::uint64_t{1} << shift) + " pages: first walk, " +
                                 std::to_string(base.levels) + "-level address space",
-                            base.name, "walk_refs", double(walk_levels(shift, base.levels)),
+                            base.name, "walk_refs", double(walk_levels(base, shift)),
                             double(sim.stats().walk_refs), 0));
 }
 
@@ -135,6 +150,9 @@ Json validate_presets() {
         const MachineConfig& m = preset(name);
         if (!m.translate) continue;
         for (unsigned s = 0; s < kPageSizes; ++s) sequential(m, PageSize(s), cases);
+        for (unsigned s = 0; s < kPageSizes; ++s) first_walk(m, PageSize(s), cases);
+        if (m.granule_shift == 12)
+            for (unsigned s = 0; s < kPageSizes; ++s) first_walk(with_five_levels(m), PageSize(s), cases);
         random_4k(m, cases);
         one_gig(m, cases);
         for (unsigned shift : kWhatIfShifts) {

@@ -3,9 +3,10 @@
 // A MachineConfig describes, for one CPU core: its L1 and L2 (second-level, "STLB") data
 // TLBs as one or more set-associative arrays each holding some page sizes (4 KiB, 2 MiB,
 // 1 GiB); its page-walk caches (split per level as Intel's paging-structure caches, or one
-// unified array as AMD's page walk cache); the number of page-table levels (4, or 5 with
-// LA57); and optionally data caches a walk's page-table reads can hit in. presets.cpp holds
-// the CPUs the lab meets, each with the documents its numbers come from.
+// unified array as AMD's page walk cache); the translation granule and the number of
+// page-table levels (x86-64: 4 KiB, 4 levels, or 5 with LA57; ARMv8: 4, 16 or 64 KiB
+// granules, see granule_shift); and optionally data caches a walk's page-table reads can hit
+// in. presets.cpp holds the CPUs the lab meets, each with the documents its numbers come from.
 //
 // Replacement in every array is true LRU (stated, not claimed to be the hardware's: real
 // parts use pseudo-LRU variants; analytic checks in the tests are for LRU).
@@ -21,6 +22,9 @@
 namespace physmem::tlbsim {
 
 // A page size the trace can tag an access with. Values are stable (trace files use them).
+// On a machine with another translation granule (MachineConfig::granule_shift) a tag names
+// the kind of page rather than its bytes: k4K the base page, k2M the level-2 block (the
+// transparent huge page), k1G the largest block; page_shift(m, s) gives the bytes.
 enum class PageSize : std::uint8_t { k4K = 0, k2M = 1, k1G = 2 };
 inline constexpr unsigned kPageSizes = 3;
 constexpr unsigned page_shift(PageSize s) noexcept { return 12 + 9 * static_cast<unsigned>(s); }
@@ -76,7 +80,16 @@ struct MachineConfig {
     TlbLevelConfig l1;
     TlbLevelConfig l2;
     PwcConfig pwc;
-    unsigned levels = 4;  // page-table levels: 4, or 5 (LA57)
+    // Page-table levels: with the 4 KiB granule 4 (48-bit virtual addresses), or 5 (x86 LA57:
+    // 57 bits); with the 16 KiB and 64 KiB granules granule_levels() (4 and 3: 48 bits).
+    unsigned levels = 4;
+    // Translation granule, log2 bytes: 12 (4 KiB: x86-64, and ARMv8's 4K granule), 14 (16 KiB)
+    // or 16 (64 KiB), ARMv8's three (Arm ARM D8.2, "Translation table walk"). A page table is
+    // one granule of 8-byte entries, so each level resolves granule_shift - 3 bits; leaf
+    // entries map the granule (level 1) or a block (level 2: 2 MiB, 32 MiB, 512 MiB; level 3
+    // with the 4 KiB granule only: 1 GiB — 16 KiB and 64 KiB level-3 blocks need 52-bit
+    // addresses, FEAT_LPA2 / FEAT_LPA, not modelled).
+    unsigned granule_shift = 12;
     // false: the seeds' physically addressed machine — no TLB, no walks; only the data
     // references (and the software walk's loads) remain, and the data caches if any.
     bool translate = true;
@@ -91,6 +104,22 @@ struct MachineConfig {
     // unused) and a radix walk whose depth follows from B and the address width.
     unsigned what_if_shift = 0;
 };
+
+// Index bits one page-table level resolves: 9, 11, 13 for the 4, 16, 64 KiB granules.
+constexpr unsigned level_bits(unsigned granule_shift) noexcept { return granule_shift - 3; }
+// Levels a walk over 48-bit virtual addresses needs: 4 (4 KiB), 4 (16 KiB), 3 (64 KiB).
+constexpr unsigned granule_levels(unsigned granule_shift) noexcept {
+    return (48 - granule_shift + level_bits(granule_shift) - 1) / level_bits(granule_shift);
+}
+// The virtual address width m's walk covers: 48 bits, plus one level's bits for a level
+// above the granule's usual depth (LA57: 57 bits with 4 KiB).
+unsigned address_bits(const MachineConfig& m) noexcept;
+// How m translates a reference its trace tags with s (contract at PageSize): log2 of the
+// page's bytes, the level of its leaf entry, and the size whose TLB entries hold it (k1G on
+// a granule without level-3 blocks is held as its level-2 block, k2M).
+unsigned page_shift(const MachineConfig& m, PageSize s) noexcept;
+unsigned leaf_level(const MachineConfig& m, PageSize s) noexcept;
+PageSize held_as(const MachineConfig& m, PageSize s) noexcept;
 
 // Throws std::invalid_argument (naming what is wrong) for an inconsistent configuration.
 void validate(const MachineConfig& m);
@@ -115,8 +144,15 @@ std::optional<CpuIdentity> this_cpu();
 // preset_for_cpu() of this_cpu(); nullopt when either is.
 std::optional<std::string> preset_for_this_cpu();
 
-// A copy of `m` with 5-level paging (LA57): one more level above the root.
+// A copy of `m` with 5-level paging (LA57): one more level above the root (unchanged when
+// m has 5 levels already). Throws std::invalid_argument for a granule other than 4 KiB
+// (ARMv8's 52-bit addresses keep 4 levels with 16 KiB and 3 with 64 KiB).
 MachineConfig with_five_levels(MachineConfig m);
+// A copy of `m` with the translation granule of 2^shift bytes (12, 14 or 16) and the levels
+// that granule walks for 48-bit addresses; named "<name>-16k" / "<name>-64k" (unchanged name
+// for 4 KiB). TLB arrays and walk caches keep their geometry (the Neoverse TLBs hold every
+// granule's pages). Throws std::invalid_argument for another shift or a 5-level m.
+MachineConfig with_granule(MachineConfig m, unsigned shift);
 // A copy of `m` that models its data caches (model_caches = true).
 MachineConfig with_caches(MachineConfig m);
 // A copy of `m` without translation (translate = false).

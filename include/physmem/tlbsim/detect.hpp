@@ -11,7 +11,12 @@
 //                reports a 6-way STLB through them; Intel documents 12 ways).
 //   2. table   — the family/model table (preset_for_cpu).
 //   3. nearest — the nearest preset by vendor and features (AMD by family; Intel and unknown
-//                vendors by AVX-512: the server core), or, without CPUID, a generic preset.
+//                vendors by the features each server generation brought: AMX Sapphire
+//                Rapids, AVX512_VBMI2 Ice Lake, AVX-512 Skylake-SP, none the client core),
+//                or, without CPUID, a generic preset.
+// Then, whichever applied: 4. a CPU with LA57 (CPUID leaf 7 ECX[16]) gets 5-level paging
+// (with_five_levels: one more walk level, name "+la57"), said in the reason; the
+// assumption that the OS uses it is stated in detect.cpp.
 // Nothing about a particular machine is a default here: every input comes from `cpuid`.
 #pragma once
 

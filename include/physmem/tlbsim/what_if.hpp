@@ -9,7 +9,8 @@
 //     A real part built for B might have other geometry; keeping it fixed makes a curve over
 //     B show what the page size alone changes.
 //   - Walk: a radix tree of 512-entry tables (9 bits a level, as x86-64 and ARMv8's 4 KiB
-//     granule) over the address width (48 bits with 4 levels, 57 with 5: LA57), with the
+//     granule; on a 16 or 64 KiB granule preset its 2048- or 8192-entry tables, 11 or 13
+//     bits) over the address width (48 bits with 4 levels, 57 with 5: LA57), with the
 //     leaf entry mapping B: walk_levels(B) = ceil((width - log2 B) / 9) levels, the root
 //     indexed by what is left. The tree is the hardware's with its lowest levels dropped
 //     (its root is the hardware's root level): at B = 4 KiB, 2 MiB and 1 GiB the walk,
@@ -49,6 +50,9 @@ constexpr unsigned address_bits(unsigned levels) noexcept { return levels == 5 ?
 constexpr unsigned walk_levels(unsigned shift, unsigned levels) noexcept {
     return (address_bits(levels) - shift + 8) / 9;
 }
+// The same on m's granule (config.hpp): tables of 2^(granule_shift - 3) entries over
+// address_bits(m); walk_levels(shift, levels) for the 4 KiB granule.
+unsigned walk_levels(const MachineConfig& m, unsigned shift) noexcept;
 
 // A tree over blocks of 2^shift bytes covering [lo, lo + bytes): the software walk a
 // physically addressed program makes. A data reference into a block other than the

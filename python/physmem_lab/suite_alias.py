@@ -56,7 +56,7 @@ _FULL_OFFSETS = "0:1024:1"
 
 ROWS = (
     Row(ENV, (Variant("array", "4k"),), params=({"counters": "linked"}, {"counters": "12"}),
-        sizes={"tiny": (256,), "default": (8 * K,), "full": (8 * K,)}),
+        sizes={"tiny": (256,), "default": (4 * K,), "full": (8 * K,)}),  # default: one 4 KiB period
     Row(CONV, (Variant("array", "4k"),), params=({"offsets": _TINY_OFFSETS},), sizes={"tiny": (256 * K,)}, priority=0),
     # two rounds at the default scale (the main job's time; the statistic is the best repetition)
     Row(CONV, (Variant("array", "4k"),), params=({"offsets": _DEFAULT_OFFSETS, "rounds": "2"},),

@@ -70,7 +70,7 @@ ROWS = tuple(Row(EXP, (NORMAL, SPLIT), params=({"kernel": k},), sizes=SIZES[k], 
 
 SCALES = {
     "tiny": {"reps": 2, "warmup": 1, "min_rep_ms": 5, "cap": None, "budget_s": 30},
-    "default": {"reps": 5, "warmup": 1, "min_rep_ms": 100, "cap": None, "budget_s": 40,
+    "default": {"reps": 5, "warmup": 1, "min_rep_ms": 50, "cap": None, "budget_s": 40,
                 "min_reps": 3, "target_spread": 0.03},
     "full": {"reps": 15, "warmup": 1, "min_rep_ms": 300, "cap": None, "budget_s": None},
 }

@@ -33,7 +33,7 @@ from typing import List, Optional, Set, Tuple
 
 from .analysis import Ratio
 from .rounds import per_round
-from .spread import point_key
+from .spread import point_key, process_spread
 from .suites import records, registry
 from .units import format_size
 
@@ -80,20 +80,6 @@ class Contradiction:
 def _beyond_noise(r: Ratio, allowance: float = 0.0) -> bool:
     """The whole range below 1 - ``allowance``, on enough repetitions to have a range."""
     return r.hi < 1.0 - allowance and min(r.num["reps"], r.den["reps"]) >= MIN_REPS
-
-
-def process_spread(results: dict, rec: dict) -> Optional[float]:
-    """(max - min) / median of the medians of ``rec``'s point over the processes it ran in:
-    a pooled record's ``rounds``, else its point's records in ``results["round_runs"]`` (a
-    round's view holds one of them); None when it ran in fewer than two."""
-    meds = [x["median_ns"] for x in rec.get("rounds") or []]
-    if len(meds) < 2:
-        key = point_key(rec)
-        meds = [x["median_ns"] for x in results.get("round_runs", []) if point_key(x) == key]
-    if len(meds) < 2:
-        return None
-    mid = statistics.median(meds)
-    return (max(meds) - min(meds)) / mid if mid else 0.0
 
 
 def _allowance(results: dict, across: bool, slow: dict) -> Tuple[float, str]:

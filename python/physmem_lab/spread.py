@@ -8,7 +8,7 @@ repetitions over their median); the point is *flagged* when across > within: the
 process it ran in moved its result more than its repetitions vary.
 """
 import statistics
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 
 def point_key(r: dict) -> Tuple:
@@ -35,3 +35,17 @@ def across_within(runs: List[dict]) -> dict:
     return {"runs": len(runs), "min": min(meds), "max": max(meds), "median": mid,
             "across": across, "within": within, "flagged": across > within,
             "worst": max(runs, key=lambda r: r["median_ns"])}
+
+
+def process_spread(results: dict, rec: dict) -> Optional[float]:
+    """(max - min) / median of the medians of ``rec``'s point over the processes it ran in:
+    a pooled record's ``rounds``, else its point's records in ``results["round_runs"]`` (a
+    round's view holds one of them); None when it ran in fewer than two."""
+    meds = [x["median_ns"] for x in rec.get("rounds") or []]
+    if len(meds) < 2:
+        key = point_key(rec)
+        meds = [x["median_ns"] for x in results.get("round_runs", []) if point_key(x) == key]
+    if len(meds) < 2:
+        return None
+    mid = statistics.median(meds)
+    return (max(meds) - min(meds)) / mid if mid else 0.0

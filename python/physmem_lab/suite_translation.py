@@ -28,7 +28,9 @@ Goals (the numbers, the noise band and the checks are defined here once):
 Direction, per pair A / B (A the tree, pool or huge-page side, B its baseline):
 
 - time: T = median_A / median_B; noise band b = max(:data:`TIME_FLOOR`, the larger of the
-  two sides' ``rel_spread`` ((max - min) / median of their repetitions)); *higher* when
+  two sides' ``rel_spread`` ((max - min) / median of their repetitions), and of their
+  spread between processes (:func:`~physmem_lab.spread.process_spread`: the two sides ran
+  in different processes, whose speed varies more than repetitions do)); *higher* when
   T > 1 + b, *lower* when T < 1 - b, else *same*.
 - model: D = (translation refs/op of A - of B) / (memory refs/op of B). With the data
   caches modelled on both sides, the translation refs no cache level held
@@ -46,7 +48,10 @@ Direction, per pair A / B (A the tree, pool or huge-page side, B its baseline):
   translation* when time moves beyond its band but the model sees no difference in
   translation (time moved for another reason — a per-element test, vectorization, a
   different copy — so the pair says nothing about the model: classified and shown, not
-  counted); *disagree* only when both move and in opposite directions.
+  counted), also when it moves the other way by more than :data:`EXPLAINS` x |D| beyond
+  its band (a change of D of the memory references moves time by about D at most: the
+  rest is another cost, e.g. a tree walk's instructions); *disagree* when both move in
+  opposite directions and time by no more than translation could explain.
   A kernel *agrees* when at least one pair agrees and none disagrees; *disagrees* when
   one pair does; otherwise (ties and not-translation pairs only) *undecided*: time cannot
   judge the model there, and the goal leaves the kernel out.
@@ -61,7 +66,7 @@ from typing import Dict, List, Optional, Tuple
 from . import seeds, whatif
 from .analysis import Goal, Item, Ratio, Records, Scalar
 from .plots import plot_series
-from .spread import point_key
+from .spread import point_key, process_spread
 from .suitedef import G, Point, SuiteDef
 from .units import format_size
 
@@ -77,6 +82,10 @@ MIN_REFS_PER_S = 50e6       # translation-2
 PMU_TOLERANCE = 0.10        # translation-1, PMU check
 TIME_FLOOR = 0.02           # translation-3: time's noise band at least 2%
 MODEL_FLOOR = 0.02          # translation-3: the model's band at least 2% of the references
+# translation-3: a change of D of the memory references moves time by about D at most (a
+# translation ref that reaches memory costs what a data one does); time moving the other
+# way by more than EXPLAINS x |D| beyond its band moved for another reason.
+EXPLAINS = 2.0
 # Data of at most this size on 1 GiB pages has translations every preset holds after
 # warm-up (Skylake: 4 L1 + 16 STLB 1 GiB entries; Zen 1-2 hold 1 GiB pages as 2 MiB
 # entries: 512 of them, L2 DTLBs of 1536+), so more walks than this per op contradict it.
@@ -214,9 +223,10 @@ class Pair:
     """One compared pair at one size: measured time ratio against the model (module
     docstring, "Direction")."""
 
-    def __init__(self, exp, dim, num, den, ta, tb):
+    def __init__(self, exp, dim, num, den, ta, tb, results: Optional[dict] = None):
         self.exp, self.dim, self.num, self.den, self.ta, self.tb = exp, dim, num, den, ta, tb
         self.time = Ratio(num, den)
+        self.results = results or {}
 
     @property
     def size(self) -> int:
@@ -224,7 +234,11 @@ class Pair:
 
     @property
     def band(self) -> float:
-        return max(TIME_FLOOR, self.num["rel_spread"], self.den["rel_spread"])
+        """Time's noise band: the floor, each side's spread within its process, and each
+        side's spread between the processes its point ran in (the two sides of a pair
+        ran in different processes, whose speed differs more than repetitions do)."""
+        between = [process_spread(self.results, r) for r in (self.num, self.den)]
+        return max([TIME_FLOOR, self.num["rel_spread"], self.den["rel_spread"]] + [b for b in between if b])
 
     @property
     def time_dir(self) -> str:
@@ -270,7 +284,9 @@ class Pair:
             return "agree"
         if self.time_dir == "same":
             return "tie"
-        return "not translation" if self.model_dir == "same" else "disagree"
+        if self.model_dir == "same" or abs(self.time.value - 1.0) > EXPLAINS * abs(self.delta) + self.band:
+            return "not translation"
+        return "disagree"
 
     def model_ratio(self, field: str) -> str:
         a, b = self.ta["per_op"][field], self.tb["per_op"][field]
@@ -304,7 +320,7 @@ def compared(recs: Records, exp: str, largest_only: bool = False) -> List[Pair]:
                     continue
                 ta, tb = translation_of(a, recs.results), translation_of(b, recs.results)
                 if counted(ta) and counted(tb):
-                    found.append(Pair(exp, dim if exp == "scan" else None, a, b, ta, tb))
+                    found.append(Pair(exp, dim if exp == "scan" else None, a, b, ta, tb, recs.results))
             out += found[-1:] if largest_only else found
     return out
 
@@ -702,8 +718,9 @@ def report(doc, recs: Records, results: dict, out_dir) -> None:
           "difference in translation refs/op as a share of the baseline's memory refs/op (data + "
           f"walk), beyond max({MODEL_FLOOR:.0%}, sampling error). agree: both say the same; tie: "
           "time within its band while the model predicts a change; not translation: time moves "
-          "while the model sees no change in translation (another cause; not counted); DISAGREE: "
-          "both move, in opposite directions. " +
+          "while the model sees no change in translation, or moves the other way by more than "
+          f"{EXPLAINS:.0f}x the model's change (another cause; not counted); DISAGREE: both move, "
+          "in opposite directions, time by no more than translation could explain. " +
           ("With the data caches modelled (the preset's L1d and L2), the translation references "
            "no cache level held (a walk's or a software walk's load that goes past L2) decide; "
            "the model's band includes time's (a change time cannot see is no change). "

@@ -16,8 +16,12 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <stdexcept>
+
+#include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -371,12 +375,17 @@ AutoChoice choose_machine_for_this_cpu() {
             return r;
         });
 #endif
+    std::ifstream f("/proc/cpuinfo");
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    long page = sysconf(_SC_PAGESIZE);
+    if (std::optional<AutoChoice> arm = choose_machine_from_cpuinfo(text, page > 0 ? std::size_t(page) : 4096))
+        return *arm;
     AutoChoice c;
     c.base = "skylake";
     c.source = "nearest";
     c.cpu = "no CPUID";
     c.machine = preset(c.base);
-    c.reason = "no CPUID (not an x86 processor): skylake as a generic 4-level model";
+    c.reason = "no CPUID (not an x86 processor) and /proc/cpuinfo names no Arm core: skylake as a generic 4-level model";
     return c;
 }
 

@@ -14,15 +14,21 @@
 //                vendors by the features each server generation brought: AMX Sapphire
 //                Rapids, AVX512_VBMI2 Ice Lake, AVX-512 Skylake-SP, none the client core),
 //                or, without CPUID, a generic preset.
+// Off x86 there is no CPUID: an Arm CPU is named by /proc/cpuinfo (detect_arm.cpp: the
+// core's Neoverse preset or the nearest, on the kernel's page granule); anything else gets
+// a generic preset, said so.
 // Then, whichever applied: 4. a CPU with LA57 (CPUID leaf 7 ECX[16]) gets 5-level paging
 // (with_five_levels: one more walk level, name "+la57"), said in the reason; the
 // assumption that the OS uses it is stated in detect.cpp.
 // Nothing about a particular machine is a default here: every input comes from `cpuid`.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "physmem/tlbsim/config.hpp"
@@ -60,7 +66,12 @@ std::vector<TlbDescription> describe_tlbs(const CpuidFn& cpuid, bool legacy);
 
 // The selection above for the CPU `cpuid` answers for.
 AutoChoice choose_machine(const CpuidFn& cpuid);
-// ... for this machine's CPU (no CPUID, e.g. off x86: the generic preset, said so).
+// Off x86 (detect_arm.cpp): the Arm core /proc/cpuinfo names ("CPU implementer", "CPU part")
+// with the kernel's page size as the granule: the core's preset, else the nearest (said
+// in the reason). Empty when the text names no implementer (not an Arm CPU).
+std::optional<AutoChoice> choose_machine_from_cpuinfo(std::string_view cpuinfo, std::size_t page_bytes);
+// ... for this machine's CPU: CPUID on x86, /proc/cpuinfo on Arm, else a generic preset
+// (said so).
 AutoChoice choose_machine_for_this_cpu();
 
 }  // namespace physmem::tlbsim

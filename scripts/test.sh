@@ -37,6 +37,9 @@ fi
 # already populated (a page migrated under them faults once on the next touch).
 HUGE_TESTS='BackingRung|OneGigPage|Hugetlb|TakesNoFaults|BeforeFirstTouch|FromPrefaultedMemory|NoKernelPageFaults'
 log="$(mktemp)"
+# Each stage's wall time, printed as it starts the next (the budget: well under 20 minutes).
+stage_start=$SECONDS
+stage() { echo "   (took $((SECONDS - stage_start)) s)"; stage_start=$SECONDS; echo "== $1"; }
 # ctest, with its output kept in $log for the closing count.
 run_ctest() { ctest --output-on-failure "$@" 2>&1 | tee -a "$log"; return "${PIPESTATUS[0]}"; }
 
@@ -44,11 +47,11 @@ echo "== 1. unit tests (Release)"
 scripts/setup.sh build
 (cd build && run_ctest -j2 -E "$HUGE_TESTS" && run_ctest -R "$HUGE_TESTS")
 
-echo "== 2. unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+stage "2. unit tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 scripts/setup.sh build-san -DCMAKE_BUILD_TYPE=Debug -DPHYSMEM_SANITIZE=address,undefined
 (cd build-san && PHYSMEM_TEST_RESERVE_HUGE_PAGES=0 run_ctest -j2)
 
-echo "== 3. install, then build a consumer with find_package(physmem) and with pkg-config; a C consumer of libphysmem.so"
+stage "3. install, then build a consumer with find_package(physmem) and with pkg-config; a C consumer of libphysmem.so"
 prefix="$(mktemp -d)"; consumer="$(mktemp -d)"
 cmake --install build --prefix "$prefix" >/dev/null
 cmake -S examples/consumer -B "$consumer/cmake" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
@@ -66,10 +69,10 @@ PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib/x86_64-linux-gnu/pkgconfig" \
 tests/docs/check_snippets.sh "$prefix"
 rm -rf "$prefix" "$consumer"
 
-echo "== 4. smoke runs"
+stage "4. smoke runs"
 build/examples/physmem_demo --elements 1M --capacity 64M
 
-echo "== 5. self-hosting: the core library built with libphysmem.so preloaded into the compiler"
+stage "5. self-hosting: the core library built with libphysmem.so preloaded into the compiler"
 self_lib="$(mktemp -d)/libphysmem.so"; cp build/src/malloc/libphysmem.so "$self_lib"
 scripts/setup.sh build-self -DPHYSMEM_BUILD_TESTS=OFF -DPHYSMEM_BUILD_LAB=OFF \
   -DPHYSMEM_BUILD_EXAMPLES=OFF -DPHYSMEM_BUILD_MALLOC=OFF >/dev/null
@@ -77,7 +80,7 @@ cmake --build build-self --target clean >/dev/null
 LD_PRELOAD="$self_lib" cmake --build build-self
 rm -rf "$(dirname "$self_lib")"
 
-echo "== 6. the lab harness (pytest, end to end on the experiment programs)"
+stage "6. the lab harness (pytest, end to end on the experiment programs)"
 PHYSMEM_LAB_REQUIRE_BUILD=1 .venv/bin/python -m pytest -q python/tests 2>&1 | tee "$log.py"
 [[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "test: pytest failed"; exit 1; }
 py_passed=$(grep -oE '[0-9]+ passed' "$log.py" | tail -1 | awk '{print $1}' || true)
@@ -88,5 +91,6 @@ total=$(grep -oE 'tests failed out of [0-9]+' "$log" | awk '{s += $5} END {print
 failed=$(grep -oE '[0-9]+ tests failed out of' "$log" | awk '{s += $1} END {print s + 0}')
 skipped=$(grep -cE '\(Skipped\)$' "$log" || true)
 rm -f "$log"
+echo "   (took $((SECONDS - stage_start)) s; all stages $SECONDS s)"
 echo "test: all stages passed (install, consumer and smoke stages included)"
 echo "physmem: $((total - failed - skipped + ${py_passed:-0})) passed, $failed failed, $((skipped + ${py_skipped:-0})) skipped"

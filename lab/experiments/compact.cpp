@@ -118,19 +118,17 @@ double give_back_ms(const lab::Settings& s, const physmem::BlockPool& like, std:
     while (void* p = hand.try_allocate()) got.push_back(p);
     std::sort(got.begin(), got.end());
     auto* base = static_cast<std::byte*>(got.front());
+    std::vector<void*> kept;  // the blocks of the odd pages: freed after the timed release
     std::size_t freed = 0;
     for (void* p : got) {
         std::memset(p, 1, s.block_size);
-        if ((static_cast<std::size_t>(static_cast<std::byte*>(p) - base) / page) % 2 == 0) {
-            hand.deallocate(p);
-            ++freed;
-        }
+        if ((static_cast<std::size_t>(static_cast<std::byte*>(p) - base) / page) % 2 == 0) hand.deallocate(p), ++freed;
+        else kept.push_back(p);
     }
     auto t0 = std::chrono::steady_clock::now();
     std::size_t given = hand.release();
     double ms = ms_since(t0);
-    for (void* p : got)
-        if ((static_cast<std::size_t>(static_cast<std::byte*>(p) - base) / page) % 2 != 0) hand.deallocate(p);
+    for (void* p : kept) hand.deallocate(p);
     return given == freed * s.block_size ? ms : -1;
 }
 

@@ -162,15 +162,27 @@ class Scalar(Ratio):
 
 class Value(Scalar):
     """One number (of one record, or of none: ``rec`` {}), shown as ``text``; judged
-    ``value <= target`` unless the item says at_least."""
+    ``value <= target`` unless the item says at_least. ``lo``/``hi``: its range when it
+    has one (e.g. over trials), else the number itself."""
 
-    def __init__(self, rec: dict, value: float, text: str):
+    def __init__(self, rec: dict, value: float, text: str,
+                 lo: Optional[float] = None, hi: Optional[float] = None):
         super().__init__(rec, rec)
         self._v, self._text = value, text
+        self._lo = value if lo is None else lo
+        self._hi = value if hi is None else hi
 
     @property
     def value(self) -> float:
         return self._v
+
+    @property
+    def lo(self) -> float:
+        return self._lo
+
+    @property
+    def hi(self) -> float:
+        return self._hi
 
     def cell(self) -> str:
         return self._text

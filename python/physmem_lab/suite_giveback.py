@@ -202,22 +202,11 @@ def _vs_memcpy(r, bw):
     return Value(r, 1 / bw if bw else float("inf"), f"{bw:.2f}x memcpy")
 
 
-class _Trials(Value):
+def _trials(rec: dict, t: dict) -> Value:
     """A compact record's by-hand / compaction time, as memcpy's bandwidth over the
     measured one (lower is better), with the trials' range."""
-
-    def __init__(self, rec: dict, t: dict):
-        med, lo, hi = (1 / x if x else float("inf") for x in (t["median"], t["max"], t["min"]))
-        super().__init__(rec, med, f"{t['median']:.2f}x by hand [{t['min']:.2f}-{t['max']:.2f}]")
-        self._lo, self._hi = lo, hi
-
-    @property
-    def lo(self) -> float:
-        return self._lo
-
-    @property
-    def hi(self) -> float:
-        return self._hi
+    med, lo, hi = (1 / x if x else float("inf") for x in (t["median"], t["max"], t["min"]))
+    return Value(rec, med, f"{t['median']:.2f}x by hand [{t['min']:.2f}-{t['max']:.2f}]", lo, hi)
 
 
 def _goal_compact(recs):
@@ -228,7 +217,7 @@ def _goal_compact(recs):
         if not c["bytes_moved"]:
             continue
         if "vs_by_hand" in c:
-            g.items.append(Item(f"{what}: by-hand time / compaction time", _Trials(r, c["vs_by_hand"]), 1 / 0.8))
+            g.items.append(Item(f"{what}: by-hand time / compaction time", _trials(r, c["vs_by_hand"]), 1 / 0.8))
             g.notes.append(f"{what}: memcpy alone / compaction {_trials_cell(c, 'vs_memcpy')} "
                            f"(memcpy {c['memcpy_ms']:.1f} ms + give-back {c['give_back_ms']:.1f} ms by hand, "
                            f"compaction {c['compact_ms']:.1f} ms)")

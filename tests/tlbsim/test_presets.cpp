@@ -75,12 +75,14 @@ TEST(TlbPresets, DocumentedNumbers) {
 TEST(TlbPresets, NewPresetsHoldTheirStatedSizes) {
     struct Want {
         const char* name;
-        unsigned l1_4k, l1_4k_ways, l1_2m, l1_1g, l2_4k, l2_4k_ways, l2_1g;
+        unsigned l1_4k, l1_4k_ways, l1_2m, l1_1g, l2_4k, l2_4k_ways, l2_2m, l2_1g;
     };
+    // The STLB as CPUID leaf 0x18 reports it on these cores: two 1024-entry 8-way arrays
+    // (4K+2M, 4K+1G), modelled per size: 4K in both (2048 16-way), 2M and 1G in one each.
     const Want wants[] = {
-        {"icelake-sp", 64, 4, 32, 8, 2048, 16, 1024},
-        {"sapphire-rapids", 96, 6, 32, 8, 2048, 16, 1024},
-        {"granite-rapids", 96, 6, 32, 8, 2048, 16, 1024},
+        {"icelake-sp", 64, 4, 32, 8, 2048, 16, 1024, 1024},
+        {"sapphire-rapids", 96, 6, 32, 8, 2048, 16, 1024, 1024},
+        {"granite-rapids", 96, 6, 32, 8, 2048, 16, 1024, 1024},
     };
     auto holding = [](const TlbLevelConfig& l, PageSize s) -> const ArrayConfig* {
         for (const ArrayConfig& a : l.arrays)
@@ -94,25 +96,28 @@ TEST(TlbPresets, NewPresetsHoldTheirStatedSizes) {
         EXPECT_EQ(holding(m.l1, PageSize::k4K)->ways, w.l1_4k_ways) << w.name;
         EXPECT_EQ(holding(m.l1, PageSize::k2M)->entries, w.l1_2m) << w.name;
         EXPECT_EQ(holding(m.l1, PageSize::k1G)->entries, w.l1_1g) << w.name;
-        ASSERT_TRUE(holding(m.l2, PageSize::k4K) && holding(m.l2, PageSize::k1G)) << w.name;
+        ASSERT_TRUE(holding(m.l2, PageSize::k4K) && holding(m.l2, PageSize::k2M) && holding(m.l2, PageSize::k1G))
+            << w.name;
         EXPECT_EQ(holding(m.l2, PageSize::k4K)->entries, w.l2_4k) << w.name;
         EXPECT_EQ(holding(m.l2, PageSize::k4K)->ways, w.l2_4k_ways) << w.name;
-        EXPECT_EQ(holding(m.l2, PageSize::k2M), holding(m.l2, PageSize::k4K)) << w.name << ": 4K and 2M share the STLB";
+        EXPECT_EQ(holding(m.l2, PageSize::k2M)->entries, w.l2_2m) << w.name;
+        EXPECT_EQ(holding(m.l2, PageSize::k2M)->ways, 8u) << w.name;
         EXPECT_EQ(holding(m.l2, PageSize::k1G)->entries, w.l2_1g) << w.name;
         EXPECT_EQ(m.levels, 4u) << w.name;  // LA57 comes from detection or --levels 5
         EXPECT_EQ(m.granule_shift, 12u) << w.name;
     }
-    // Neoverse: one 48-entry fully associative L1 and one L2 array, each for every size.
+    // Neoverse: one fully associative L1 (V1's 40 entries: 48 from V2 on) and one L2 array,
+    // each for every size.
     const struct {
         const char* core;
-        unsigned l2, ways;
-    } arm[] = {{"neoverse-n1", 1280, 5}, {"neoverse-v1", 2048, 8}, {"neoverse-v2", 2048, 8}};
+        unsigned l1, l2, ways;
+    } arm[] = {{"neoverse-n1", 48, 1280, 5}, {"neoverse-v1", 40, 2048, 8}, {"neoverse-v2", 48, 2048, 8}};
     for (const auto& c : arm) {
         for (const char* suffix : {"", "-16k", "-64k"}) {
             const std::string name = std::string(c.core) + suffix;
             const MachineConfig& m = preset(name);
             ASSERT_EQ(m.l1.arrays.size(), 1u) << name;
-            EXPECT_EQ(m.l1.arrays[0].entries, 48u) << name;
+            EXPECT_EQ(m.l1.arrays[0].entries, c.l1) << name;
             EXPECT_EQ(m.l1.arrays[0].ways, 0u) << name;
             EXPECT_EQ(m.l1.arrays[0].sizes, 7u) << name;
             ASSERT_EQ(m.l2.arrays.size(), 1u) << name;

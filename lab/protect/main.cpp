@@ -5,7 +5,8 @@
 //   physmem_lab_protect --variant tree-thp --size 64M
 //   physmem_lab_protect --seeded-bug oob_element       (one seeded bug: seeded.hpp)
 //
-// n = size / 8 words in `a`, and size / 4 / 28 options (blackscholes' 28-byte structs):
+// n = size / 8 words in `a`, size / 4 / 28 options (blackscholes' 28-byte structs) and
+// size / 4 / 32 red-black tree nodes (rbtree.hpp: linked by slot number):
 //   array-B  both in mappings on B (std::span): the plain code, no checks
 //   tree-B   both as CheckedTreeArrays on one tagged pool strictly on B (PoolOptions::tags).
 //            Every kernel runs twice on the same blocks, side by side: on the checked
@@ -13,12 +14,15 @@
 //            (phase <kernel>_checked); which goes first alternates by kernel.
 // `a` holds one random cycle through all n slots (the chase's links), so every scan's sum
 // is n(n-1)/2. Kernels (kernels.hpp): segments (the record's main timing, unchecked),
-// iterator, index, chase (`work` steps), gups (`work` random updates), blackscholes.
+// iterator, index, chase (`work` steps), gups (`work` random updates), blackscholes,
+// rbtree (`work` lookups of random keys; the tree built once, unchecked, by insertion).
 // Before timing, one pass of each way is checked: the sums, the chase's end, a sample of
 // prices (reset first) against the scalar formula, a gups pass that breaks the cycle and a
-// second one that restores it. A false positive of checked mode ends the run in physmem's report.
+// second one that restores it, the lookups' payloads (and once, the tree's red-black
+// rules, key order and node count). A false positive of checked mode ends the run in physmem's report.
 // tree-B also runs the seeded bugs (seeded.hpp) in children and records whether each was
 // caught (not under ASan), and the protection metadata's bytes.
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -30,6 +34,7 @@
 #include "physmem/domain.hpp"
 #include "process.hpp"
 #include "protect/kernels.hpp"
+#include "protect/rbtree.hpp"
 #include "protect/seeded.hpp"
 
 namespace {
@@ -39,6 +44,7 @@ namespace bs = lab::blackscholes;
 using lab::Kind;
 using P::Word;
 using Option = bs::Option;
+using RbNode = P::rb::Node;
 
 #ifdef PHYSMEM_PROTECT_ASAN
 constexpr bool kAsan = true;
@@ -60,11 +66,14 @@ constexpr Word kSeed = 0x5eed;
 
 // The measured data of one variant: plain spans, or checked arrays (and their unchecked trees).
 struct Data {
-    std::size_t n = 0, m = 0;
+    std::size_t n = 0, m = 0, r = 0;
     std::span<Word> a;
     std::span<Option> opts;
+    std::span<RbNode> nodes;
     std::unique_ptr<physmem::CheckedTreeArray<Word>> ca;
     std::unique_ptr<physmem::CheckedTreeArray<Option>> co;
+    std::unique_ptr<physmem::CheckedTreeArray<RbNode>> cn;
+    std::uint32_t root = P::rb::kNil;
 };
 
 Data make_data(lab::Context& ctx) {
@@ -72,14 +81,18 @@ Data make_data(lab::Context& ctx) {
     Data d;
     d.n = std::max<std::size_t>(s.size_bytes / sizeof(Word), 64);
     d.m = std::max<std::size_t>(s.size_bytes / 4 / sizeof(Option), 64);
+    d.r = std::clamp<std::size_t>(s.size_bytes / 4 / sizeof(RbNode), 64, P::rb::kNil - 1);
     if (s.kind == Kind::array) {
         d.a = ctx.array<Word>("a", d.n);
         d.opts = ctx.array<Option>("options", d.m);
+        d.nodes = ctx.array<RbNode>("nodes", d.r);
     } else {
-        std::size_t bytes = lab::tree_bytes<Word>(s.block_size, d.n) + lab::tree_bytes<Option>(s.block_size, d.m);
+        std::size_t bytes = lab::tree_bytes<Word>(s.block_size, d.n) + lab::tree_bytes<Option>(s.block_size, d.m) +
+                            lab::tree_bytes<RbNode>(s.block_size, d.r);
         physmem::BlockPool& pool = ctx.pool("checked", bytes, false, /*tags=*/true);
         d.ca = std::make_unique<physmem::CheckedTreeArray<Word>>(d.n, pool, physmem::Policy::fatal, "a");
         d.co = std::make_unique<physmem::CheckedTreeArray<Option>>(d.m, pool, physmem::Policy::fatal, "options");
+        d.cn = std::make_unique<physmem::CheckedTreeArray<RbNode>>(d.r, pool, physmem::Policy::fatal, "nodes");
     }
     return d;
 }
@@ -91,20 +104,23 @@ struct Kernel {
     std::function<Word()> pass;
 };
 
-template <class A, class O>
-std::vector<Kernel> kernels(A& a, O& opts, std::uint64_t work, const lab::chase::RandomOrder& order) {
+template <class A, class O, class N>
+std::vector<Kernel> kernels(A& a, O& opts, N& nodes, std::uint32_t root, std::uint64_t work,
+                            const lab::chase::RandomOrder& order) {
     Word start = order(0);
     return {{"segments", a.size(), [&a] { return P::segments(a); }},
             {"iterator", a.size(), [&a] { return P::iterator(a); }},
             {"index", a.size(), [&a] { return P::index(a); }},
             {"chase", work, [&a, start, work] { return P::chase(a, start, work); }},
             {"gups", work, [&a, work] { return P::gups(a, work, kSeed); }},
-            {"blackscholes", opts.size(), [&opts] { return P::blackscholes(opts); }}};
+            {"blackscholes", opts.size(), [&opts] { return P::blackscholes(opts); }},
+            {"rbtree", work, [&nodes, root, work] { return P::rb::lookups(nodes, root, work, kSeed); }}};
 }
 
 // One pass of each kernel of ks checked; "" or what was wrong (kernel: why).
 template <class A, class O>
-std::string check(std::vector<Kernel>& ks, A& a, O& opts, std::uint64_t work, const lab::chase::RandomOrder& order) {
+std::string check(std::vector<Kernel>& ks, A& a, O& opts, std::size_t nodes, std::uint64_t work,
+                  const lab::chase::RandomOrder& order) {
     std::string bad;
     auto fail = [&bad](const std::string& k, const std::string& why) { bad += (bad.empty() ? "" : "; ") + k + ": " + why; };
     const std::size_t n = a.size();
@@ -119,6 +135,8 @@ std::string check(std::vector<Kernel>& ks, A& a, O& opts, std::uint64_t work, co
             if (lab::chase::is_single_cycle(a, order)) fail(k.name, "a pass changed nothing");
             k.pass();  // ...and the same updates again undo them
             if (!lab::chase::is_single_cycle(a, order)) fail(k.name, "two passes did not restore the array");
+        } else if (k.name == "rbtree") {
+            if (k.pass() != P::rb::expected_lookups(nodes, work, kSeed)) fail(k.name, "a lookup missed its payload");
         } else {
             for (std::size_t i = 0; i < opts.size(); i += 97) opts[i].price = -1.0f;  // no price: not this pass's
             k.pass();
@@ -132,13 +150,17 @@ std::string check(std::vector<Kernel>& ks, A& a, O& opts, std::uint64_t work, co
     return bad;
 }
 
-void fill(Data& d, const lab::chase::RandomOrder& order) {
-    auto each = [&](auto& a, auto& opts) {
+// Fills the data and builds the tree; "" or what is wrong with the tree.
+std::string fill(Data& d, const lab::chase::RandomOrder& order) {
+    auto each = [&](auto& a, auto& opts, auto& nodes) {
         lab::chase::link(a, order);
         for (std::size_t i = 0; i < opts.size(); ++i) opts[i] = bs::make_option(kSeed, i);
+        d.root = P::rb::build(nodes);
+        std::size_t reached = 0;
+        int h = P::rb::black_height(nodes, d.root, -1, static_cast<__int128>(1) << 64, reached);
+        return h > 0 && reached == nodes.size() ? std::string() : "rbtree: the built tree breaks a red-black rule";
     };
-    if (d.ca) each(d.ca->unchecked(), d.co->unchecked());
-    else each(d.a, d.opts);
+    return d.ca ? each(d.ca->unchecked(), d.co->unchecked(), d.cn->unchecked()) : each(d.a, d.opts, d.nodes);
 }
 
 void time_one(lab::Context& ctx, const Kernel& k, const std::string& phase) {
@@ -161,13 +183,12 @@ void body(lab::Context& ctx) {
     Data d = make_data(ctx);
     ctx.set_elements(d.n);
     const lab::chase::RandomOrder order(d.n, kSeed);
-    fill(d, order);
+    std::string bad = fill(d, order);
     lab::Json names = lab::Json::array();
-    std::string bad;
     Word sum = 0;
     if (!d.ca) {
-        std::vector<Kernel> ks = kernels(d.a, d.opts, work, order);
-        bad = check(ks, d.a, d.opts, work, order);
+        std::vector<Kernel> ks = kernels(d.a, d.opts, d.nodes, d.root, work, order);
+        bad += check(ks, d.a, d.opts, d.r, work, order);
         sum = P::segments(d.a);
         for (const Kernel& k : ks) {
             time_one(ctx, k, k.name);
@@ -175,10 +196,10 @@ void body(lab::Context& ctx) {
         }
     } else {
         ctx.set_tree(s.block_size, d.ca->unchecked().depth(), d.ca->leaf_length());
-        std::vector<Kernel> plain = kernels(d.ca->unchecked(), d.co->unchecked(), work, order);
-        std::vector<Kernel> checked = kernels(*d.ca, *d.co, work, order);
-        bad = check(plain, d.ca->unchecked(), d.co->unchecked(), work, order);
-        std::string bc = check(checked, *d.ca, *d.co, work, order);
+        std::vector<Kernel> plain = kernels(d.ca->unchecked(), d.co->unchecked(), d.cn->unchecked(), d.root, work, order);
+        std::vector<Kernel> checked = kernels(*d.ca, *d.co, *d.cn, d.root, work, order);
+        bad += check(plain, d.ca->unchecked(), d.co->unchecked(), d.r, work, order);
+        std::string bc = check(checked, *d.ca, *d.co, d.r, work, order);
         sum = P::segments(d.ca->unchecked());
         if (!bc.empty()) bad += (bad.empty() ? "checked " : "; checked ") + bc;
         for (std::size_t k = 0; k < plain.size(); ++k) {
@@ -189,8 +210,8 @@ void body(lab::Context& ctx) {
             names.push_back(plain[k].name);
         }
         physmem::BlockPool& pool = d.ca->pool();
-        std::size_t table = d.ca->leaf_count() * sizeof(physmem::detail::LeafTag) +
-                            d.co->leaf_count() * sizeof(physmem::detail::LeafTag);
+        std::size_t table = (d.ca->leaf_count() + d.co->leaf_count() + d.cn->leaf_count()) *
+                            sizeof(physmem::detail::LeafTag);
         ctx.set_field("protect_metadata", {{"pool_tag_bytes", pool.tag_bytes()},
                                            {"array_table_bytes", table},
                                            {"pool_bytes", pool.stats().bytes_mapped}});
@@ -198,7 +219,8 @@ void body(lab::Context& ctx) {
     ctx.checksum(sum);  // before the timed gups passes (their number varies)
     ctx.verify(bad.empty(), "each kernel's pass (both ways on the tree) checked: scans sum to n(n-1)/2, the chase "
                             "ends where the cycle says, two gups passes restore the cycle, every 97th price equals "
-                            "the scalar formula's" + (bad.empty() ? std::string() : " (" + bad + ")"));
+                            "the scalar formula's, every rbtree lookup finds its payload (the tree obeys the "
+                            "red-black rules)" + (bad.empty() ? std::string() : " (" + bad + ")"));
     physmem::ProtectionKeys pk = physmem::protection_keys();
     lab::Json info = {{"kernels", names}, {"work", work}, {"asan", kAsan},
                       {"protection_keys", {{"cpu", pk.cpu}, {"os", pk.os}}}};

@@ -371,7 +371,7 @@ class CheckedTreeIterator {
     using reference = std::conditional_t<Const, const T&, T&>;
 
     CheckedTreeIterator() noexcept = default;
-    CheckedTreeIterator(C* a, std::size_t i) : a_(a), policy_(a->policy()) { seek(i); }
+    CheckedTreeIterator(C* a, std::size_t i) : CheckedTreeIterator(sought(a, a->policy(), i)) {}
     template <bool WasConst, class = std::enable_if_t<Const && !WasConst>>
     CheckedTreeIterator(const CheckedTreeIterator<A, WasConst>& o) noexcept
         : a_(o.a_), cur_(o.cur_), lend_(o.lend_), first_(o.first_), base_(o.base_), tag_(o.tag_), seen_(o.seen_),
@@ -461,23 +461,30 @@ class CheckedTreeIterator {
     // Leaves the current leaf (checked first: the array may be gone) for index i.
     void seek(std::size_t i) {
         if (tag_ != &detail::no_leaf_word) verify("iterator (leaving a leaf)");
-        std::size_t n = a_->size();
+        *this = sought(a_, policy_, i);
+    }
+    // The iterator at index i of a. Static and returning by value, as revalidate: the
+    // iterator's own address never escapes, so a loop keeps it in registers (when seek
+    // took `this`, GCC kept the iterator on the stack and stored cur_ at every element).
+    [[gnu::noinline]] static CheckedTreeIterator sought(C* a, Policy policy, std::size_t i) {
+        CheckedTreeIterator it;
+        it.a_ = a;
+        it.policy_ = policy;
+        std::size_t n = a->size();
         if (i >= n) {
-            cur_ = lend_ = first_ = nullptr;
-            base_ = i;
-            tag_ = &detail::no_leaf_word;
-            seen_ = 0;
-            return;
+            it.base_ = i;
+            return it;  // no leaf: cur_ null, tag_ no_leaf_word
         }
-        const TreeShape& s = a_->shape();
+        const TreeShape& s = a->shape();
         std::size_t k = i >> s.leaf_shift;
-        base_ = k << s.leaf_shift;
-        first_ = a_->leaf_data(k, "iterator");  // checks the tag (refreshing the table)
-        const detail::LeafTag& t = a_->tags_[k];
-        tag_ = std::atomic_ref(const_cast<detail::LeafTag&>(t).word).load(std::memory_order_relaxed);
-        seen_ = std::atomic_ref(const_cast<detail::LeafTag&>(t).seen).load(std::memory_order_relaxed);
-        cur_ = first_ + (i - base_);
-        lend_ = first_ + std::min(s.leaf_len(), n - base_);
+        it.base_ = k << s.leaf_shift;
+        it.first_ = a->leaf_data(k, "iterator");  // checks the tag (refreshing the table)
+        const detail::LeafTag& t = a->tags_[k];
+        it.tag_ = std::atomic_ref(const_cast<detail::LeafTag&>(t).word).load(std::memory_order_relaxed);
+        it.seen_ = std::atomic_ref(const_cast<detail::LeafTag&>(t).seen).load(std::memory_order_relaxed);
+        it.cur_ = it.first_ + (i - it.base_);
+        it.lend_ = it.first_ + std::min(s.leaf_len(), n - it.base_);
+        return it;
     }
 
     C* a_ = nullptr;

@@ -108,15 +108,20 @@ int black_height(const C& a, std::uint32_t x, __int128 lo, __int128 hi, std::siz
     return l < 0 || l != r ? -1 : l + (n.red ? 0 : 1);
 }
 
-// `lookups` searches for the keys of random slots (xorshift64 seeded with `seed`, multiply-
-// shift into [0, size)); the sum of the payloads found.
+// The next random slot below n: xorshift64 on x, multiply-shift into [0, n).
+inline std::uint64_t next_slot(std::uint64_t& x, unsigned __int128 n) noexcept {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    return static_cast<std::uint64_t>((x * n) >> 64);
+}
+
+// `lookups` searches for the keys of random slots (next_slot from `seed`); the sum of the
+// payloads found.
 template <class C>
 std::uint64_t lookups(const C& a, std::uint32_t root, std::uint64_t count, std::uint64_t seed) {
-    const unsigned __int128 n = a.size();
+    const std::size_t n = a.size();
     std::uint64_t x = seed, sum = 0;
     for (std::uint64_t k = 0; k < count; ++k) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        const std::uint64_t key = key_of(static_cast<std::uint64_t>((x * n) >> 64));
+        const std::uint64_t key = key_of(next_slot(x, n));
         for (std::uint32_t i = root; i != kNil;) {
             const Node& nd = a[i];
             if (nd.key == key) {
@@ -131,12 +136,8 @@ std::uint64_t lookups(const C& a, std::uint32_t root, std::uint64_t count, std::
 
 // What lookups(a, root, count, seed) returns on a correct tree (no tree needed).
 inline std::uint64_t expected_lookups(std::size_t size, std::uint64_t count, std::uint64_t seed) {
-    const unsigned __int128 n = size;
     std::uint64_t x = seed, sum = 0;
-    for (std::uint64_t k = 0; k < count; ++k) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        sum += payload_of(key_of(static_cast<std::uint64_t>((x * n) >> 64)));
-    }
+    for (std::uint64_t k = 0; k < count; ++k) sum += payload_of(key_of(next_slot(x, size)));
     return sum;
 }
 

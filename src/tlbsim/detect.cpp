@@ -13,8 +13,9 @@
 //     L2 and 1 GiB fields [31:28] associativity code and [27:16] entries.
 #include "physmem/tlbsim/detect.hpp"
 
+#include "hex.hpp"
+
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -35,11 +36,7 @@ constexpr std::uint8_t k4K = size_bit(PageSize::k4K);
 constexpr std::uint8_t k2M = size_bit(PageSize::k2M);
 constexpr std::uint8_t k1G = size_bit(PageSize::k1G);
 
-std::string hex(std::uint32_t v) {
-    char b[16];
-    std::snprintf(b, sizeof b, "0x%X", v);
-    return b;
-}
+using detail::hex;
 
 CpuIdentity identity(const CpuidFn& cpuid) {
     CpuidRegs r0 = cpuid(0, 0);

@@ -8,6 +8,8 @@
 // and LPA2 on a 4 KiB granule walks one more level; cpuinfo does not say which is used).
 #include "physmem/tlbsim/detect.hpp"
 
+#include "hex.hpp"
+
 #include <optional>
 #include <sstream>
 
@@ -59,11 +61,7 @@ Core arm_core(unsigned part) {
     }
 }
 
-std::string hex(unsigned v) {
-    std::ostringstream o;
-    o << "0x" << std::hex << std::uppercase << v;
-    return o.str();
-}
+using detail::hex;
 
 }  // namespace
 

@@ -1,154 +1,76 @@
-// src/tlbsim/set_assoc.hpp — one set-associative array of tags with true LRU replacement:
-// the building block of every TLB array, page-walk cache and data cache the simulator models.
-//
-// sets = entries / ways, any count (set = the key's low 32 bits mod sets). Each set keeps its ways on a
-// recency list (prev/next indices), so a hit's move to the front and a miss's victim (the
-// back) are O(1). Lookup within a set is a linear scan. Wide sets (more than kScanWays:
-// fully associative L1 TLBs of 64-96 entries, 12-24-way L2 TLBs) also keep a presence
-// filter: per hash bucket the number of present keys hashing there and the XOR of their
-// ways (so with one key left, its way). A miss on an empty bucket and a hit or miss on a
-// bucket of one key are one load and one compare; only a bucket shared by two keys (rare:
-// 16+ buckets per way) scans. (Sets of 256 ways or more just scan; sets of up to 8 ways
-// compare all their tags into a mask, no early exit to mispredict on a hit.)
+// src/tlbsim/set_assoc.hpp — one set-associative array of keys with true LRU replacement: the
+// building block of every TLB array, paging-structure cache and data cache the simulator
+// models. sets = entries / ways, any count (set = the key's low 32 bits mod sets). Sets of up
+// to 16 ways (set-associative TLBs, walk caches, data caches) are SmallSets; wider ones (fully
+// associative L1 TLBs, 24-way L2 TLBs) WideSets. The choice is made once, at construction;
+// each access pays one predictable switch for it, which also hands SmallSets the common way
+// counts (4, 8, 12, 16) as constants.
 #pragma once
 
-#include <bit>
 #include <cstdint>
-#include <vector>
+#include <type_traits>
+
+#include "tlbsim/small_sets.hpp"
+#include "tlbsim/wide_sets.hpp"
 
 namespace physmem::tlbsim {
 
-__extension__ typedef unsigned __int128 U128;  // GCC/Clang: the high half of a 64x64 product
-
 class SetAssoc {
+    enum class Kind : std::uint8_t { none, small, small4, small8, small12, small16, wide };
+    template <unsigned W>
+    using Ways = std::integral_constant<unsigned, W>;
+    // small(Ways<W>{}) for SmallSets (W = 0: a count without its own case), else wide().
+    // pre: !empty().
+    template <class Small, class Wide>
+    decltype(auto) dispatch(Small small, Wide wide) {
+        if (kind_ == Kind::wide) return wide();
+        switch (kind_) {
+            case Kind::small4: return small(Ways<4>{});
+            case Kind::small8: return small(Ways<8>{});
+            case Kind::small12: return small(Ways<12>{});
+            case Kind::small16: return small(Ways<16>{});
+            default: return small(Ways<0>{});
+        }
+    }
+
   public:
     SetAssoc() = default;
     // pre: entries >= 1; ways == 0 (fully associative) or entries % ways == 0; ways < 0xFFFF.
+    // Throws std::invalid_argument otherwise.
     SetAssoc(unsigned entries, unsigned ways);
 
-    bool empty() const noexcept { return sets_ == 0; }
+    bool empty() const noexcept { return kind_ == Kind::none; }
 
     // true on a hit (the entry becomes the most recently used); false on a miss, nothing changed.
-    bool lookup(std::uint64_t key) noexcept;
+    bool lookup(std::uint64_t key) noexcept {
+        return dispatch([&](auto w) { return small_.lookup<w>(key); }, [&] { return wide_.lookup(key); });
+    }
     // Makes `key` present and most recently used, evicting the set's least recently used
     // entry when full. pre: key != kEmpty and key is not present (a lookup just missed).
-    void insert(std::uint64_t key) noexcept;
+    void insert(std::uint64_t key) noexcept {
+        dispatch([&](auto w) { small_.insert<w>(key); }, [&] { wide_.insert(key); });
+    }
     // lookup(key) || (insert(key), false).
     bool access(std::uint64_t key) noexcept {
-        if (lookup(key)) return true;
-        insert(key);
-        return false;
+        return dispatch([&](auto w) { return small_.access<w>(key); },
+                        [&] {
+                            if (wide_.lookup(key)) return true;
+                            wide_.insert(key);
+                            return false;
+                        });
     }
     // Forgets every entry.
-    void flush() noexcept;
+    void flush() noexcept {
+        if (kind_ == Kind::wide) wide_.flush();
+        else if (kind_ != Kind::none) small_.flush();
+    }
 
-    static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+    static constexpr std::uint64_t kEmpty = SmallSets::kEmpty;
 
   private:
-    static constexpr unsigned kScanWays = 8;
-    // The set: the key's low 32 bits mod sets (a multiply, not a division, for any count:
-    // Lemire's fastmod).
-    unsigned set_of(std::uint64_t key) const noexcept {
-        if (pow2_) return unsigned(key & (sets_ - 1));
-        std::uint64_t low = fastmod_ * std::uint32_t(key);
-        return unsigned((static_cast<U128>(low) * sets_) >> 64);
-    }
-    // The presence filter's bucket for a key of `set` (wide sets only): buckets are per set,
-    // so the keys sharing one are in one set; within it, the product's top bits.
-    std::uint32_t bucket(unsigned set, std::uint64_t key) const noexcept {
-        return (set << bshift_) | std::uint32_t((key * 0x9E3779B97F4A7C15ull) >> fshift_);
-    }
-    int find(unsigned set, std::uint64_t key) const noexcept;  // way or -1
-    void to_front(unsigned set, unsigned way) noexcept;
-
-    unsigned sets_ = 0, ways_ = 0;
-    bool pow2_ = false;
-    std::uint64_t fastmod_ = 0;  // 2^64 / sets, rounded up
-    std::vector<std::uint64_t> tags_;    // [set * ways + way], then kScanWays of padding
-    struct Link {
-        std::uint16_t prev, next;
-    };
-    struct Ends {
-        std::uint16_t head, tail;
-    };
-    std::vector<Link> links_;  // [set * ways + way]: recency list links, way indices
-    std::vector<Ends> ends_;   // per set: most and least recently used way
-    struct Bucket {
-        std::uint8_t count = 0;  // present keys hashing here
-        std::uint8_t ways = 0;   // XOR of their ways: the way itself when count == 1
-    };
-    std::vector<Bucket> filter_;  // wide sets only: sets << bshift_ buckets
-    unsigned fshift_ = 63, bshift_ = 0;
+    Kind kind_ = Kind::none;
+    SmallSets small_;
+    WideSets wide_;
 };
-
-inline int SetAssoc::find(unsigned set, std::uint64_t key) const noexcept {
-    const std::uint64_t* t = &tags_[std::size_t{set} * ways_];
-    if (!filter_.empty()) {
-        const Bucket& b = filter_[bucket(set, key)];
-        if (b.count < 2) {  // one answer either way: no branch on which (ways is 0 when empty)
-            const bool hit = (b.count == 1) & (t[b.ways] == key);
-            return hit ? int(b.ways) : -1;
-        }
-        int found = -1;  // a shared bucket: scan every way, no early exit to mispredict
-        for (unsigned w = 0; w < ways_; ++w) found = t[w] == key ? int(w) : found;
-        return found;
-    }
-    if (ways_ <= kScanWays) {  // a mask of equal tags, no early exit to mispredict
-        unsigned mask = 0;
-        for (unsigned w = 0; w < kScanWays; ++w) mask |= unsigned(t[w] == key) << w;  // tags_ padded
-        mask &= (1u << ways_) - 1;
-        return mask ? std::countr_zero(mask) : -1;
-    }
-    for (unsigned w = 0; w < ways_; ++w)
-        if (t[w] == key) return int(w);
-    return -1;
-}
-
-inline void SetAssoc::to_front(unsigned set, unsigned way) noexcept {
-    Ends& e = ends_[set];
-    unsigned h = e.head;
-    if (h == way) return;
-    Link* l = &links_[std::size_t{set} * ways_];
-    std::uint16_t p = l[way].prev, n = l[way].next;
-    if (e.tail == way) e.tail = p;
-    else l[n].prev = p;
-    l[p].next = n;
-    l[way].next = std::uint16_t(h);
-    l[h].prev = std::uint16_t(way);
-    e.head = std::uint16_t(way);
-}
-
-inline bool SetAssoc::lookup(std::uint64_t key) noexcept {
-    unsigned set = set_of(key);
-    int way = find(set, key);
-    if (way < 0) return false;
-    to_front(set, unsigned(way));
-    return true;
-}
-
-inline void SetAssoc::insert(std::uint64_t key) noexcept {
-    unsigned set = set_of(key);
-    Ends& e = ends_[set];
-    unsigned victim = e.tail;
-    std::uint64_t& tag = tags_[std::size_t{set} * ways_ + victim];
-    if (!filter_.empty()) {
-        if (tag != kEmpty) {
-            Bucket& out = filter_[bucket(set, tag)];
-            --out.count;
-            out.ways ^= std::uint8_t(victim);
-        }
-        Bucket& in = filter_[bucket(set, key)];
-        ++in.count;
-        in.ways ^= std::uint8_t(victim);
-    }
-    tag = key;
-    if (ways_ == 1) return;
-    // The victim is the tail: it becomes the head.
-    Link* l = &links_[std::size_t{set} * ways_];
-    e.tail = l[victim].prev;
-    l[victim].next = e.head;
-    l[e.head].prev = std::uint16_t(victim);
-    e.head = std::uint16_t(victim);
-}
 
 }  // namespace physmem::tlbsim

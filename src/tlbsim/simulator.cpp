@@ -2,6 +2,8 @@
 // page-walk caches, data caches (see simulator.hpp for the order and what is counted).
 #include "physmem/tlbsim/simulator.hpp"
 
+#include <algorithm>
+
 #include "physmem/tlbsim/what_if.hpp"
 #include "tlbsim/set_assoc.hpp"
 
@@ -97,6 +99,12 @@ struct Simulator::Impl {
     // tagged with size code 3, which no page uses; a unified cache tags keys by level.
     std::array<SetAssoc*, 6> pwc_of{};
     std::array<std::uint64_t, 6> pwc_tag{};
+    std::array<unsigned, 6> level_shift{};  // entry_prefix's shift per level
+    // Where a lookup that misses may insert at once (SetAssoc::access) instead of after the
+    // walk: the walk caches when no two levels share an array, the L2 array of a page size
+    // when it holds no walk entries. The result is the same: nothing reads the array between.
+    bool pwc_fused = true;
+    std::array<bool, kPageSizes> l2_fused{};
 
     void place_pwc() {
         const PwcConfig& c = cfg.pwc;
@@ -111,11 +119,18 @@ struct Simulator::Impl {
                 pwc_of[lv] = pwc_split[lv].empty() ? nullptr : &pwc_split[lv];
             }
         }
+        for (unsigned lv = 1; lv <= 5; ++lv) level_shift[lv] = geo.base_shift + geo.bits * (lv - 1);
+        for (unsigned a = 2; a <= 5; ++a)
+            for (unsigned b = a + 1; b <= 5; ++b) pwc_fused &= !pwc_of[a] || pwc_of[a] != pwc_of[b];
+        for (unsigned s = 0; s < kPageSizes; ++s) {
+            SetAssoc* a2 = l2.holding(PageSize(s));
+            l2_fused[s] = std::find(pwc_of.begin(), pwc_of.end(), a2) == pwc_of.end();
+        }
     }
 
     // The virtual address bits that select a level-L entry and its table.
     std::uint64_t entry_prefix(std::uint64_t addr, unsigned level) const noexcept {
-        return addr >> (geo.base_shift + geo.bits * (level - 1));
+        return addr >> level_shift[level];
     }
     // A synthetic physical address for the level-L entry translating addr: each level's
     // tables laid out as one array in virtual-address order, levels in disjoint ranges (bits 58+).
@@ -137,17 +152,18 @@ struct Simulator::Impl {
         std::uint64_t key;
         if (SetAssoc* a = pwc_array(level, addr, key)) a->insert(key);
     }
+    // pwc_lookup, inserting on a miss. pre: pwc_fused.
+    bool pwc_access(unsigned level, std::uint64_t addr) noexcept {
+        std::uint64_t key;
+        SetAssoc* a = pwc_array(level, addr, key);
+        return a && a->access(key);
+    }
 
     // One line through the data caches: the level it hit (0-based) or -1 for memory; every
     // level above the hit (all on a miss) is filled.
     int cache_access(std::uint64_t line) noexcept {
-        for (std::size_t i = 0; i < caches.size(); ++i) {
-            if (caches[i].lookup(line)) {
-                for (std::size_t j = 0; j < i; ++j) caches[j].insert(line);
-                return int(i);
-            }
-        }
-        for (SetAssoc& c : caches) c.insert(line);
+        for (std::size_t i = 0; i < caches.size(); ++i)  // levels are distinct arrays: insert as each misses
+            if (caches[i].access(line)) return int(i);
         return -1;
     }
 
@@ -169,13 +185,14 @@ struct Simulator::Impl {
         const unsigned top = cfg.levels;
         unsigned start = top;
         for (unsigned lv = leaf + 1; lv <= top; ++lv) {
-            if (pwc_lookup(lv, addr)) {
+            if (pwc_fused ? pwc_access(lv, addr) : pwc_lookup(lv, addr)) {
                 ++st.pwc_hits_by_level[lv];
                 start = lv - 1;
                 break;
             }
         }
         for (unsigned lv = start; lv >= leaf; --lv) walk_ref(addr, lv);
+        if (pwc_fused) return;
         for (unsigned lv = leaf + 1; lv <= start; ++lv) pwc_insert(lv, addr);  // each missed above
     }
 
@@ -185,20 +202,19 @@ struct Simulator::Impl {
         const std::uint64_t key = tlb_key(addr, geo.shift[t], s);
         if (key == last_page) return;
         SetAssoc* a1 = l1.holding(s);
-        if (a1 && a1->lookup(key)) {
+        if (a1 && a1->access(key)) {  // L1 is no other array: a miss inserts at once
             last_page = key;
             return;
         }
         ++st.l1_misses;
         ++st.l1_misses_by_size[unsigned(s)];
         SetAssoc* a2 = l2.holding(s);
-        if (a2 && a2->lookup(key)) {
+        if (a2 && (l2_fused[unsigned(s)] ? a2->access(key) : a2->lookup(key))) {
             ++st.l2_hits;
         } else {
             walk(addr, s, geo.leaf[t]);
-            if (a2) a2->insert(key);
+            if (a2 && !l2_fused[unsigned(s)]) a2->insert(key);
         }
-        if (a1) a1->insert(key);
         last_page = a1 ? key : kNone;
     }
 

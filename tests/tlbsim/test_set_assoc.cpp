@@ -1,5 +1,7 @@
 // SetAssoc against a plain reference LRU (a recency list per set), for set-associative,
-// fully associative (hash-indexed) and non-power-of-two set counts.
+// fully associative (hash-indexed) and non-power-of-two set counts, every way count up to 16
+// (SmallSets: one and two fingerprint words, 16 ways filling the order word) and wider
+// (WideSets).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,7 +35,9 @@ TEST(SetAssoc, MatchesAReferenceLruHitForHit) {
         unsigned entries, ways, keys;
     };
     for (Case c : {Case{64, 4, 100}, Case{96, 0, 150}, Case{1536, 12, 2500}, Case{48, 4, 70}, Case{72, 0, 73},
-                   Case{1, 0, 3}, Case{3072, 24, 4000}}) {
+                   Case{1, 0, 3}, Case{3072, 24, 4000}, Case{16, 16, 40}, Case{32, 16, 60}, Case{9, 9, 20},
+                   Case{2048, 16, 3000}, Case{24, 3, 40}, Case{30, 15, 45}, Case{17, 17, 25}, Case{4, 1, 9},
+                   Case{8, 8, 12}, Case{256, 0, 400}}) {
         SetAssoc a(c.entries, c.ways);
         ReferenceLru r(c.entries, c.ways);
         std::mt19937_64 rng(c.entries);

@@ -1,0 +1,128 @@
+// src/tlbsim/wide_sets.hpp — a set-associative array of more than 16 ways (fully associative
+// L1 TLBs of 64-96 entries, 24-way L2 TLBs) with true LRU replacement.
+//
+// Each set keeps its ways on a recency list (prev/next indices), so a hit's move to the front
+// and a miss's victim (the back) are O(1). Sets of under 256 ways also keep a presence
+// filter: per hash bucket the number of present keys hashing there and the XOR of their ways
+// (so with one key left, its way). A miss on an empty bucket and a hit or miss on a bucket of
+// one key are one load and one compare; only a bucket shared by two keys (rare: 16+ buckets
+// per way) scans. Sets of 256 ways or more just scan.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "tlbsim/set_index.hpp"
+
+namespace physmem::tlbsim {
+
+class WideSets {
+  public:
+    WideSets() = default;
+    // pre: sets >= 1; 16 < ways < 0xFFFF.
+    WideSets(unsigned sets, unsigned ways);
+
+    // true on a hit (the entry becomes the most recently used); false on a miss, nothing changed.
+    bool lookup(std::uint64_t key) noexcept;
+    // Makes `key` present and most recently used, evicting the set's least recently used
+    // entry when full. pre: key != kEmpty and key is not present (a lookup just missed).
+    void insert(std::uint64_t key) noexcept;
+    // Forgets every entry.
+    void flush() noexcept;
+
+    static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+
+  private:
+    unsigned set_of(std::uint64_t key) const noexcept { return index_(key); }
+    // The presence filter's bucket for a key of `set` (wide sets only): buckets are per set,
+    // so the keys sharing one are in one set; within it, the product's top bits.
+    std::uint32_t bucket(unsigned set, std::uint64_t key) const noexcept {
+        return (set << bshift_) | std::uint32_t((key * 0x9E3779B97F4A7C15ull) >> fshift_);
+    }
+    int find(unsigned set, std::uint64_t key) const noexcept;  // way or -1
+    void to_front(unsigned set, unsigned way) noexcept;
+
+    SetIndex index_;
+    unsigned ways_ = 0;
+    std::vector<std::uint64_t> tags_;  // [set * ways + way]
+    struct Link {
+        std::uint16_t prev, next;
+    };
+    struct Ends {
+        std::uint16_t head, tail;
+    };
+    std::vector<Link> links_;  // [set * ways + way]: recency list links, way indices
+    std::vector<Ends> ends_;   // per set: most and least recently used way
+    struct Bucket {
+        std::uint8_t count = 0;  // present keys hashing here
+        std::uint8_t ways = 0;   // XOR of their ways: the way itself when count == 1
+    };
+    std::vector<Bucket> filter_;  // wide sets only: sets << bshift_ buckets
+    unsigned fshift_ = 63, bshift_ = 0;
+};
+
+inline int WideSets::find(unsigned set, std::uint64_t key) const noexcept {
+    const std::uint64_t* t = &tags_[std::size_t{set} * ways_];
+    if (!filter_.empty()) {
+        const Bucket& b = filter_[bucket(set, key)];
+        if (b.count < 2) {  // one answer either way: no branch on which (ways is 0 when empty)
+            const bool hit = (b.count == 1) & (t[b.ways] == key);
+            return hit ? int(b.ways) : -1;
+        }
+        int found = -1;  // a shared bucket: scan every way, no early exit to mispredict
+        for (unsigned w = 0; w < ways_; ++w) found = t[w] == key ? int(w) : found;
+        return found;
+    }
+    for (unsigned w = 0; w < ways_; ++w)
+        if (t[w] == key) return int(w);
+    return -1;
+}
+
+inline void WideSets::to_front(unsigned set, unsigned way) noexcept {
+    Ends& e = ends_[set];
+    unsigned h = e.head;
+    if (h == way) return;
+    Link* l = &links_[std::size_t{set} * ways_];
+    std::uint16_t p = l[way].prev, n = l[way].next;
+    if (e.tail == way) e.tail = p;
+    else l[n].prev = p;
+    l[p].next = n;
+    l[way].next = std::uint16_t(h);
+    l[h].prev = std::uint16_t(way);
+    e.head = std::uint16_t(way);
+}
+
+inline bool WideSets::lookup(std::uint64_t key) noexcept {
+    unsigned set = set_of(key);
+    int way = find(set, key);
+    if (way < 0) return false;
+    to_front(set, unsigned(way));
+    return true;
+}
+
+inline void WideSets::insert(std::uint64_t key) noexcept {
+    unsigned set = set_of(key);
+    Ends& e = ends_[set];
+    unsigned victim = e.tail;
+    std::uint64_t& tag = tags_[std::size_t{set} * ways_ + victim];
+    if (!filter_.empty()) {
+        if (tag != kEmpty) {
+            Bucket& out = filter_[bucket(set, tag)];
+            --out.count;
+            out.ways ^= std::uint8_t(victim);
+        }
+        Bucket& in = filter_[bucket(set, key)];
+        ++in.count;
+        in.ways ^= std::uint8_t(victim);
+    }
+    tag = key;
+    if (ways_ == 1) return;
+    // The victim is the tail: it becomes the head.
+    Link* l = &links_[std::size_t{set} * ways_];
+    e.tail = l[victim].prev;
+    l[victim].next = e.head;
+    l[e.head].prev = std::uint16_t(victim);
+    e.head = std::uint16_t(victim);
+}
+
+}  // namespace physmem::tlbsim

@@ -80,6 +80,9 @@ struct Simulator::Impl {
     SetAssoc pwc_unified;
     std::vector<SetAssoc> caches;
     Stats st;
+    // Walks by the level they started at and their leaf's level: a walk reads one entry a
+    // level from start down to leaf (one count a walk, not one a level).
+    std::array<std::array<std::uint64_t, 6>, 6> walks_from{};
     std::uint64_t last_page = kNone;  // key of the page the last reference hit as L1's MRU entry
     std::uint64_t last_line = kNone;  // line the last reference left most recently used in L1d
 
@@ -167,10 +170,8 @@ struct Simulator::Impl {
         return -1;
     }
 
+    // A walk's read of its level-L entry through the data caches. pre: !caches.empty().
     void walk_ref(std::uint64_t addr, unsigned level) noexcept {
-        ++st.walk_refs;
-        ++st.walk_refs_by_level[level];
-        if (caches.empty()) return;
         int hit = cache_access(entry_address(addr, level) >> 6);
         if (hit < 0) ++st.walk_ref_memory;
         else ++st.walk_ref_cache_hits[unsigned(hit)];
@@ -180,7 +181,6 @@ struct Simulator::Impl {
     // The hardware walk after an L2 miss: start below the lowest cached upper-level entry.
     // s: the size held (Geometry::held_as); leaf: the level of its leaf entry.
     void walk(std::uint64_t addr, PageSize s, unsigned leaf) noexcept {
-        ++st.walks;
         ++st.walks_by_size[unsigned(s)];
         const unsigned top = cfg.levels;
         unsigned start = top;
@@ -191,7 +191,9 @@ struct Simulator::Impl {
                 break;
             }
         }
-        for (unsigned lv = start; lv >= leaf; --lv) walk_ref(addr, lv);
+        ++walks_from[start][leaf];  // walk_refs_by_level, at total()
+        if (!caches.empty())
+            for (unsigned lv = start; lv >= leaf; --lv) walk_ref(addr, lv);
         if (pwc_fused) return;
         for (unsigned lv = leaf + 1; lv <= start; ++lv) pwc_insert(lv, addr);  // each missed above
     }
@@ -206,7 +208,6 @@ struct Simulator::Impl {
             last_page = key;
             return;
         }
-        ++st.l1_misses;
         ++st.l1_misses_by_size[unsigned(s)];
         SetAssoc* a2 = l2.holding(s);
         if (a2 && (l2_fused[unsigned(s)] ? a2->access(key) : a2->lookup(key))) {
@@ -233,11 +234,29 @@ struct Simulator::Impl {
     }
 
     void access(std::uint64_t addr, PageSize s, Ref kind) noexcept {
-        ++st.accesses;
         st.sw_walk_loads += kind == Ref::sw_walk;
         ++st.accesses_by_size[unsigned(s)];
         if (cfg.translate) translate(addr, s);
         if (!caches.empty()) data(addr, kind);
+    }
+
+    // The totals that are sums of per-size or per-level counts, which the per-reference path
+    // does not keep: a counter incremented several times a reference is a chain of stores and
+    // reloads through memory (the compiler must assume the arrays' stores may alias it).
+    void total() noexcept {
+        auto sum = [](const auto& a) {
+            std::uint64_t n = 0;
+            for (std::uint64_t v : a) n += v;
+            return n;
+        };
+        st.accesses = sum(st.accesses_by_size);
+        st.l1_misses = sum(st.l1_misses_by_size);
+        st.walks = sum(st.walks_by_size);
+        st.walk_refs_by_level = {};
+        for (unsigned start = 1; start <= 5; ++start)
+            for (unsigned leaf = 1; leaf <= start; ++leaf)
+                for (unsigned lv = leaf; lv <= start; ++lv) st.walk_refs_by_level[lv] += walks_from[start][leaf];
+        st.walk_refs = sum(st.walk_refs_by_level);
     }
 
     void flush() noexcept {
@@ -265,8 +284,14 @@ void Simulator::run(std::span<const Entry> trace) noexcept {
     Impl& im = *impl_;
     for (Entry e : trace) im.access(e.addr(), e.size(), e.kind());
 }
-const Stats& Simulator::stats() const noexcept { return impl_->st; }
-void Simulator::reset_stats() noexcept { impl_->st = Stats{}; }
+const Stats& Simulator::stats() const noexcept {
+    impl_->total();
+    return impl_->st;
+}
+void Simulator::reset_stats() noexcept {
+    impl_->st = Stats{};
+    impl_->walks_from = {};
+}
 void Simulator::flush() noexcept { impl_->flush(); }
 
 Stats& Stats::operator+=(const Stats& o) noexcept {

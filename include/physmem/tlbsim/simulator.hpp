@@ -77,6 +77,8 @@ class Simulator {
     // Every entry in order (one call: cheaper per reference than access() in a loop).
     void run(std::span<const Entry> trace) noexcept;
 
+    // The counts so far (brings its totals up to date: like every member, not to be called
+    // while another thread uses the simulator).
     const Stats& stats() const noexcept;
     // Zeroes the counts, keeps every structure's contents (e.g. after a warm-up).
     void reset_stats() noexcept;

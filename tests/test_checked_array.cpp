@@ -16,6 +16,7 @@
 #include "physmem/checked_tree_array.hpp"
 #include "physmem/domain.hpp"
 #include "support.hpp"
+#include "violation.hpp"
 
 using namespace physmem;
 
@@ -32,15 +33,7 @@ PoolOptions tagged(std::size_t bs = kBlock, std::size_t capacity = 32 << 20) {
     return o;
 }
 
-Violation caught(auto&& f) {
-    try {
-        f();
-    } catch (const ProtectionError& e) {
-        return e.kind;
-    }
-    ADD_FAILURE() << "no ProtectionError";
-    return Violation::not_live;
-}
+using physmem_test::caught;
 
 void fill_iota(Checked& a) {
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = i;

@@ -14,6 +14,7 @@
 #include "physmem/domain.hpp"
 #include "physmem/pool.hpp"
 #include "support.hpp"
+#include "violation.hpp"
 
 using namespace physmem;
 
@@ -42,15 +43,7 @@ Capability rw(BlockPool& pool, void* b, Policy p = Policy::throw_error) {
     return Capability::make(pool, b, kBlock, Perm::read_write, p);
 }
 
-Violation caught(auto&& f) {
-    try {
-        f();
-    } catch (const ProtectionError& e) {
-        return e.kind;
-    }
-    ADD_FAILURE() << "no ProtectionError";
-    return Violation::not_live;
-}
+using physmem_test::caught;
 
 }  // namespace
 

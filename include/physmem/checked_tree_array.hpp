@@ -62,6 +62,7 @@
 #include <vector>
 
 #include "physmem/capability.hpp"
+#include "physmem/checked_access.hpp"
 #include "physmem/domain.hpp"
 #include "physmem/segmented_iterator.hpp"
 #include "physmem/segments.hpp"
@@ -77,48 +78,14 @@ struct LeafTag {
     std::uint64_t seen = 0;
 };
 
-// The word of "no leaf" (end and out-of-range iterator positions): never equals a seen word.
-inline const std::atomic<std::uint64_t> no_leaf_word{~std::uint64_t{0}};
-
-// What a checked-array report names (src/protect/checked_array.cpp).
-struct CheckedAccess {
-    const char* name;        // the array's name, or null when it may be gone (iterator)
-    const void* array;
-    Policy policy;
-    const char* access;      // "operator[]", "iterator *", ...
-    std::size_t index;
-    std::size_t size;        // ~0: unknown (the array may be gone)
-    std::size_t leaf;
-    const void* block;       // the leaf, or null
-    std::uint64_t seen;      // tag word seen at the last check
-    std::uint64_t now;       // tag word now
-};
-[[noreturn, gnu::cold]] void checked_violation(Violation v, const CheckedAccess& a);
-
 // The out-of-line part of a leaf check: leaf (the tree's current pointer for leaf k) is
 // looked up in the pool's tags; a live block starting there, in a domain the thread holds,
 // updates `t` (atomically) and returns; anything else is reported.
 [[gnu::cold]] void refresh_leaf(const BlockPool& pool, const void* leaf, LeafTag& t, CheckedAccess a);
 
-// The hot checks' read of a tag word (peek_word) or of a field other threads may update (peek): one plain 8-byte load (the READ_ONCE idiom: a
-// volatile read of the aligned word, which compilers keep as one mov). An atomic load,
-// even relaxed, is a compiler barrier in GCC: a loop's iterator or array fields in memory
-// would be reloaded after each check (measured 1.6-2x on an iterator loop). The writers
-// (the pool, under its lock) store atomically; the out-of-line paths read atomically.
-inline std::uint64_t peek_word(const std::atomic<std::uint64_t>* w) noexcept {
-    static_assert(sizeof(std::atomic<std::uint64_t>) == 8 && std::atomic<std::uint64_t>::is_always_lock_free);
-    return *reinterpret_cast<const volatile std::uint64_t*>(w);
-}
-template <class U>
-U peek(const U& v) noexcept {
-    return *static_cast<const volatile U*>(&v);
-}
-
 // Quietly: when `leaf` is a live block starting there, points t at its tag word, sets
 // t.seen and w to the word now, and returns true (the leaf moved); false otherwise.
 bool try_refresh(const BlockPool& pool, const void* leaf, LeafTag& t, std::uint64_t& w);
-
-inline bool domain_held(std::uint64_t w) noexcept { return held_domains() >> (w & BlockTag::kDomainMask) & 1; }
 
 }  // namespace detail
 

@@ -1,0 +1,53 @@
+// physmem/checked_access.hpp — what the checked containers (checked_tree_array.hpp,
+// checked_paged_array.hpp) share: the report of a violation (what it names, and the
+// out-of-line call that makes it: src/protect/checked_array.cpp) and the hot checks'
+// reads of tag words and domains.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "physmem/capability.hpp"
+#include "physmem/domain.hpp"
+#include "physmem/pool.hpp"
+
+namespace physmem::detail {
+
+// The word of "no leaf" (end and out-of-range iterator positions): never equals a seen word.
+inline const std::atomic<std::uint64_t> no_leaf_word{~std::uint64_t{0}};
+
+// What a checked-array report names (src/protect/checked_array.cpp).
+struct CheckedAccess {
+    const char* name;        // the array's name, or null when it may be gone (iterator)
+    const void* array;
+    Policy policy;
+    const char* access;      // "operator[]", "iterator *", ...
+    std::size_t index;
+    std::size_t size;        // ~0: unknown (the array may be gone)
+    std::size_t leaf;
+    const void* block;       // the leaf, or null
+    std::uint64_t seen;      // tag word seen at the last check
+    std::uint64_t now;       // tag word now
+};
+[[noreturn, gnu::cold]] void checked_violation(Violation v, const CheckedAccess& a);
+
+// The hot checks' read of a tag word (peek_word) or of a field other threads may update
+// (peek): one plain 8-byte load (the READ_ONCE idiom: a volatile read of the aligned word,
+// which compilers keep as one mov). An atomic load,
+// even relaxed, is a compiler barrier in GCC: a loop's iterator or array fields in memory
+// would be reloaded after each check (measured 1.6-2x on an iterator loop). The writers
+// (the pool, under its lock) store atomically; the out-of-line paths read atomically.
+inline std::uint64_t peek_word(const std::atomic<std::uint64_t>* w) noexcept {
+    static_assert(sizeof(std::atomic<std::uint64_t>) == 8 && std::atomic<std::uint64_t>::is_always_lock_free);
+    return *reinterpret_cast<const volatile std::uint64_t*>(w);
+}
+template <class U>
+U peek(const U& v) noexcept {
+    return *static_cast<const volatile U*>(&v);
+}
+
+// Whether the calling thread holds the domain in tag word w's low bits.
+inline bool domain_held(std::uint64_t w) noexcept { return held_domains() >> (w & BlockTag::kDomainMask) & 1; }
+
+}  // namespace physmem::detail

@@ -11,6 +11,7 @@
 
 #include "physmem/algorithm.hpp"
 #include "physmem/capability.hpp"
+#include "physmem/checked_paged_array.hpp"
 #include "physmem/checked_tree_array.hpp"
 #include "physmem/domain.hpp"
 #include "process.hpp"
@@ -21,6 +22,7 @@ namespace {
 using physmem::BlockPool;
 using physmem::Policy;
 using Checked = physmem::CheckedTreeArray<std::uint64_t>;
+using CheckedPaged = physmem::CheckedPagedArray<std::uint64_t>;
 
 constexpr std::size_t kBlock = 4096;  // 512 words a leaf: many leaves in a small array
 constexpr std::size_t kN = 2000;
@@ -34,6 +36,18 @@ physmem::PoolOptions tagged(std::size_t block = kBlock) {
 
 void fill(Checked& a) {
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = i;
+}
+
+// A paged array of kN elements (about 4 leaves) with room for two in memory: every pass evicts.
+physmem::PagingOptions two_leaves() {
+    physmem::PagingOptions o;
+    o.budget = 2 * kBlock;
+    o.readahead = 0;
+    o.direct = false;
+    return o;
+}
+void fill(CheckedPaged& a) {
+    for (std::size_t i = 0; i < a.size(); ++i) a.set(i, i);
 }
 
 // Keeps a value live so the compiler cannot drop the faulty read.
@@ -74,6 +88,22 @@ int clean() {
         s += a[kN - 1] + *(a.end() - 1);
     }
     a.set_domain(0);
+    BlockPool paged_pool(tagged());
+    CheckedPaged p(kN, paged_pool, two_leaves(), Policy::fatal, "clean-paged");
+    fill(p);
+    std::sort(p.begin(), p.end(), std::greater<std::uint64_t>());
+    s += std::accumulate(p.cbegin(), p.cend(), std::uint64_t{0}) + p.get(kN - 1) + p.at(0);
+    physmem::for_each_segment(std::as_const(p), [&s](auto span) {
+        for (auto v : span) s += v;
+    });
+    p.set_domain(5);
+    {
+        physmem::DomainScope scope(5);
+        s += p.get(7) + *(p.cend() - 1);
+    }
+    p.set_domain(0);
+    CheckedPaged moved = std::move(p);
+    s += *moved.cbegin();
     void* b = other.allocate();
     physmem::Capability c = physmem::Capability::make(other, b, 64, physmem::Perm::read_write);
     c.store<std::uint64_t>(8, s);
@@ -129,6 +159,40 @@ const std::vector<std::pair<std::string, std::function<void()>>>& table() {
              Checked a(kN, pool, Policy::fatal, "private");
              a.set_domain(9);
              use(a[3]);
+         }},
+        {"paged_oob_element", [] {
+             BlockPool pool(tagged());
+             CheckedPaged a(kN, pool, two_leaves(), Policy::fatal, "paged");
+             use(a.get(kN));
+         }},
+        {"paged_iterator_past_end", [] {
+             BlockPool pool(tagged());
+             CheckedPaged a(kN, pool, two_leaves(), Policy::fatal, "paged");
+             fill(a);
+             auto it = a.cbegin();
+             for (std::size_t i = 0; i <= kN; ++i) use(*it++);
+         }},
+        {"paged_use_after_destroy", [] {
+             BlockPool pool(tagged());
+             CheckedPaged::const_iterator it;
+             {
+                 CheckedPaged a(kN, pool, two_leaves(), Policy::fatal, "gone-paged");
+                 it = a.cbegin() + 3;
+             }
+             use(*it);
+         }},
+        {"paged_use_after_move", [] {
+             BlockPool pool(tagged());
+             CheckedPaged a(kN, pool, two_leaves(), Policy::fatal, "moved-paged");
+             auto it = a.cbegin() + 1500;
+             CheckedPaged b = std::move(a);
+             use(*it + b.get(0));
+         }},
+        {"paged_other_domain", [] {
+             BlockPool pool(tagged());
+             CheckedPaged a(kN, pool, two_leaves(), Policy::fatal, "private-paged");
+             a.set_domain(9);
+             use(a.get(3));
          }},
         {"widen_capability", [] {
              BlockPool pool(tagged());

@@ -21,7 +21,7 @@ size, where the goals are judged). ``work`` (the row's cap): chase steps, gups u
 and rbtree lookups a pass.
 
 Time budget: 30 s at the default scale (2 programs x 2 variants x 2 rounds = 8 processes;
-about 1-2 s each at 64 MiB on the 2-vCPU development VM, the seeded bugs' 10 children
+about 1-2 s each at 64 MiB on the 2-vCPU development VM, the seeded bugs' 15 children
 included).
 """
 import math

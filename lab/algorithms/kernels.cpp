@@ -13,6 +13,7 @@
 
 #include "physmem/algorithm.hpp"
 #include "physmem/paged_array.hpp"
+#include "physmem/sort.hpp"
 #include "physmem/tree_array.hpp"
 
 namespace lab::algorithms {
@@ -91,6 +92,10 @@ KERNEL k_random(Args<A, S>& x) {
 }
 KERNEL k_std_sort(Args<A, S>& x) {
     std::sort(x.a.begin(), x.a.begin() + static_cast<std::ptrdiff_t>(x.sorted));
+    return 0;
+}
+KERNEL k_physmem_sort(Args<A, S>& x) {
+    physmem::sort(x.a.begin(), x.a.begin() + static_cast<std::ptrdiff_t>(x.sorted));
     return 0;
 }
 // --- segmented algorithms (physmem::, which forwards to std:: for the vector) --------------
@@ -251,6 +256,8 @@ constexpr Spec kSpecs[] = {
     {"index", "index", "for (i < n) s += a[i]", kNone, Spec::linear},
     {"random_index", "random", "a[r] ^= r at pseudo-random r, no look-ahead (GUPS)", kA, Spec::updates},
     {"std_sort", "sort", "std::sort through the iterators, 64-bit keys", kA, Spec::sorted},
+    {"physmem_sort", "physmem-sort", "physmem::sort (a tree: by leaves, then merged; else std::sort), 64-bit keys", kA,
+     Spec::sorted},
     {"for_each", "segmented", "physmem::for_each (sum)", kNone, Spec::linear},
     {"for_each_n", "segmented", "physmem::for_each_n (xor)", kNone, Spec::linear},
     {"copy_out", "segmented", "physmem::copy a -> vector", kSide, Spec::linear},
@@ -292,7 +299,7 @@ Word call(std::size_t k, Args<A, S>& x) {
     using F = Word (*)(Args<A, S>&);
     static constexpr F fns[] = {
         k_range_for<A, S>,   k_iterator<A, S>,       k_index<A, S>,          k_random<A, S>,
-        k_std_sort<A, S>,    k_for_each<A, S>,       k_for_each_n<A, S>,     k_copy_out<A, S>,
+        k_std_sort<A, S>,    k_physmem_sort<A, S>,   k_for_each<A, S>,       k_for_each_n<A, S>,     k_copy_out<A, S>,
         k_copy_in<A, S>,     k_copy_shift<A, S>,     k_copy_n<A, S>,         k_move<A, S>,
         k_fill<A, S>,        k_fill_n<A, S>,         k_transform<A, S>,      k_transform2<A, S>,
         k_accumulate<A, S>,  k_reduce<A, S>,         k_transform_reduce<A, S>, k_inner_product<A, S>,

@@ -75,7 +75,9 @@ A::Setup setup_of(lab::Context& ctx, std::size_t n) {
             break;
         case Kind::tree:
             st.container = A::Container::tree;
-            st.pool = &ctx.pool("trees", 2 * lab::tree_bytes<A::Word>(s.block_size, n));
+            // a and b, and physmem::sort's scratch (the sorted words, on the array's pool)
+            st.pool = &ctx.pool("trees", 2 * lab::tree_bytes<A::Word>(s.block_size, n) +
+                                             lab::tree_bytes<A::Word>(s.block_size, std::min(st.work, n)));
             break;
         default: {
             st.container = A::Container::paged;

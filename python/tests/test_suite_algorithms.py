@@ -14,10 +14,11 @@ from physmem_lab.suite_algorithms import EXPS, GOAL_TITLES, SUITE, goals
 M = 1 << 20
 SIZES = (256 << 10, 64 * M)
 KERNELS = [("range_for", "loop"), ("iterator", "loop"), ("index", "index"), ("random_index", "random"),
-           ("std_sort", "sort"), ("accumulate", "segmented"), ("copy_out", "segmented")]
+           ("std_sort", "sort"), ("physmem_sort", "physmem-sort"), ("accumulate", "segmented"),
+           ("copy_out", "segmented")]
 # tree / vector ratios that meet every goal (at -O2, the strictest targets)
 GOOD = {"range_for": 1.4, "iterator": 1.4, "index": 1.9, "random_index": 1.05, "std_sort": 1.05,
-        "accumulate": 1.0, "copy_out": 1.02}
+        "physmem_sort": 1.2, "accumulate": 1.0, "copy_out": 1.02}
 
 
 def _rec(exp, variant, size, ratios, scale=1.0):
@@ -59,6 +60,8 @@ def test_goals_met():
     ({"random_index": 1.2}, {4}),
     ({"std_sort": 1.2}, {6}),                    # within 1.3x, over the fastest sort's 1.1x
     ({"std_sort": 1.5}, {5, 6}),
+    ({"std_sort": 1.5, "physmem_sort": 1.05}, {5}),  # physmem::sort is the fastest: goal 6 on it
+    ({"physmem_sort": 1.5}, set()),              # not std::sort (goal 5); std_sort is goal 6's fastest
 ])
 def test_goals_missed(tree, missed):
     v = _verdicts(_results(tree))
@@ -130,15 +133,15 @@ def test_tiny_bench_on_the_real_programs(algo_bin, tmp_path):
         assert a["kernel_flags"] == "-" + a["build"]
         names = [k["name"] for k in a["kernels"]]
         assert set(names[1:]) == set(r["phases"]) and names[0] == "range_for"
-        assert {k["group"] for k in a["kernels"]} == {"loop", "index", "random", "sort", "segmented"}
+        assert {k["group"] for k in a["kernels"]} == {"loop", "index", "random", "sort", "physmem-sort", "segmented"}
         if r["kind"] != "array":
-            assert "each of 38 kernels" in r["verification"] and r["tree"]["leaf_elements"] > 0
+            assert "each of 39 kernels" in r["verification"] and r["tree"]["leaf_elements"] > 0
         assert all(b["obtained"] == "thp" for b in r["backing"]), r["backing"]
     md = (tmp_path / "rep" / "report.md").read_text()
     assert f"## {SUITE.title}" in md and "algorithms-7" in md
 
 
-@pytest.mark.parametrize("kernel", ["find", "copy_shift", "std_sort"])
+@pytest.mark.parametrize("kernel", ["find", "copy_shift", "std_sort", "physmem_sort"])
 def test_a_wrong_result_is_an_unverified_record(algo_bin, kernel):
     """The check is real: a kernel whose result is altered (the program's test hook) makes
     the record unverified and the program exit 1, which the harness counts as an error."""

@@ -1,0 +1,179 @@
+// physmem/sort.hpp — physmem::sort: std::sort's contract, leaf-aware on a TreeArray range.
+//
+//   physmem::TreeArray<std::uint64_t> a(n, pool);
+//   physmem::sort(a.begin(), a.end());                 // or physmem::sort(a), physmem::sort(a, comp)
+//
+// Contract as std::sort's: [first, last) ends sorted by comp (a strict weak order), not
+// stably; the iterators are random access and std::sortable with comp. On a TreeArray's
+// iterators with a trivially copyable element type, the range is sorted by leaves: each
+// leaf's part is sorted as the contiguous array it is (std::sort on pointers, no tree walk
+// per element), then the sorted runs are merged pairwise, bottom-up, between the range and
+// a scratch TreeArray of the same length on the array's pool (resident blocks: no page
+// faults, where fresh heap memory takes one a page), and the result lands in the range.
+// The merge works in stretches that no input run and no output leaf crosses, so its
+// inner loop is pointers only, with a conditional move as the select.
+//
+// Memory: (last - first) elements of the array's pool while it runs (std::sort needs
+// none), else of physmem::default_pool(); when neither can give them, sorts with std::sort. Other iterators (a
+// vector's, a PagedArray's: sorting by leaves would hold its whole range in memory), a
+// range within one leaf and other element types: std::sort (within one leaf on pointers).
+// Measured against std::sort through the iterators in the lab's suite `algorithms`
+// (kernels std_sort and physmem_sort). Exceptions: what comp throws, with std::sort's
+// guarantee for the leaf sorts; a comp that throws during a merge leaves the range a mix of
+// sorted runs and elements of the scratch (basic guarantee only for comps that do not throw).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <iterator>
+#include <new>
+#include <optional>
+#include <ranges>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "physmem/segmented_iterator.hpp"
+#include "physmem/tree_array.hpp"
+
+namespace physmem {
+
+namespace detail {
+
+template <class I>
+inline constexpr bool sort_by_leaves_v = segmented_v<I> && !IsPaged<std::remove_cvref_t<I>>::value &&
+                                         std::is_trivially_copyable_v<std::iter_value_t<I>>;
+
+// A position in a TreeArray read or written in index order: the current leaf's pointer and
+// end, refilled when the position reaches the end of its leaf.
+template <class T>
+struct LeafCursor {
+    const TreeArray<T>* a;
+    T* p;
+    T* end;
+    std::size_t next;  // index of the element at `end`
+
+    LeafCursor(const TreeArray<T>& arr, std::size_t i) : a(&arr) { seek(i); }
+    void seek(std::size_t i) {
+        if (i >= a->size()) {  // the end of the array: nothing to read or write
+            p = end = nullptr;
+            next = i;
+            return;
+        }
+        const TreeShape& s = a->shape();
+        std::size_t k = i >> s.leaf_shift;
+        std::size_t base = k << s.leaf_shift, len = std::min(a->leaf_length(), a->size() - base);
+        T* leaf = a->leaf_data(k);
+        p = leaf + (i - base);
+        end = leaf + len;
+        next = base + len;
+    }
+    std::size_t left() const noexcept { return static_cast<std::size_t>(end - p); }
+    void refill() {
+        if (p == end && next < a->size()) seek(next);
+    }
+};
+
+// Merges runs [a0, a0 + na) and [b0, b0 + nb) of src into dst from d0 on (equal elements:
+// the first run's first), in stretches that no cursor leaves its leaf during.
+template <class T, class Comp>
+void merge_runs(const TreeArray<T>& src, std::size_t a0, std::size_t na, std::size_t b0, std::size_t nb,
+                const TreeArray<T>& dst, std::size_t d0, Comp& comp) {
+    LeafCursor<T> a(src, a0), b(src, b0), o(dst, d0);
+    while (na && nb) {
+        std::size_t k = std::min({a.left(), b.left(), o.left(), na, nb});
+        const T* pa = a.p;
+        const T* pb = b.p;
+        T* po = o.p;
+        for (std::size_t j = 0; j < k; ++j) {  // at most k from either input: none crosses its leaf
+            const bool take_b = std::invoke(comp, *pb, *pa);
+            *po++ = take_b ? *pb : *pa;
+            pa += !take_b;
+            pb += take_b;
+        }
+        std::size_t from_a = static_cast<std::size_t>(pa - a.p), from_b = k - from_a;
+        a.p += from_a, na -= from_a;
+        b.p += from_b, nb -= from_b;
+        o.p = po;
+        a.refill(), b.refill(), o.refill();
+    }
+    for (LeafCursor<T>* in : {&a, &b}) {  // the rest of whichever run is left
+        std::size_t& n = in == &a ? na : nb;
+        while (n) {
+            std::size_t k = std::min({in->left(), o.left(), n});
+            o.p = std::copy(in->p, in->p + k, o.p);
+            in->p += k, n -= k;
+            in->refill(), o.refill();
+        }
+    }
+}
+
+// Sorts elements [lo, lo + n) of tree `t` by leaves (above). false, with nothing changed,
+// when the scratch cannot be had from t's pool nor the default pool.
+template <class T, class Comp>
+bool sort_by_leaves(const TreeArray<T>& t, std::size_t lo, std::size_t n, Comp& comp) {
+    std::optional<TreeArray<T>> scratch;
+    for (BlockPool* pool : {&t.pool(), &default_pool()}) {
+        try {
+            scratch.emplace(n, *pool);
+            break;
+        } catch (const std::bad_alloc&) {
+        }
+    }
+    if (!scratch) return false;
+    // Runs in index space relative to lo: one per leaf the range touches.
+    std::vector<std::size_t> ends;
+    for (LeafCursor<T> c(t, lo); ends.empty() || ends.back() < n; c.seek(c.next)) {
+        std::size_t m = std::min(c.left(), n - (ends.empty() ? 0 : ends.back()));
+        std::sort(c.p, c.p + m, comp);
+        ends.push_back((ends.empty() ? 0 : ends.back()) + m);
+        if (ends.back() == n) break;
+    }
+    // Pairwise passes, the range and the scratch in turn (base: where index 0 of each is).
+    const TreeArray<T>* src = &t;
+    const TreeArray<T>* dst = &*scratch;
+    std::size_t src_base = lo, dst_base = 0;
+    while (ends.size() > 1) {
+        std::size_t out = 0, start = 0;
+        for (std::size_t r = 0; r < ends.size(); r += 2) {
+            std::size_t mid = ends[r], end = r + 1 < ends.size() ? ends[r + 1] : mid;
+            merge_runs(*src, src_base + start, mid - start, src_base + mid, end - mid, *dst, dst_base + start, comp);
+            ends[out++] = end;
+            start = end;
+        }
+        ends.resize(out);
+        std::swap(src, dst);
+        std::swap(src_base, dst_base);
+    }
+    if (src != &t) merge_runs(*src, src_base, n, src_base + n, 0, t, lo, comp);  // the result back: a copy
+    return true;
+}
+
+}  // namespace detail
+
+template <std::random_access_iterator I, class Comp = std::ranges::less>
+    requires std::sortable<I, Comp>
+void sort(I first, I last, Comp comp = {}) {
+    if constexpr (detail::sort_by_leaves_v<I>) {
+        const std::size_t n = static_cast<std::size_t>(last - first);
+        const auto& tree = *first.container();
+        const std::size_t lo = first.index(), shift = tree.shape().leaf_shift;
+        if (n > 1 && (lo >> shift) != ((lo + n - 1) >> shift)) {
+            if (detail::sort_by_leaves(tree, lo, n, comp)) return;
+        } else if (n > 1) {
+            auto* p = first.operator->();
+            std::sort(p, p + n, comp);
+            return;
+        }
+    }
+    std::sort(first, last, comp);
+}
+
+template <std::ranges::random_access_range R, class Comp = std::ranges::less>
+    requires std::sortable<std::ranges::iterator_t<R>, Comp>
+void sort(R&& r, Comp comp = {}) {
+    physmem::sort(std::ranges::begin(r), std::ranges::end(r), std::move(comp));
+}
+
+}  // namespace physmem

@@ -1,0 +1,107 @@
+// tests/test_sort.cpp — physmem::sort (sort.hpp) leaves what std::sort leaves on a
+// std::vector: on TreeArrays (one and several leaves, an odd and an even number of runs,
+// sub-ranges that start and end mid-leaf, within one leaf, empty and one element), with the
+// default order, a comparator and a struct sorted by one field (the result sorted by the
+// key and a permutation of the input), and on iterators it hands to std::sort (a vector's,
+// a PagedArray's at a two-leaf budget). Correctness tests, not benchmarks.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <vector>
+
+#include "physmem/paged_array.hpp"
+#include "physmem/sort.hpp"
+#include "physmem/tree_array.hpp"
+#include "support.hpp"
+
+namespace {
+
+using physmem::BlockPool;
+using physmem::TreeArray;
+using u64 = std::uint64_t;
+
+constexpr std::size_t kLeaf = 512;  // u64 in a 4 KiB block
+
+std::vector<u64> random_values(std::size_t n, u64 seed, u64 range = ~u64{0}) {
+    std::mt19937_64 rng(seed);
+    std::vector<u64> v(n);
+    for (u64& x : v) x = range == ~u64{0} ? rng() : rng() % range;
+    return v;
+}
+
+struct Sort : ::testing::Test {
+    BlockPool pool{physmem_test::pool_options(4096, 32 << 20)};
+    TreeArray<u64> tree_of(const std::vector<u64>& v) {
+        TreeArray<u64> t(v.size(), pool);
+        std::copy(v.begin(), v.end(), t.begin());
+        return t;
+    }
+};
+
+TEST_F(Sort, WholeTreesOfOneToManyLeavesEqualAVectorSort) {
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{2}, kLeaf, kLeaf + 1, 3 * kLeaf, 3 * kLeaf + 7,
+                          4 * kLeaf, 17 * kLeaf + 300}) {
+        SCOPED_TRACE(n);
+        std::vector<u64> v = random_values(n, n + 1, n / 3 + 1);  // repeats
+        TreeArray<u64> t = tree_of(v);
+        physmem::sort(t.begin(), t.end());
+        std::sort(v.begin(), v.end());
+        EXPECT_TRUE(std::equal(t.begin(), t.end(), v.begin(), v.end()));
+    }
+}
+
+TEST_F(Sort, SubRangesMidLeafLeaveTheRestAlone) {
+    std::vector<u64> v = random_values(9 * kLeaf + 11, 7);
+    TreeArray<u64> t = tree_of(v);
+    struct Span {
+        std::size_t first, last;
+    };
+    for (Span s : {Span{3, 9 * kLeaf}, Span{kLeaf - 1, kLeaf + 1}, Span{100, 400}, Span{kLeaf + 5, 6 * kLeaf + 9},
+                   Span{0, 9 * kLeaf + 11}}) {
+        SCOPED_TRACE(s.first);
+        physmem::sort(t.begin() + std::ptrdiff_t(s.first), t.begin() + std::ptrdiff_t(s.last));
+        std::sort(v.begin() + std::ptrdiff_t(s.first), v.begin() + std::ptrdiff_t(s.last));
+        EXPECT_TRUE(std::equal(t.begin(), t.end(), v.begin(), v.end()));
+    }
+}
+
+TEST_F(Sort, AComparatorAndAKeyOfAStruct) {
+    std::vector<u64> v = random_values(5 * kLeaf + 3, 11);
+    TreeArray<u64> t = tree_of(v);
+    physmem::sort(t, std::greater<>());
+    std::sort(v.begin(), v.end(), std::greater<>());
+    EXPECT_TRUE(std::equal(t.begin(), t.end(), v.begin(), v.end()));
+
+    struct Rec {
+        std::uint32_t key, id;
+    };
+    const std::size_t n = 7 * 1024 + 5;  // 1024 Rec a leaf
+    TreeArray<Rec> r(n, pool);
+    std::mt19937 rng(3);
+    for (std::size_t i = 0; i < n; ++i) r[i] = {static_cast<std::uint32_t>(rng() % 50), static_cast<std::uint32_t>(i)};
+    physmem::sort(r, [](const Rec& a, const Rec& b) { return a.key < b.key; });
+    std::vector<std::uint32_t> ids;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i) EXPECT_LE(r[i - 1].key, r[i].key) << i;
+        ids.push_back(r[i].id);
+    }
+    std::sort(ids.begin(), ids.end());
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(ids[i], i);  // a permutation: nothing lost or doubled
+}
+
+TEST_F(Sort, OtherIteratorsGoToStdSort) {
+    std::vector<u64> v = random_values(3000, 5), want = v;
+    std::sort(want.begin(), want.end());
+    std::vector<u64> w = v;
+    physmem::sort(w.begin(), w.end());
+    EXPECT_EQ(w, want);
+    physmem::PagedArray<u64> p(v.size(), pool, {.budget = 2 * 4096, .readahead = 0, .direct = false});
+    std::copy(v.begin(), v.end(), p.begin());
+    physmem::sort(p.begin(), p.end());
+    EXPECT_TRUE(std::equal(std::as_const(p).begin(), std::as_const(p).end(), want.begin(), want.end()));
+}
+
+}  // namespace

@@ -124,29 +124,30 @@ void leaf2(const CpuidFn& cpuid, std::vector<TlbDescription>& out) {
             std::uint8_t code = std::uint8_t(v >> (8 * byte));
             for (const Descriptor& d : kLeaf2)
                 if (d.code == code)
-                    out.push_back({d.level, d.sizes, d.entries, d.ways, "leaf 2 descriptor " + hex(code)});
+                    out.push_back({d.level, d.sizes, d.entries, d.ways, d.ways, "leaf 2 descriptor " + hex(code)});
         }
     }
 }
 
 // ---- AMD ------------------------------------------------------------------------------------
-// L2 and 1 GiB associativity codes (APM Vol. 3, CPUID Fn8000_0006): nullopt = unusable
-// (0 disabled, 9 "see leaf 0x8000001D", reserved codes); 0 = fully associative.
-std::optional<unsigned> amd_l2_ways(unsigned code) {
+// L2 and 1 GiB associativity codes (APM Vol. 3, CPUID Fn8000_0006): the ways, a range for
+// most codes ("8 to 15 ways": {8, 15}); nullopt = unusable (0 disabled, 9 "see leaf
+// 0x8000001D", reserved codes); {0, 0} = fully associative.
+std::optional<std::pair<unsigned, unsigned>> amd_l2_ways(unsigned code) {
     switch (code) {
-        case 1: return 1;
-        case 2: return 2;
-        case 3: return 3;
-        case 4: return 4;
-        case 5: return 6;
-        case 6: return 8;
-        case 8: return 16;
-        case 0xA: return 32;
-        case 0xB: return 48;
-        case 0xC: return 64;
-        case 0xD: return 96;
-        case 0xE: return 128;
-        case 0xF: return 0;
+        case 1: return std::pair{1u, 1u};
+        case 2: return std::pair{2u, 2u};
+        case 3: return std::pair{3u, 3u};
+        case 4: return std::pair{4u, 5u};
+        case 5: return std::pair{6u, 7u};
+        case 6: return std::pair{8u, 15u};
+        case 8: return std::pair{16u, 31u};
+        case 0xA: return std::pair{32u, 47u};
+        case 0xB: return std::pair{48u, 63u};
+        case 0xC: return std::pair{64u, 95u};
+        case 0xD: return std::pair{96u, 127u};
+        case 0xE: return std::pair{128u, 0xFFFEu};
+        case 0xF: return std::pair{0u, 0u};
         default: return std::nullopt;
     }
 }
@@ -154,15 +155,18 @@ std::optional<unsigned> amd_l2_ways(unsigned code) {
 void amd_l1(std::uint32_t reg, std::uint8_t sizes, const std::string& from, std::vector<TlbDescription>& out) {
     unsigned assoc = reg >> 24, entries = (reg >> 16) & 0xFF;
     if (!assoc || !entries) return;
-    out.push_back({1, sizes, entries, assoc == 0xFF ? 0u : assoc, from});
+    out.push_back({1, sizes, entries, assoc == 0xFF ? 0u : assoc, assoc == 0xFF ? 0u : assoc, from});
 }
 
 void amd_l2(unsigned level, std::uint32_t reg, std::uint8_t sizes, const std::string& from,
             std::vector<TlbDescription>& out) {
     unsigned entries = (reg >> 16) & 0xFFF;
-    std::optional<unsigned> ways = amd_l2_ways(reg >> 28);
+    std::optional<std::pair<unsigned, unsigned>> ways = amd_l2_ways(reg >> 28);
     if (!ways || !entries) return;
-    out.push_back({level, sizes, entries, *ways, from});
+    std::string range = ways->second > ways->first ? ": " + std::to_string(ways->first) + " to " +
+                                                         std::to_string(ways->second) + " ways"
+                                                   : "";
+    out.push_back({level, sizes, entries, ways->first, ways->second, from + range});
 }
 
 void amd(const CpuidFn& cpuid, std::vector<TlbDescription>& out) {
@@ -241,6 +245,10 @@ std::string overlay(MachineConfig& m, const std::vector<TlbDescription>& desc) {
             const int i = holding(l, size_bit(s));
             if (i >= 0 && std::find(done.begin(), done.end(), i) != done.end()) continue;
             unsigned ways = d->ways, entries = d->entries;
+            if (i >= 0 && d->max_ways > ways) {  // a range ("8 to 15 ways"): the preset's, when within it
+                unsigned have = l.arrays[std::size_t(i)].ways;
+                if (have >= ways && have <= d->max_ways) ways = have;
+            }
             if (ways && entries % ways) entries -= entries % ways;  // whole sets (as zen2's preset)
             if (ways > entries) ways = 0;
             std::string what = "L";  // piecewise, as geometry()

@@ -226,10 +226,12 @@ TEST(TlbAuto, AmdLeavesResizeTheTablesPreset) {
 }
 
 TEST(TlbAuto, AmdLeavesThatMatchThePresetKeepItsName) {
-    FakeCpu cpu("AuthenticAMD", 0x10, 0x19, 0x01);  // Zen 3: 64 full; 2048 16-way (code 8)
+    // A Milan's leaves (the L2 registers as a guest's `cpuid -r` printed them): 64 fully
+    // associative; L2 2048 entries, code 6 = "8 to 15 ways", which holds the preset's 12.
+    FakeCpu cpu("AuthenticAMD", 0x10, 0x19, 0x01);
     cpu.set(0x80000000, 0, {0x80000021, 0, 0, 0})
         .set(0x80000005, 0, {0xFF40FF40, 0xFF40FF40, 0, 0})
-        .set(0x80000006, 0, {0x88000000u, 0x88000000u, 0, 0});
+        .set(0x80000006, 0, {0x48002200u, 0x68004200u, 0, 0});
     AutoChoice c = choose_machine(cpu.fn());
     expect_usable(c);
     EXPECT_EQ(c.source, "cpuid");

@@ -111,8 +111,10 @@ Json auto_json(const AutoChoice& c) {
         Json sizes = Json::array();
         for (PageSize s : {PageSize::k4K, PageSize::k2M, PageSize::k1G})
             if (d.sizes & size_bit(s)) sizes.push_back(to_string(s));
-        described.push_back({{"level", d.level}, {"sizes", sizes}, {"entries", d.entries}, {"ways", d.ways},
-                             {"from", d.from}});
+        Json one = {{"level", d.level}, {"sizes", sizes}, {"entries", d.entries}, {"ways", d.ways}};
+        if (d.max_ways > d.ways) one["max_ways"] = d.max_ways;  // a range code ("8 to 15 ways")
+        one["from"] = d.from;
+        described.push_back(std::move(one));
     }
     return {{"preset", c.machine.name}, {"base", c.base}, {"source", c.source}, {"reason", c.reason},
             {"cpuid_tlbs", described}};

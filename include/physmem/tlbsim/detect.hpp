@@ -47,7 +47,8 @@ struct TlbDescription {
     unsigned level = 1;       // 1 or 2
     std::uint8_t sizes = 0;   // size_bit()s
     unsigned entries = 0;
-    unsigned ways = 0;        // 0: fully associative
+    unsigned ways = 0;        // 0: fully associative; the least of a range (below)
+    unsigned max_ways = 0;    // AMD's range codes ("8 to 15 ways"): the most; else ways
     std::string from;         // "leaf 0x18.3", "0x80000006 EBX", ...
 };
 

@@ -102,6 +102,25 @@ TEST_F(CheckedPaged, IteratorsIntoAMovedFromArrayAreCaughtTheMovedArrayWorks) {
     EXPECT_EQ(caught([&] { (void)*old; }), Violation::stale);
     EXPECT_EQ(c.size(), kN);
     EXPECT_EQ(*(c.cend() - 1), kN - 1);
+    // The moved-from arrays: empty, nothing to visit, every access reported.
+    for (Checked* gone : {&a, &b}) {
+        std::size_t visits = 0;
+        for_each_segment(*gone, [&](auto s) { visits += s.size(); });
+        for_each_strided(std::as_const(*gone), 0, 1, [&](u64) { ++visits; });
+        EXPECT_EQ(visits, 0u);
+        EXPECT_EQ(caught([&] { (void)(*gone)[0]; }), Violation::bounds);
+    }
+}
+
+TEST_F(CheckedPaged, AMoveCarriesTheNameAndDomainAndLeavesDomainZero) {
+    a.set_domain(7);
+    Checked b = std::move(a);
+    EXPECT_EQ(b.name(), "weights");
+    EXPECT_EQ(b.domain(), 7u);
+    EXPECT_EQ(a.domain(), 0u);
+    EXPECT_EQ(caught([&] { (void)b.get(1); }), Violation::domain);
+    DomainScope scope(7);
+    EXPECT_EQ(b.get(1), 1u);
 }
 
 TEST_F(CheckedPaged, AnotherDomainIsRefusedUntilTheThreadHoldsIt) {

@@ -12,6 +12,7 @@
 #include <random>
 #include <vector>
 
+#include "physmem/checked_tree_array.hpp"
 #include "physmem/paged_array.hpp"
 #include "physmem/sort.hpp"
 #include "physmem/tree_array.hpp"
@@ -102,6 +103,23 @@ TEST_F(Sort, OtherIteratorsGoToStdSort) {
     std::copy(v.begin(), v.end(), p.begin());
     physmem::sort(p.begin(), p.end());
     EXPECT_TRUE(std::equal(std::as_const(p).begin(), std::as_const(p).end(), want.begin(), want.end()));
+}
+
+TEST_F(Sort, WhatCannotGoByLeavesStillSorts) {
+    std::vector<u64> v = random_values(3 * kLeaf + 9, 13), want = v;
+    std::sort(want.begin(), want.end());
+    // A CheckedTreeArray's iterators (checked on every access, through std::sort).
+    BlockPool tagged({.block_size = 4096, .capacity = 32 << 20, .backing = physmem::Backing::thp, .tags = true});
+    physmem::CheckedTreeArray<u64> c(v.size(), tagged, physmem::Policy::throw_error);
+    std::copy(v.begin(), v.end(), c.begin());
+    physmem::sort(c.begin(), c.end());
+    EXPECT_TRUE(std::equal(c.begin(), c.end(), want.begin(), want.end()));
+    // A comparator that takes non-const references (std::sortable, but not for the merges).
+    TreeArray<u64> t = tree_of(v);
+    physmem::sort(t.begin(), t.end(), [](u64& a, u64& b) { return a < b; });
+    EXPECT_TRUE(std::equal(t.begin(), t.end(), want.begin(), want.end()));
+    // An empty range of default iterators.
+    physmem::sort(TreeArray<u64>::iterator{}, TreeArray<u64>::iterator{});
 }
 
 }  // namespace

@@ -74,23 +74,13 @@ class CheckedPagedArray {
         : a_(n, pool, o), size_(n), life_(std::make_unique<detail::ArrayLife>()), policy_(policy),
           name_(std::move(name)) {}
     // Moves the data; both arrays get a new identity, so iterators made on either before
-    // the move are caught at their next use. The moved-from array is empty (size 0).
-    // Throws std::bad_alloc (a new identity word) with nothing moved.
-    CheckedPagedArray(CheckedPagedArray&& o)
-        : a_(take(o)), size_(std::exchange(o.size_, 0)), life_(std::make_unique<detail::ArrayLife>()),
-          policy_(o.policy_), name_(o.name_), domain_(o.domain_) {
-        life_->set_domain(domain_);
-    }
+    // the move are caught at their next use. The moved-from array is empty: size 0, domain
+    // 0, every checked access reported; what PagedArray says of a moved-from array holds for
+    // the rest (leaf_count, file, stats, flush, budget: not to be called). Throws
+    // std::bad_alloc (the new identity words, the name) with nothing moved.
+    CheckedPagedArray(CheckedPagedArray&& o) : CheckedPagedArray(o, Fresh(o)) {}
     CheckedPagedArray& operator=(CheckedPagedArray&& o) {
-        if (this == &o) return *this;
-        auto fresh = std::make_unique<detail::ArrayLife>();
-        a_ = take(o);
-        size_ = std::exchange(o.size_, 0);
-        life_ = std::move(fresh);  // this array's old iterators: caught
-        policy_ = o.policy_;
-        name_ = o.name_;
-        domain_ = o.domain_;
-        life_->set_domain(domain_);
+        if (this != &o) take(o, Fresh(o));
         return *this;
     }
 
@@ -150,9 +140,24 @@ class CheckedPagedArray {
     template <class, bool>
     friend class CheckedPagedIterator;
 
-    static PagedArray<T> take(CheckedPagedArray& o) {
-        o.life_ = std::make_unique<detail::ArrayLife>();  // first: a throw moves nothing
-        return std::move(o.a_);
+    // What a move allocates, made before anything moves: a throw leaves both arrays as they were.
+    struct Fresh {
+        std::unique_ptr<detail::ArrayLife> mine = std::make_unique<detail::ArrayLife>();
+        std::unique_ptr<detail::ArrayLife> theirs = std::make_unique<detail::ArrayLife>();
+        std::string name;
+        explicit Fresh(const CheckedPagedArray& o) : name(o.name_) {}
+    };
+    CheckedPagedArray(CheckedPagedArray& o, Fresh f) noexcept : a_(std::move(o.a_)) { take(o, std::move(f), false); }
+    // This array becomes o's (a_ already moved when !move_data), o an empty one. No throw.
+    void take(CheckedPagedArray& o, Fresh f, bool move_data = true) noexcept {
+        if (move_data) a_ = std::move(o.a_);
+        size_ = std::exchange(o.size_, 0);
+        life_ = std::move(f.mine);  // this array's old word back: its old iterators are caught
+        policy_ = o.policy_;
+        name_ = std::move(f.name);
+        domain_ = std::exchange(o.domain_, 0);
+        life_->set_domain(domain_);
+        o.life_ = std::move(f.theirs);  // o's old word back: iterators made on o are caught
     }
     void check(size_type i, const char* access) const {
         if (i >= size_) [[unlikely]]
@@ -288,15 +293,16 @@ class CheckedPagedIterator {
 // --- segment algorithms: PagedArray's (each leaf loaded and pinned while f runs on it),
 // after checking the range and the domain -----------------------------------------------
 
+// (An empty array calls f on nothing: a moved-from one has no pager to ask.)
 template <class T, class F>
 void for_each_segment(CheckedPagedArray<T>& a, F&& f) {
     a.check_range(0, a.size(), "for_each_segment");
-    for_each_segment(a.unchecked(), std::forward<F>(f));
+    if (!a.empty()) for_each_segment(a.unchecked(), std::forward<F>(f));
 }
 template <class T, class F>
 void for_each_segment(const CheckedPagedArray<T>& a, F&& f) {
     a.check_range(0, a.size(), "for_each_segment");
-    for_each_segment(a.unchecked(), std::forward<F>(f));
+    if (!a.empty()) for_each_segment(a.unchecked(), std::forward<F>(f));
 }
 // The parts of [first, last) in each leaf; reported unless first <= last <= a.size().
 template <class T, class F>
@@ -313,12 +319,12 @@ void for_each_segment(const CheckedPagedArray<T>& a, std::size_t first, std::siz
 template <class T, class F>
 void for_each_strided(CheckedPagedArray<T>& a, std::size_t first, std::size_t stride, F&& f) {
     a.check_range(0, a.size(), "for_each_strided");
-    for_each_strided(a.unchecked(), first, stride, std::forward<F>(f));
+    if (!a.empty()) for_each_strided(a.unchecked(), first, stride, std::forward<F>(f));
 }
 template <class T, class F>
 void for_each_strided(const CheckedPagedArray<T>& a, std::size_t first, std::size_t stride, F&& f) {
     a.check_range(0, a.size(), "for_each_strided");
-    for_each_strided(a.unchecked(), first, stride, std::forward<F>(f));
+    if (!a.empty()) for_each_strided(a.unchecked(), first, stride, std::forward<F>(f));
 }
 
 }  // namespace physmem

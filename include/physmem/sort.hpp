@@ -14,9 +14,11 @@
 // inner loop is pointers only, with a conditional move as the select.
 //
 // Memory: (last - first) elements of the array's pool while it runs (std::sort needs
-// none), else of physmem::default_pool(); when neither can give them, sorts with std::sort. Other iterators (a
-// vector's, a PagedArray's: sorting by leaves would hold its whole range in memory), a
-// range within one leaf and other element types: std::sort (within one leaf on pointers).
+// none), else of physmem::default_pool(); when neither can give them, sorts with std::sort.
+// Other iterators (a vector's, a CheckedTreeArray's, a PagedArray's: sorting by leaves would
+// hold its whole range in memory), element types that are not trivially copyable and
+// default constructible, comps that cannot take const elements: std::sort. A range within
+// one leaf: std::sort on its pointers.
 // Measured against std::sort through the iterators in the lab's suite `algorithms`
 // (kernels std_sort and physmem_sort). Exceptions: what comp throws, with std::sort's
 // guarantee for the leaf sorts; a comp that throws during a merge leaves the range a mix of
@@ -30,6 +32,7 @@
 #include <new>
 #include <optional>
 #include <ranges>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -41,9 +44,19 @@ namespace physmem {
 
 namespace detail {
 
+// A TreeArray's own iterator (not a CheckedTreeArray's, not a PagedArray's).
 template <class I>
-inline constexpr bool sort_by_leaves_v = segmented_v<I> && !IsPaged<std::remove_cvref_t<I>>::value &&
-                                         std::is_trivially_copyable_v<std::iter_value_t<I>>;
+struct IsTreeArrayIterator : std::false_type {};
+template <class T>
+struct IsTreeArrayIterator<TreeIterator<TreeArray<T>, false>> : std::true_type {};
+
+// Whether physmem::sort sorts [I, I) by leaves with comp: a TreeArray's iterators, an
+// element type the scratch can hold (trivially copyable, default constructible) and a
+// comp callable on const elements (the merges read the runs as const).
+template <class I, class Comp, class T = std::iter_value_t<I>>
+inline constexpr bool sort_by_leaves_v = IsTreeArrayIterator<std::remove_cvref_t<I>>::value &&
+                                         std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T> &&
+                                         std::predicate<Comp&, const T&, const T&>;
 
 // A position in a TreeArray read or written in index order: the current leaf's pointer and
 // end, refilled when the position reaches the end of its leaf.
@@ -118,7 +131,8 @@ bool sort_by_leaves(const TreeArray<T>& t, std::size_t lo, std::size_t n, Comp& 
         try {
             scratch.emplace(n, *pool);
             break;
-        } catch (const std::bad_alloc&) {
+        } catch (const std::bad_alloc&) {         // the pool is full
+        } catch (const std::invalid_argument&) {  // T does not fit the default pool's blocks
         }
     }
     if (!scratch) return false;
@@ -155,17 +169,17 @@ bool sort_by_leaves(const TreeArray<T>& t, std::size_t lo, std::size_t n, Comp& 
 template <std::random_access_iterator I, class Comp = std::ranges::less>
     requires std::sortable<I, Comp>
 void sort(I first, I last, Comp comp = {}) {
-    if constexpr (detail::sort_by_leaves_v<I>) {
+    if constexpr (detail::sort_by_leaves_v<I, Comp>) {
         const std::size_t n = static_cast<std::size_t>(last - first);
+        if (n < 2) return;  // also an empty range of default iterators: no array to look at
         const auto& tree = *first.container();
         const std::size_t lo = first.index(), shift = tree.shape().leaf_shift;
-        if (n > 1 && (lo >> shift) != ((lo + n - 1) >> shift)) {
-            if (detail::sort_by_leaves(tree, lo, n, comp)) return;
-        } else if (n > 1) {
+        if ((lo >> shift) == ((lo + n - 1) >> shift)) {  // within one leaf: its pointers
             auto* p = first.operator->();
             std::sort(p, p + n, comp);
             return;
         }
+        if (detail::sort_by_leaves(tree, lo, n, comp)) return;
     }
     std::sort(first, last, comp);
 }

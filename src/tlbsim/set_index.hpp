@@ -13,9 +13,9 @@ __extension__ typedef unsigned __int128 U128;  // GCC/Clang: the high half of a 
 class SetIndex {
   public:
     SetIndex() = default;
-    // pre: sets >= 1.
+    // pre: sets >= 1 (0 makes an index its owner must refuse: no division happens here).
     explicit SetIndex(unsigned sets)
-        : sets_(sets), pow2_(std::has_single_bit(sets)), fastmod_(~std::uint64_t{0} / sets + 1) {}
+        : sets_(sets), pow2_(std::has_single_bit(sets)), fastmod_(sets ? ~std::uint64_t{0} / sets + 1 : 0) {}
 
     unsigned sets() const noexcept { return sets_; }
     unsigned operator()(std::uint64_t key) const noexcept {

@@ -138,11 +138,11 @@ bool sort_by_leaves(const TreeArray<T>& t, std::size_t lo, std::size_t n, Comp& 
     if (!scratch) return false;
     // Runs in index space relative to lo: one per leaf the range touches.
     std::vector<std::size_t> ends;
-    for (LeafCursor<T> c(t, lo); ends.empty() || ends.back() < n; c.seek(c.next)) {
-        std::size_t m = std::min(c.left(), n - (ends.empty() ? 0 : ends.back()));
+    for (std::size_t done = 0; done < n;) {
+        LeafCursor<T> c(t, lo + done);
+        std::size_t m = std::min(c.left(), n - done);
         std::sort(c.p, c.p + m, comp);
-        ends.push_back((ends.empty() ? 0 : ends.back()) + m);
-        if (ends.back() == n) break;
+        ends.push_back(done += m);
     }
     // Pairwise passes, the range and the scratch in turn (base: where index 0 of each is).
     const TreeArray<T>* src = &t;

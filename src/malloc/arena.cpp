@@ -132,10 +132,11 @@ void summarize(const HugePage* h) noexcept {
     }
 }
 
-Arena* create_arena(unsigned min_huge) noexcept {
+Arena* create_arena(unsigned min_huge, bool sparse) noexcept {
     if (H.narenas == sizeof H.arenas / sizeof H.arenas[0]) return nullptr;
     Arena* a = new_arena_desc();
-    if (!a || !map_arena(a, min_huge)) return nullptr;
+    if (!a || !(sparse ? map_rung(a, Rung::page_4k, arena_bytes(min_huge)) : map_arena(a, min_huge))) return nullptr;
+    a->sparse = sparse;
     a->nhuge = static_cast<std::uint32_t>(a->size / kHuge);
     a->hp = static_cast<HugePage*>(os::map_reserve(
         (a->nhuge * sizeof(HugePage) + kPage - 1) & ~(kPage - 1), kPage));
@@ -146,17 +147,17 @@ Arena* create_arena(unsigned min_huge) noexcept {
     if (!a->hp || !a->runs || !a->page_span) return nullptr;  // leaks the mapping; only under ENOMEM
     for (unsigned i = 0; i < a->nhuge; ++i) {
         HugePage* h = &a->hp[i];
-        h->arena = a, h->index = i, h->state = HugePage::clean, h->list = on_clean;
-        H.clean.push_back(h);
+        h->arena = a, h->index = i, h->state = HugePage::clean, h->list = sparse ? none : on_clean;
+        if (!sparse) H.clean.push_back(h);
         summarize(h);
     }
     H.arenas[H.narenas++] = a;
     H.bytes_mapped += a->size;
-    H.last_rung = a->rung;
+    if (!sparse) H.last_rung = a->rung;  // pm_stats' backing: the heap's rung
     register_arena(a, true);
     if (g_opt.verbose)
-        say("physmem: arena %p: %zu MiB on %s pages\n", reinterpret_cast<void*>(a->base),
-            a->size >> 20, core::rung_name(a->rung));
+        say("physmem: arena %p: %zu MiB on %s pages%s\n", reinterpret_cast<void*>(a->base),
+            a->size >> 20, core::rung_name(a->rung), sparse ? " (sparsely touched large objects)" : "");
     return a;
 }
 

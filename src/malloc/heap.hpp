@@ -88,8 +88,10 @@ inline void free_span(Span* s) noexcept {
 // --- arena.cpp: arenas on a backing rung ---
 
 // A new arena of at least min_huge 2 MiB pages, all of them clean; nullptr when none can
-// be mapped (or every arena slot is taken).
-Arena* create_arena(unsigned min_huge) noexcept;
+// be mapped (or every arena slot is taken). sparse: on 4 KiB pages (MADV_NOHUGEPAGE), for
+// the large objects of sparsely touched classes only: its pages are on no list (the
+// filler never takes them) and are discarded as their objects go (placement.cpp).
+Arena* create_arena(unsigned min_huge, bool sparse = false) noexcept;
 // Enters (on) or removes a in the arena map (and, not direct, its page map in the page map).
 void register_arena(Arena* a, bool on) noexcept;
 // Updates h's PageRuns after a change of its state or of its large objects.

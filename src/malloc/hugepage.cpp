@@ -58,8 +58,13 @@ HugePage* take_huge_page() noexcept {
 }
 
 void give_back_huge_page(HugePage* h) noexcept {
-    heap_note_purge_due();
     count_in_use(h, -1);
+    if (h->arena->sparse) {  // its pages went back with their objects: clean, on no list
+        h->state = HugePage::clean;
+        summarize(h);
+        return;
+    }
+    heap_note_purge_due();
     h->state = HugePage::empty;
     summarize(h);
     h->empty_since_ns = os::monotonic_ns();

@@ -185,6 +185,7 @@ struct Arena {
     std::size_t size;           // bytes (a multiple of 2 MiB; direct: mapping size)
     Rung rung;
     bool direct;
+    bool sparse;                // 4 KiB pages for sparsely touched large objects (placement.cpp)
     std::uint32_t nhuge;
     HugePage* hp;               // [nhuge]
     PageRuns* runs;             // [nhuge]
@@ -250,7 +251,9 @@ Span* heap_small_span(std::uint32_t npages, unsigned cls, void (*init)(Span*, un
 void heap_release_small_span(Span* s) noexcept;
 // placement.cpp. A span of npages pages in some arena's large region (kind large, offset
 // set for align > kPage, not yet in the page map); nullptr on ENOMEM. Takes the heap lock.
-Span* heap_place_large(std::size_t npages, std::size_t align) noexcept;
+// sparse: in a sparse arena (4 KiB pages) if the heap is on THP and no option populates
+// or locks pages; s->hp->arena->sparse says where it went.
+Span* heap_place_large(std::size_t npages, std::size_t align, bool sparse = false) noexcept;
 // Gives back a large span's pages (or a direct span's mapping). Takes the heap lock.
 void heap_release_large(Span* s) noexcept;
 // A direct mapping of size bytes with the object at offset off; nullptr on ENOMEM.

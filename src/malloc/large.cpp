@@ -22,6 +22,15 @@
 // so a free/malloc pair of one class costs the class lock only. A cached span still
 // counts as in use; purge.cpp's rounds (large_cache_expire) release those freed more than
 // purge_delay_ms ago, pm_collect(1) all of them. Caching one raises the "purge is due" flag.
+//
+// Density (PHYSMEM_MALLOC_SPARSE): each key learns whether its objects are touched densely.
+// Its first object, and one in kReprobe after a verdict, is a probe placed on 4 KiB pages
+// (a sparse arena, placement.cpp), where the kernel's resident pages (mincore) show what
+// the program touched. The probe is read at the key's next allocation (untouched yet: read
+// again at the next) or when it is freed: under a quarter of its pages touched, the key is
+// sparse and its objects go on 4 KiB pages (a block touched at its ends then holds two
+// pages, not the 2 MiB pages it shares); else dense, on huge pages. Direct mappings and
+// overaligned objects, and classes of 2 MiB and more (kJudgedIndex), are not judged.
 #include <climits>
 
 #include "core/give_back.hpp"
@@ -36,12 +45,23 @@ constexpr unsigned kKeys = 512;                      // classes up to 2^46 bytes
 constexpr unsigned kSlots = 64;                      // 64-byte offsets in a 4 KiB page
 constexpr unsigned kCached = 4;
 constexpr std::size_t kCacheMaxBytes = std::size_t{32} << 20;
+constexpr unsigned kReprobe = 64;   // objects of a judged key between two probes
+// Classes judged for density: those below 2 MiB (index 40), whose objects share huge pages
+// with others; a bigger object wastes at most the partly touched huge pages at its ends,
+// and would pay 4 KiB faults on megabytes as a probe.
+constexpr unsigned kJudgedIndex = 40;
+
+enum Density : std::uint8_t { unknown, dense, sparse };
 
 struct alignas(64) LargeClass {
     SpinLock lock;
     std::uint16_t use[kSlots];        // live objects at each offset slot
     Span* cached[kCached];
     std::atomic<unsigned> ncached;    // written under the lock; read without it as a hint
+    std::uintptr_t probe;             // first page of the live probe (0: none)
+    std::uint32_t probe_pages;
+    std::uint16_t since_verdict;      // objects placed since the last verdict
+    Density verdict;
 };
 constinit LargeClass g_large[kKeys];
 std::atomic<unsigned> g_slot_live[kSlots];   // live large objects starting at each slot, all classes
@@ -121,10 +141,34 @@ std::uint32_t take_offset(LargeClass& lc, std::size_t slack, std::size_t align, 
     return best * 64;
 }
 
+// pre: lc.lock held, lc.probe set. The key's verdict from its probe's resident pages (none
+// while the probe is untouched); a verdict ends the probe.
+void judge_probe(LargeClass& lc) noexcept {
+    std::size_t touched = os::resident_pages(reinterpret_cast<void*>(lc.probe), std::size_t{lc.probe_pages} * kPage);
+    if (touched == 0) return;
+    lc.verdict = touched * 4 < lc.probe_pages ? sparse : dense;
+    lc.probe = 0, lc.since_verdict = 0;
+}
+
+// pre: lc.lock held. Whether the key's next object goes on 4 KiB pages; probe: it is to be
+// the key's probe if it gets a fresh placement on them (else the next one will be).
+bool want_sparse(LargeClass& lc, bool& probe) noexcept {
+    probe = false;
+    if (!g_opt.sparse || static_cast<unsigned>(&lc - g_large) / 2 >= kJudgedIndex) return false;
+    if (lc.probe) judge_probe(lc);
+    else if (lc.verdict == unknown || lc.since_verdict >= kReprobe) probe = true;
+    else ++lc.since_verdict;
+    return probe || lc.verdict == sparse;
+}
+
 void release_offset(Span* s) noexcept {
     LargeClass& lc = g_large[s->lkey - 1];
     LockGuard g(lc.lock);
     count_slot(lc, s->offset / 64, -1);
+    if (lc.probe == s->start) {  // its whole life seen: judged now, before its pages go
+        judge_probe(lc);
+        lc.probe = 0;
+    }
 }
 
 void* finish(Span* s, std::size_t size, std::uint32_t off, unsigned lkey) noexcept {
@@ -145,16 +189,26 @@ void* alloc_overaligned(std::size_t size, std::size_t align) noexcept {
     return s ? finish(s, size, 0, 0) : nullptr;
 }
 
-// A cached span of key, or nullptr; the offset for the new object is taken meanwhile.
-Span* take_cached(LargeClass& lc, std::size_t slack, std::size_t align, std::uint32_t& off) noexcept {
+// A cached span of key, or nullptr; the offset for the new object and where a fresh span
+// would go (want_sparse) are taken meanwhile. A cached span is never a probe.
+Span* take_cached(LargeClass& lc, std::size_t slack, std::size_t align, std::uint32_t& off, bool& sparse,
+                  bool& probe) noexcept {
     LockGuard g(lc.lock);
     off = take_offset(lc, slack, align, g_opt.stagger);
+    sparse = want_sparse(lc, probe);
     unsigned n = lc.ncached.load(std::memory_order_relaxed);
     if (n == 0) return nullptr;
+    probe = false;
     lc.ncached.store(n - 1, std::memory_order_relaxed);
     g_cached.fetch_sub(span_bytes(lc.cached[n - 1]), std::memory_order_relaxed);
     lc.cached[n - 1]->zeroed = false;  // it held an object
     return lc.cached[n - 1];
+}
+
+void start_probe(LargeClass& lc, const Span* s) noexcept {
+    LockGuard g(lc.lock);
+    if (lc.probe) return;  // another thread's object became the probe meanwhile
+    lc.probe = s->start, lc.probe_pages = s->npages;
 }
 
 // pre: s was freed (no longer in the page map, offset released). True when kept.
@@ -207,8 +261,10 @@ void* heap_large_alloc(std::size_t size, std::size_t align) noexcept {
         { LockGuard g(lc.lock); off = take_offset(lc, kPage, align, g_opt.stagger); }
         s = heap_map_direct(size, off, align);
     } else {
-        s = take_cached(lc, need - size, align, off);
-        if (!s) s = heap_place_large(need / kPage, align);
+        bool sparse, probe;
+        s = take_cached(lc, need - size, align, off, sparse, probe);
+        if (!s) s = heap_place_large(need / kPage, align, sparse);
+        if (s && probe && s->hp->arena->sparse) start_probe(lc, s);
     }
     if (s) return finish(s, size, off, key + 1);
     LockGuard g(lc.lock);

@@ -39,6 +39,9 @@
       "data, then turns huge (0: huge from the start)")                                       \
     X(stagger, "PHYSMEM_MALLOC_STAGGER", flag, "1",                                           \
       "1: place large objects (> 60 KiB) at distinct 64-byte offsets in the size-class slack")\
+    X(sparse, "PHYSMEM_MALLOC_SPARSE", flag, "1",                                             \
+      "1: a large size class whose blocks are touched sparsely (a sampled block's resident "  \
+      "pages, mincore) goes on 4 KiB pages, not huge ones; 0: large objects on huge pages")   \
     X(verbose, "PHYSMEM_MALLOC_VERBOSE", flag, "0", "1: print arenas and reservations")       \
     X(stats, "PHYSMEM_MALLOC_STATS", flag, "0", "1: print pm_stats on stderr at exit")        \
     X(help, "PHYSMEM_MALLOC_HELP", flag, "0", "1: list these options on stderr at start")

@@ -7,6 +7,9 @@
 // boundaries lets a 1 MiB + 4 KiB object sit next to another (two per 2 MiB page
 // instead of one); a huge page whose last large object goes returns to the empty list
 // (hugepage.cpp). The search reads each arena's PageRuns summaries (arena.cpp keeps them).
+// Objects of sparsely touched classes (large.cpp decides) go to sparse arenas instead:
+// 4 KiB pages, given back as each object is freed, so a block touched at its ends holds
+// two pages, not the 2 MiB pages it shares with its neighbours.
 #include "malloc/heap.hpp"
 
 namespace physmem::malloc {
@@ -138,24 +141,31 @@ bool direct_resize(Span* s, std::size_t size) noexcept {
     return true;
 }
 
-// Places npages pages in some arena's large region (a new arena when none has room).
-bool place_large(Span* s, std::size_t npages) noexcept {
-    for (int attempt = 0; attempt < 2; ++attempt) {
-        for (unsigned i = 0; i < H.narenas; ++i) {
-            Arena* a = H.arenas[i];
-            long p0 = find_large_pages(a, npages);
-            if (p0 < 0) continue;
-            s->zeroed = mark_large_pages(a, static_cast<std::size_t>(p0), npages, true);
-            s->hp = &a->hp[static_cast<std::size_t>(p0) / kPagesPerHuge];
-            s->page0 = static_cast<std::uint32_t>(p0);
-            s->start = a->base + static_cast<std::size_t>(p0) * kPage;
-            thp_when_big();  // a heap of large objects alone turns huge too
-            return true;
-        }
-        if (attempt == 0 && !create_arena(static_cast<unsigned>((npages + kPagesPerHuge - 1) / kPagesPerHuge)))
-            return false;
+// Places npages pages in an arena of that kind (sparse or not) with room; false when none has.
+bool place_in(Span* s, std::size_t npages, bool sparse) noexcept {
+    for (unsigned i = 0; i < H.narenas; ++i) {
+        Arena* a = H.arenas[i];
+        if (a->sparse != sparse) continue;
+        long p0 = find_large_pages(a, npages);
+        if (p0 < 0) continue;
+        s->zeroed = mark_large_pages(a, static_cast<std::size_t>(p0), npages, true);
+        s->hp = &a->hp[static_cast<std::size_t>(p0) / kPagesPerHuge];
+        s->page0 = static_cast<std::uint32_t>(p0);
+        s->start = a->base + static_cast<std::size_t>(p0) * kPage;
+        thp_when_big();  // a heap of large objects alone turns huge too
+        return true;
     }
     return false;
+}
+
+// Places npages pages in some arena's large region, among the sparse arenas or the others:
+// a new arena of that kind when none has room, and when none can be mapped (an address-space
+// limit), room in an arena of the other kind: the limit is for the program's data.
+bool place_large(Span* s, std::size_t npages, bool sparse) noexcept {
+    if (place_in(s, npages, sparse)) return true;
+    auto min_huge = static_cast<unsigned>((npages + kPagesPerHuge - 1) / kPagesPerHuge);
+    if (create_arena(min_huge, sparse) && place_in(s, npages, sparse)) return true;
+    return place_in(s, npages, !sparse);
 }
 
 void unplace_large(Span* s) noexcept { (void)mark_large_pages(s->hp->arena, s->page0, s->npages, false); }
@@ -172,14 +182,21 @@ void clean_large_pages(const Span* s) noexcept {
     }
 }
 
+// Sparse placement only where the heap is on transparent huge pages (a small heap is on
+// 4 KiB pages anyway; hugetlb pages are reserved already) and no option asks for every page
+// populated or locked.
+bool sparse_allowed() noexcept {
+    return H.thp_on && !g_opt.prefault && !g_opt.lock && H.last_rung == Rung::thp;
+}
+
 }  // namespace
 
-Span* heap_place_large(std::size_t npages, std::size_t align) noexcept {
+Span* heap_place_large(std::size_t npages, std::size_t align, bool sparse) noexcept {
     LockGuard g(H.lock);
     maybe_purge(false);
     Span* s = new_span();
     if (!s) return nullptr;
-    if (!place_large(s, npages)) { free_span(s); return nullptr; }
+    if (!place_large(s, npages, sparse && sparse_allowed())) { free_span(s); return nullptr; }
     s->kind = Span::large, s->npages = static_cast<std::uint32_t>(npages);
     if (align > kPage) s->offset = static_cast<std::uint32_t>(((s->start + align - 1) & ~(align - 1)) - s->start);
     H.bytes_in_use += npages * kPage;
@@ -195,9 +212,10 @@ void heap_release_large(Span* s) noexcept {
     // Not with PHYSMEM_MALLOC_PREFAULT: the next object there would take the page faults
     // that option promises away (the page is discarded whole, and populated again when it
     // is next taken into use).
-    Rung r = s->hp->arena->rung;
-    if (!H.thp_on && !g_opt.lock && !g_opt.prefault && (r == Rung::thp || r == Rung::page_4k) &&
-        heap_discard(s->start, std::size_t{s->npages} * kPage))
+    // So does a sparse arena, always: what its objects touched goes back with them.
+    const Arena* a = s->hp->arena;
+    bool at_once = a->sparse || (!H.thp_on && (a->rung == Rung::thp || a->rung == Rung::page_4k));
+    if (at_once && !g_opt.lock && !g_opt.prefault && heap_discard(s->start, std::size_t{s->npages} * kPage))
         clean_large_pages(s);
     unplace_large(s);
     H.bytes_in_use -= std::size_t{s->npages} * kPage;

@@ -101,6 +101,19 @@ int discard(void* p, std::size_t bytes) noexcept {
     return ::madvise(p, bytes, MADV_DONTNEED) == 0 ? 0 : errno;
 }
 
+std::size_t resident_pages(const void* p, std::size_t bytes) noexcept {
+    constexpr std::size_t kChunk = 512;  // pages per call: the vector stays on the stack
+    unsigned char vec[kChunk];
+    auto* b = static_cast<const unsigned char*>(p);
+    std::size_t pages = (bytes + 4095) / 4096, resident = 0;
+    for (std::size_t done = 0; done < pages; done += kChunk) {
+        std::size_t n = pages - done < kChunk ? pages - done : kChunk;
+        if (::mincore(const_cast<unsigned char*>(b + done * 4096), n * 4096, vec) != 0) return 0;
+        for (std::size_t i = 0; i < n; ++i) resident += vec[i] & 1;
+    }
+    return resident;
+}
+
 int lock(void* p, std::size_t bytes) noexcept { return ::mlock(p, bytes) == 0 ? 0 : errno; }
 
 int unlock(void* p, std::size_t bytes) noexcept {

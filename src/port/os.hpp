@@ -57,6 +57,11 @@ int populate_write(void* p, std::size_t bytes, std::size_t page_size) noexcept;
 // MADV_DONTNEED: give the pages back; the range reads as zero afterwards.
 int discard(void* p, std::size_t bytes) noexcept;
 
+// How many 4 KiB pages of [p, p+bytes) are resident (mincore). pre: p page-aligned and
+// mapped. 0 when the kernel refuses. On a range backed by huge pages, a touched huge page
+// counts all its 4 KiB pages.
+std::size_t resident_pages(const void* p, std::size_t bytes) noexcept;
+
 int lock(void* p, std::size_t bytes) noexcept;
 int unlock(void* p, std::size_t bytes) noexcept;
 

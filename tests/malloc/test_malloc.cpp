@@ -359,6 +359,78 @@ TEST(HugePages, ASmallHeapStaysOnSmallPages) {
     EXPECT_EXIT(child(), testing::ExitedWithCode(0), "");
 }
 
+// --- sparsely touched large objects (PHYSMEM_MALLOC_SPARSE) ---
+
+bool sparse_on() {
+    const char* v = std::getenv("PHYSMEM_MALLOC_SPARSE");
+    return !v || std::strcmp(v, "0") != 0;
+}
+
+// In a fresh process (threadsafe death-test style): a heap made big (on huge pages), then
+// 400 blocks of 288 KiB, each written at both ends (touch_all: every byte), read back.
+// Exits 0 when `ok(a block's mapping, pm_stats, bytes of the blocks)` holds, 2 when the
+// heap is not on THP (nothing to check), else 1; the figures on stderr.
+template <class Ok>
+void sparse_child(bool touch_all, Ok ok) {
+    std::vector<void*> dense;
+    for (std::size_t total = 0; total < (std::size_t{24} << 20); total += 100000)
+        dense.push_back(std::memset(pm_malloc(100000), 1, 100000));
+    constexpr std::size_t kSize = 288 << 10, kCount = 400;
+    std::vector<unsigned char*> v;
+    for (std::size_t i = 0; i < kCount; ++i) {
+        auto* p = static_cast<unsigned char*>(pm_malloc(kSize));
+        if (touch_all) std::memset(p, static_cast<int>(i), kSize);
+        p[0] = p[kSize - 1] = static_cast<unsigned char>(i);
+        v.push_back(p);
+    }
+    for (std::size_t i = 0; i < kCount; ++i)
+        if (v[i][0] != static_cast<unsigned char>(i) || v[i][kSize - 1] != static_cast<unsigned char>(i)) std::_Exit(1);
+    pm_stats_t s;
+    pm_stats(&s);
+    if (s.backing != 3 || !s.thp_pages_in_use) std::_Exit(2);
+    auto e = physmem::os::smaps_entry(v[kCount / 2]);
+    std::fprintf(stderr, "blocks %zu MiB: their mapping rss %zu KiB (huge %zu KiB); pm_stats thp %zu, small %zu pages\n",
+                 kCount * kSize >> 20, e.rss >> 10, e.anon_huge >> 10, s.thp_pages_in_use, s.small_pages_in_use);
+    std::_Exit(e.found && ok(e, s, kCount * kSize) ? 0 : 1);
+}
+
+bool thp_child_exit(int status) { return WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 2); }
+
+// Blocks written only at their ends go on 4 KiB pages: their mapping holds about two pages
+// a block (under a quarter of their bytes), none of it huge; on huge pages it would hold
+// every 2 MiB page they share.
+TEST(LargeSparse, BlocksTouchedAtTheirEndsHoldFewPages) {
+    if (!sparse_on()) GTEST_SKIP() << "PHYSMEM_MALLOC_SPARSE=0";
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(sparse_child(false,
+                             [](const physmem::os::SmapsEntry& e, const pm_stats_t&, std::size_t bytes) {
+                                 return e.anon_huge == 0 && e.rss < bytes / 4;
+                             }),
+                thp_child_exit, "");
+}
+
+// Blocks written in full stay on huge pages (one probe block of the class on 4 KiB pages).
+TEST(LargeSparse, DenselyWrittenBlocksStayOnHugePages) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(sparse_child(true,
+                             [](const physmem::os::SmapsEntry& e, const pm_stats_t& s, std::size_t bytes) {
+                                 return e.anon_huge >= e.rss * 9 / 10 && s.small_pages_in_use * (2u << 20) <= bytes / 10;
+                             }),
+                thp_child_exit, "");
+}
+
+// PHYSMEM_MALLOC_SPARSE=0 (CTest malloc_sparse_off): blocks touched at their ends go on
+// huge pages too.
+TEST(LargeSparseOff, BlocksTouchedAtTheirEndsStayOnHugePages) {
+    if (sparse_on()) GTEST_SKIP() << "run with PHYSMEM_MALLOC_SPARSE=0 (a CTest entry does)";
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(sparse_child(false,
+                             [](const physmem::os::SmapsEntry& e, const pm_stats_t& s, std::size_t) {
+                                 return e.anon_huge > 0 && s.small_pages_in_use == 0;
+                             }),
+                thp_child_exit, "");
+}
+
 // --- the 1 GiB rung ---
 
 // The child of HugePages.OneGigPageHeapInAChild: this binary re-executed with

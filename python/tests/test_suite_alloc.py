@@ -113,6 +113,17 @@ def test_large_block_goals_judge_the_biggest_size_flatness_rss_and_realloc():
     assert none["alloc-4"].verdict == "NOT MEASURED" and none["alloc-7"].missing
 
 
+def test_sparse_heaps_are_judged_by_footprint_not_huge_pages():
+    """large-live writes its blocks at their ends only: a physmem heap of it on 4 KiB pages is
+    no miss of alloc-3 (alloc-6 judges it); a dense workload's is."""
+    sparse = _rec("physmem", "large-live", 2000.0, 90, heap_mib=90, size=2880 * M)
+    g = {x.number: x for x in goals(analysis.Records(synth.results([sparse])))}
+    assert g["alloc-3"].verdict == "NOT MEASURED" and any("large-live" in n for n in g["alloc-3"].notes)
+    dense = _rec("physmem", "small-churn", 2000.0, 90, heap_mib=90, size=2880 * M)
+    g = {x.number: x for x in goals(analysis.Records(synth.results([sparse, dense])))}
+    assert g["alloc-3"].verdict == "MISSED" and len(g["alloc-3"].items) == 1
+
+
 def test_small_heaps_are_not_judged_for_huge_pages():
     res = _results()
     for r in res["records"]:

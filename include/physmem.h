@@ -61,13 +61,16 @@ typedef struct pm_stats_t {
     size_t bytes_huge;            /* 2 MiB pages holding data that are huge (hugetlb, THP-advised),
                                      in bytes; share of the heap on huge pages = bytes_huge /
                                      (bytes_huge + small_pages_in_use * 2 MiB) */
-    size_t bytes_resident_est;    /* bytes of huge pages in use or empty-but-not-purged */
+    size_t bytes_resident_est;    /* bytes of huge pages in use or empty-but-not-purged, of direct
+                                     mappings, and the resident 4 KiB pages of large objects of
+                                     sparsely touched classes (PHYSMEM_MALLOC_SPARSE; mincore) */
     size_t hugetlb_1g_pages;      /* 1 GiB hugetlb pages mapped */
     size_t hugetlb_2m_pages;      /* 2 MiB hugetlb pages mapped */
     size_t thp_pages_in_use;      /* 2 MiB THP-advised pages holding data (THP arenas are
                                      advised huge once 16 MiB of them hold data) */
     size_t small_pages_in_use;    /* 2 MiB pages on 4 KiB pages holding data (the 4k rung,
-                                     and THP arenas before they are advised huge) */
+                                     and THP arenas before they are advised huge; not the
+                                     pages of sparsely touched large objects) */
     size_t huge_pages_empty;      /* 2 MiB pages empty, not yet purged */
     size_t bytes_purged;          /* bytes given back to the system so far (cumulative) */
     size_t purges;                /* 2 MiB pages purged so far */

@@ -151,6 +151,7 @@ void* pm_realloc(void* p, size_t size) {
         if (void* r = heap_large_resize(s, p, size)) return r;
     void* q = pm_malloc(size);
     if (!q) return nullptr;
+    if (s->kind != Span::small) heap_large_before_copy(s);  // a density probe is judged unread
     std::memcpy(q, p, size < have ? size : have);
     if (s->kind == Span::small) pm_free(p);
     else {

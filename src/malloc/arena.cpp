@@ -38,7 +38,9 @@ constinit core::HugeReservation g_reservation;
 // or under an address-space limit (ulimit -v) an eighth of the limit (a power of two,
 // 32 MiB .. 1 GiB), so that reservations the program never touches do not use the limit
 // up. Arenas stay 1 GiB aligned (the page map is per 1 GiB slot); a smaller one leaves the
-// rest of its slot to whoever maps there.
+// rest of its slot to whoever maps there. (A sparse arena is no smaller: room there is room
+// small objects cannot use, but many small arenas run out of aligned slots near the limit,
+// where the core's search for one maps an extra 1 GiB.)
 std::size_t arena_bytes(unsigned min_huge) noexcept {
     std::size_t bytes = kArena, limit = os::address_space_limit();
     if (limit) {
@@ -135,7 +137,11 @@ void summarize(const HugePage* h) noexcept {
 Arena* create_arena(unsigned min_huge, bool sparse) noexcept {
     if (H.narenas == sizeof H.arenas / sizeof H.arenas[0]) return nullptr;
     Arena* a = new_arena_desc();
-    if (!a || !(sparse ? map_rung(a, Rung::page_4k, arena_bytes(min_huge)) : map_arena(a, min_huge))) return nullptr;
+    if (!a) return nullptr;
+    if (!(sparse ? map_rung(a, Rung::page_4k, arena_bytes(min_huge)) : map_arena(a, min_huge))) {
+        free_arena_desc(a);
+        return nullptr;
+    }
     a->sparse = sparse;
     a->nhuge = static_cast<std::uint32_t>(a->size / kHuge);
     a->hp = static_cast<HugePage*>(os::map_reserve(

@@ -43,9 +43,11 @@ struct Heap {
     Rung last_rung;
     std::size_t bytes_mapped, bytes_in_use, direct_bytes, direct_count;
     std::size_t n1g, n2m, in_use_by_rung[5], purged_bytes, purges;
+    std::size_t sparse_in_use;     // 2 MiB pages of sparse arenas holding data (not in in_use_by_rung)
     std::size_t discard_failures;  // heap_discard calls the kernel refused (heap.cpp)
     std::size_t lock_failures;     // mlock calls the kernel refused (heap_lock, heap.cpp)
     bool thp_on;    // THP arenas advised huge (thp_when_big, arena.cpp)
+    std::size_t sparse_refused_at;  // bytes_mapped when a sparse arena could not be mapped (placement.cpp)
     long reserved;  // hugetlb reservation (arena.cpp)
     std::size_t reserved_page;
 };
@@ -102,7 +104,8 @@ void thp_when_big() noexcept;
 // --- hugepage.cpp: 2 MiB pages taken into use, given back, purged ---
 
 inline void count_in_use(HugePage* h, int delta) noexcept {
-    H.in_use_by_rung[static_cast<unsigned>(h->arena->rung)] += static_cast<std::size_t>(delta);
+    std::size_t& n = h->arena->sparse ? H.sparse_in_use : H.in_use_by_rung[static_cast<unsigned>(h->arena->rung)];
+    n += static_cast<std::size_t>(delta);
 }
 
 // --- heap.cpp: the heap's own calls to discard and lock (they count failures) ---
@@ -125,7 +128,8 @@ inline void prepare(HugePage* h) noexcept {
 void unlist(HugePage* h) noexcept;
 // An empty or clean huge page taken into use (counted, prepared); nullptr on ENOMEM.
 HugePage* take_huge_page() noexcept;
-// h holds nothing any more: onto the empty list, to be purged after the delay.
+// h holds nothing any more: onto the empty list, to be purged after the delay (a sparse
+// arena's page: clean at once, on no list; its objects' pages went back as they were freed).
 void give_back_huge_page(HugePage* h) noexcept;
 // Purges the empty pages emptied purge_delay_ms ago or longer (all with force).
 void purge_empty_pages(bool force) noexcept;

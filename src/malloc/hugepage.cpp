@@ -1,7 +1,9 @@
 // src/malloc/hugepage.cpp — 2 MiB pages taken into use and given back. A huge page that
 // holds nothing is on the clean list (never used, or purged) or on the empty list (emptied,
 // still resident, in the order emptied). The filler (filler.cpp) and the large placement
-// (placement.cpp) take pages off these lists and give them back here.
+// (placement.cpp) take pages off these lists and give them back here. The pages of sparse
+// arenas (4 KiB pages for sparsely touched large objects, arena.cpp) are on no list: only the
+// large placement uses them, and they are clean once empty.
 //
 // Empty pages wait purge_delay_ms on the empty list (LRU), then are purged whole
 // (MADV_DONTNEED on the full 2 MiB): no partially populated 2 MiB range is ever left

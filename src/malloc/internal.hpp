@@ -252,7 +252,8 @@ void heap_release_small_span(Span* s) noexcept;
 // placement.cpp. A span of npages pages in some arena's large region (kind large, offset
 // set for align > kPage, not yet in the page map); nullptr on ENOMEM. Takes the heap lock.
 // sparse: in a sparse arena (4 KiB pages) if the heap is on THP and no option populates
-// or locks pages; s->hp->arena->sparse says where it went.
+// or locks pages. Either kind falls back to room in the other when no arena of its own
+// kind can be mapped (an address-space limit); s->hp->arena->sparse says where it went.
 Span* heap_place_large(std::size_t npages, std::size_t align, bool sparse = false) noexcept;
 // Gives back a large span's pages (or a direct span's mapping). Takes the heap lock.
 void heap_release_large(Span* s) noexcept;
@@ -276,6 +277,9 @@ void heap_large_free(Span* s, void* p, bool keep_cached = true) noexcept;
 // itself when it can hold `size` as it is (or resized in place), the moved object for a
 // direct mapping that mremap moved; nullptr when the caller must allocate and copy.
 void* heap_large_resize(Span* s, void* p, std::size_t size) noexcept;
+// pre: s = span_of(p), a live object about to be read whole (realloc's copy). Judges it now
+// if it is its class's density probe: the copy's reads would count every page as touched.
+void heap_large_before_copy(const Span* s) noexcept;
 std::size_t large_usable(const Span* s, const void* p) noexcept;
 // Releases cached spans freed more than the purge delay ago (all with force); returns
 // how many stay cached.

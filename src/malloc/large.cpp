@@ -27,10 +27,12 @@
 // Its first object, and one in kReprobe after a verdict, is a probe placed on 4 KiB pages
 // (a sparse arena, placement.cpp), where the kernel's resident pages (mincore) show what
 // the program touched. The probe is read at the key's next allocation (untouched yet: read
-// again at the next) or when it is freed: under a quarter of its pages touched, the key is
-// sparse and its objects go on 4 KiB pages (a block touched at its ends then holds two
-// pages, not the 2 MiB pages it shares); else dense, on huge pages. Direct mappings and
-// overaligned objects, and classes of 2 MiB and more (kJudgedIndex), are not judged.
+// again at the next, up to kProbeReads times, then dropped for a new probe) or when it is
+// freed or copied by realloc (before the copy, whose reads would make every page resident):
+// under a quarter of its pages touched, the key is sparse and its objects go on 4 KiB pages
+// (a block touched at its ends then holds two pages, not the 2 MiB pages it shares); else
+// dense, on huge pages (also when mincore fails). Direct mappings and overaligned objects,
+// and classes of 2 MiB and more (kJudgedIndex), are not judged.
 #include <climits>
 
 #include "core/give_back.hpp"
@@ -46,6 +48,7 @@ constexpr unsigned kSlots = 64;                      // 64-byte offsets in a 4 K
 constexpr unsigned kCached = 4;
 constexpr std::size_t kCacheMaxBytes = std::size_t{32} << 20;
 constexpr unsigned kReprobe = 64;   // objects of a judged key between two probes
+constexpr unsigned kProbeReads = 16;  // reads of an untouched probe before it is dropped
 // Classes judged for density: those below 2 MiB (index 40), whose objects share huge pages
 // with others; a bigger object wastes at most the partly touched huge pages at its ends,
 // and would pay 4 KiB faults on megabytes as a probe.
@@ -61,6 +64,7 @@ struct alignas(64) LargeClass {
     std::uintptr_t probe;             // first page of the live probe (0: none)
     std::uint32_t probe_pages;
     std::uint16_t since_verdict;      // objects placed since the last verdict
+    std::uint8_t probe_reads;         // reads of the live probe that found it untouched
     Density verdict;
 };
 constinit LargeClass g_large[kKeys];
@@ -141,13 +145,18 @@ std::uint32_t take_offset(LargeClass& lc, std::size_t slack, std::size_t align, 
     return best * 64;
 }
 
+void end_probe(LargeClass& lc) noexcept { lc.probe = 0, lc.probe_reads = 0, lc.since_verdict = 0; }
+
 // pre: lc.lock held, lc.probe set. The key's verdict from its probe's resident pages (none
-// while the probe is untouched); a verdict ends the probe.
-void judge_probe(LargeClass& lc) noexcept {
+// while the probe is untouched: it is dropped after kProbeReads such reads, or at once when
+// `last`, and the key's next object is a new probe); a verdict ends the probe. mincore
+// refused: dense (huge pages, as without judging).
+void judge_probe(LargeClass& lc, bool last) noexcept {
     std::size_t touched = os::resident_pages(reinterpret_cast<void*>(lc.probe), std::size_t{lc.probe_pages} * kPage);
-    if (touched == 0) return;
-    lc.verdict = touched * 4 < lc.probe_pages ? sparse : dense;
-    lc.probe = 0, lc.since_verdict = 0;
+    if (touched == SIZE_MAX) lc.verdict = dense;
+    else if (touched > 0) lc.verdict = touched * 4 < lc.probe_pages ? sparse : dense;
+    else if (!last && ++lc.probe_reads < kProbeReads) return;
+    end_probe(lc);
 }
 
 // pre: lc.lock held. Whether the key's next object goes on 4 KiB pages; probe: it is to be
@@ -155,7 +164,7 @@ void judge_probe(LargeClass& lc) noexcept {
 bool want_sparse(LargeClass& lc, bool& probe) noexcept {
     probe = false;
     if (!g_opt.sparse || static_cast<unsigned>(&lc - g_large) / 2 >= kJudgedIndex) return false;
-    if (lc.probe) judge_probe(lc);
+    if (lc.probe) judge_probe(lc, false);
     else if (lc.verdict == unknown || lc.since_verdict >= kReprobe) probe = true;
     else ++lc.since_verdict;
     return probe || lc.verdict == sparse;
@@ -165,10 +174,7 @@ void release_offset(Span* s) noexcept {
     LargeClass& lc = g_large[s->lkey - 1];
     LockGuard g(lc.lock);
     count_slot(lc, s->offset / 64, -1);
-    if (lc.probe == s->start) {  // its whole life seen: judged now, before its pages go
-        judge_probe(lc);
-        lc.probe = 0;
-    }
+    if (lc.probe == s->start) judge_probe(lc, true);  // its whole life seen, before its pages go
 }
 
 void* finish(Span* s, std::size_t size, std::uint32_t off, unsigned lkey) noexcept {
@@ -300,6 +306,13 @@ void* heap_large_resize(Span* s, void* p, std::size_t size) noexcept {
     return reinterpret_cast<void*>(s->start + s->offset);
 }
 
+void heap_large_before_copy(const Span* s) noexcept {
+    if (s->kind != Span::large || !s->lkey) return;
+    LargeClass& lc = g_large[s->lkey - 1];
+    LockGuard g(lc.lock);
+    if (lc.probe == s->start) judge_probe(lc, true);
+}
+
 std::size_t large_usable(const Span* s, const void*) noexcept {
     std::size_t bytes = s->kind == Span::direct ? s->mapped : std::size_t{s->npages} * kPage;
     return bytes - s->offset;
@@ -307,7 +320,7 @@ std::size_t large_usable(const Span* s, const void*) noexcept {
 
 std::size_t large_cache_expire(bool force) noexcept {
     // Nothing cached (a hint read without locks): the 512 classes are not visited, which
-    // would make 96 KiB of them resident in a program that never caches a span.
+    // would make 128 KiB of them resident in a program that never caches a span.
     if (g_cached.load(std::memory_order_relaxed) == 0) return 0;
     // Due: cached for the delay (core::empty_long_enough: a span freed after `now` by
     // another thread, before its class lock is taken here, is not).

@@ -158,14 +158,23 @@ bool place_in(Span* s, std::size_t npages, bool sparse) noexcept {
     return false;
 }
 
-// Places npages pages in some arena's large region, among the sparse arenas or the others:
-// a new arena of that kind when none has room, and when none can be mapped (an address-space
-// limit), room in an arena of the other kind: the limit is for the program's data.
-bool place_large(Span* s, std::size_t npages, bool sparse) noexcept {
+// Places npages pages in an arena of that kind, a new one if none has room (a sparse arena
+// that could not be mapped is not tried again until the heap has unmapped something,
+// H.sparse_refused_at: under a limit, not one failing mmap per allocation).
+bool place_in_kind(Span* s, std::size_t npages, bool sparse) noexcept {
     if (place_in(s, npages, sparse)) return true;
+    if (sparse && H.sparse_refused_at != 0 && H.bytes_mapped >= H.sparse_refused_at) return false;
     auto min_huge = static_cast<unsigned>((npages + kPagesPerHuge - 1) / kPagesPerHuge);
-    if (create_arena(min_huge, sparse) && place_in(s, npages, sparse)) return true;
-    return place_in(s, npages, !sparse);
+    bool ok = create_arena(min_huge, sparse) && place_in(s, npages, sparse);
+    if (sparse) H.sparse_refused_at = ok ? 0 : H.bytes_mapped;
+    return ok;
+}
+
+// Places npages pages in some arena's large region, among the sparse arenas or the others;
+// when no arena of that kind has room or can be mapped (an address-space limit), among
+// those of the other kind: the limit is for the program's data.
+bool place_large(Span* s, std::size_t npages, bool sparse) noexcept {
+    return place_in_kind(s, npages, sparse) || place_in_kind(s, npages, !sparse);
 }
 
 void unplace_large(Span* s) noexcept { (void)mark_large_pages(s->hp->arena, s->page0, s->npages, false); }

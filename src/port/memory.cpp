@@ -108,7 +108,7 @@ std::size_t resident_pages(const void* p, std::size_t bytes) noexcept {
     std::size_t pages = (bytes + 4095) / 4096, resident = 0;
     for (std::size_t done = 0; done < pages; done += kChunk) {
         std::size_t n = pages - done < kChunk ? pages - done : kChunk;
-        if (::mincore(const_cast<unsigned char*>(b + done * 4096), n * 4096, vec) != 0) return 0;
+        if (::mincore(const_cast<unsigned char*>(b + done * 4096), n * 4096, vec) != 0) return SIZE_MAX;
         for (std::size_t i = 0; i < n; ++i) resident += vec[i] & 1;
     }
     return resident;

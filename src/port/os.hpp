@@ -58,8 +58,8 @@ int populate_write(void* p, std::size_t bytes, std::size_t page_size) noexcept;
 int discard(void* p, std::size_t bytes) noexcept;
 
 // How many 4 KiB pages of [p, p+bytes) are resident (mincore). pre: p page-aligned and
-// mapped. 0 when the kernel refuses. On a range backed by huge pages, a touched huge page
-// counts all its 4 KiB pages.
+// mapped. SIZE_MAX when the kernel refuses. On a range backed by huge pages, a touched huge
+// page counts all its 4 KiB pages; a page only read (the shared zero page) counts too.
 std::size_t resident_pages(const void* p, std::size_t bytes) noexcept;
 
 int lock(void* p, std::size_t bytes) noexcept;

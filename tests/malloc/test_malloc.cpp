@@ -366,16 +366,29 @@ bool sparse_on() {
     return !v || std::strcmp(v, "0") != 0;
 }
 
+// What a sparse_child does with the class's first block (its density probe) before the 400:
+// nothing special; writes its ends and grows it by realloc (the copy reads every page);
+// keeps it live and never touches it.
+enum class First { plain, realloc_grown, untouched };
+
 // In a fresh process (threadsafe death-test style): a heap made big (on huge pages), then
 // 400 blocks of 288 KiB, each written at both ends (touch_all: every byte), read back.
-// Exits 0 when `ok(a block's mapping, pm_stats, bytes of the blocks)` holds, 2 when the
-// heap is not on THP (nothing to check), else 1; the figures on stderr.
+// Exits 0 when `ok(the mapping of block `at`, pm_stats, bytes of the blocks)` holds, 2 when
+// the heap is not on THP (nothing to check), else 1; the figures on stderr.
 template <class Ok>
-void sparse_child(bool touch_all, Ok ok) {
+void sparse_child(bool touch_all, Ok ok, First first = First::plain, std::size_t at = 200) {
     std::vector<void*> dense;
     for (std::size_t total = 0; total < (std::size_t{24} << 20); total += 100000)
         dense.push_back(std::memset(pm_malloc(100000), 1, 100000));
     constexpr std::size_t kSize = 288 << 10, kCount = 400;
+    if (first == First::realloc_grown) {
+        auto* p = static_cast<unsigned char*>(pm_malloc(kSize));
+        p[0] = p[kSize - 1] = 1;
+        void* q = pm_realloc(p, std::size_t{600} << 10);
+        if (static_cast<unsigned char*>(q)[kSize - 1] != 1) std::_Exit(1);
+        pm_free(q);
+    }
+    if (first == First::untouched) dense.push_back(pm_malloc(kSize));
     std::vector<unsigned char*> v;
     for (std::size_t i = 0; i < kCount; ++i) {
         auto* p = static_cast<unsigned char*>(pm_malloc(kSize));
@@ -388,24 +401,61 @@ void sparse_child(bool touch_all, Ok ok) {
     pm_stats_t s;
     pm_stats(&s);
     if (s.backing != 3 || !s.thp_pages_in_use) std::_Exit(2);
-    auto e = physmem::os::smaps_entry(v[kCount / 2]);
-    std::fprintf(stderr, "blocks %zu MiB: their mapping rss %zu KiB (huge %zu KiB); pm_stats thp %zu, small %zu pages\n",
-                 kCount * kSize >> 20, e.rss >> 10, e.anon_huge >> 10, s.thp_pages_in_use, s.small_pages_in_use);
+    auto e = physmem::os::smaps_entry(v[at]);
+    std::fprintf(stderr, "blocks %zu MiB: their mapping rss %zu KiB (huge %zu KiB); pm_stats thp %zu, small %zu "
+                 "pages, empty %zu, resident~ %zu KiB\n", kCount * kSize >> 20, e.rss >> 10, e.anon_huge >> 10,
+                 s.thp_pages_in_use, s.small_pages_in_use, s.huge_pages_empty, s.bytes_resident_est >> 10);
     std::_Exit(e.found && ok(e, s, kCount * kSize) ? 0 : 1);
 }
 
 bool thp_child_exit(int status) { return WIFEXITED(status) && (WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 2); }
 
+// Blocks on 4 KiB pages holding under a quarter of their bytes, none of it huge.
+bool few_small_pages(const physmem::os::SmapsEntry& e, std::size_t bytes) {
+    return e.anon_huge == 0 && e.rss < bytes / 4;
+}
+
 // Blocks written only at their ends go on 4 KiB pages: their mapping holds about two pages
 // a block (under a quarter of their bytes), none of it huge; on huge pages it would hold
-// every 2 MiB page they share.
+// every 2 MiB page they share. pm_stats counts them by what is resident: not as 2 MiB
+// pages on 4 KiB pages, and the resident estimate beyond the huge pages under a quarter
+// of their bytes.
 TEST(LargeSparse, BlocksTouchedAtTheirEndsHoldFewPages) {
     if (!sparse_on()) GTEST_SKIP() << "PHYSMEM_MALLOC_SPARSE=0";
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     EXPECT_EXIT(sparse_child(false,
-                             [](const physmem::os::SmapsEntry& e, const pm_stats_t&, std::size_t bytes) {
-                                 return e.anon_huge == 0 && e.rss < bytes / 4;
+                             [](const physmem::os::SmapsEntry& e, const pm_stats_t& s, std::size_t bytes) {
+                                 std::size_t huge = (s.thp_pages_in_use + s.huge_pages_empty) * (2u << 20);
+                                 return few_small_pages(e, bytes) && s.small_pages_in_use * (2u << 20) <= bytes / 10 &&
+                                        s.bytes_resident_est >= huge && s.bytes_resident_est - huge < bytes / 4;
                              }),
+                thp_child_exit, "");
+}
+
+// The class's first block grown by realloc is judged before the copy reads its pages: the
+// blocks after it, touched at their ends, go on 4 KiB pages from the first (judged dense,
+// the first 64 would go on huge pages until the class's next probe).
+TEST(LargeSparse, AReallocatedProbeIsJudgedByWhatTheProgramTouched) {
+    if (!sparse_on()) GTEST_SKIP() << "PHYSMEM_MALLOC_SPARSE=0";
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(sparse_child(false,
+                             [](const physmem::os::SmapsEntry& e, const pm_stats_t&, std::size_t bytes) {
+                                 return few_small_pages(e, bytes);
+                             },
+                             First::realloc_grown, 0),
+                thp_child_exit, "");
+}
+
+// A first block the program never touches does not keep its class unjudged: it is given up
+// after a few reads and the next block is the probe.
+TEST(LargeSparse, AnUntouchedProbeDoesNotStopTheJudging) {
+    if (!sparse_on()) GTEST_SKIP() << "PHYSMEM_MALLOC_SPARSE=0";
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(sparse_child(false,
+                             [](const physmem::os::SmapsEntry& e, const pm_stats_t&, std::size_t bytes) {
+                                 return few_small_pages(e, bytes);
+                             },
+                             First::untouched),
                 thp_child_exit, "");
 }
 

@@ -257,6 +257,10 @@ void heap_release_small_span(Span* s) noexcept;
 Span* heap_place_large(std::size_t npages, std::size_t align, bool sparse = false) noexcept;
 // Gives back a large span's pages (or a direct span's mapping). Takes the heap lock.
 void heap_release_large(Span* s) noexcept;
+// pre: s a live large span (its owner's), npages > s->npages. Grows it in place to npages
+// pages when the pages after it in its arena are free; false (s unchanged) when they are
+// not. Takes the heap lock.
+bool heap_grow_large(Span* s, std::size_t npages) noexcept;
 // A direct mapping of size bytes with the object at offset off; nullptr on ENOMEM.
 Span* heap_map_direct(std::size_t size, std::size_t off, std::size_t align) noexcept;
 // pre: s a live direct span. Resizes its mapping for `size` bytes (in place, or moved by

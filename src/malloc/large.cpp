@@ -177,6 +177,50 @@ void release_offset(Span* s) noexcept {
     if (lc.probe == s->start) judge_probe(lc, true);  // its whole life seen, before its pages go
 }
 
+// A large request's key and the bytes of its spans (its class, and one page more when the
+// class leaves under 1 KiB of slack and stagger is on).
+struct Key {
+    unsigned key;
+    std::size_t need;
+};
+Key key_of(std::size_t size) noexcept {
+    unsigned index;
+    std::size_t c = class_bytes(size, index);
+    bool extra = g_opt.stagger && c - size < 1024;
+    return {index * 2 + (extra ? 1u : 0u), c + (extra ? kPage : 0)};
+}
+
+// realloc growing a large object (not direct) in place: when the pages after its span are
+// free, the span takes the page count of the new size's key (every span of a key keeps one
+// count) and the object keeps its address and offset, counted in the new key's slot only
+// if no live object of that key starts there (the stagger guarantee) and the slot is one
+// the new size's slack allows. True when done. A probe of the old key is judged first.
+bool grow_in_place(Span* s, std::size_t size) noexcept {
+    if (s->kind != Span::large || !s->lkey) return false;
+    Key k = key_of(size);
+    unsigned slot = s->offset / 64;
+    if (k.key + 1 == s->lkey || k.need < size || s->offset + 64 > k.need - size) return false;
+    LargeClass& to = g_large[k.key];
+    {
+        LockGuard g(to.lock);
+        if (to.use[slot]) return false;
+        count_slot(to, slot, +1);
+    }
+    if (!heap_grow_large(s, k.need / kPage)) {
+        LockGuard g(to.lock);
+        count_slot(to, slot, -1);
+        return false;
+    }
+    LargeClass& from = g_large[s->lkey - 1];
+    {
+        LockGuard g(from.lock);
+        count_slot(from, slot, -1);
+        if (from.probe == s->start) judge_probe(from, true);
+    }
+    s->lkey = static_cast<std::uint16_t>(k.key + 1);
+    return true;
+}
+
 void* finish(Span* s, std::size_t size, std::uint32_t off, unsigned lkey) noexcept {
     s->requested = size;
     if (lkey) s->offset = off;
@@ -255,11 +299,9 @@ unsigned take_expired(LargeClass& lc, bool force, std::uint64_t now_ns, Span** o
 void* heap_large_alloc(std::size_t size, std::size_t align) noexcept {
     if (size > (std::size_t{1} << 46) || align > (std::size_t{1} << 40)) return nullptr;
     if (align > kPage) return alloc_overaligned(size, align);
-    unsigned index;
-    std::size_t c = class_bytes(size, index);
-    bool extra = g_opt.stagger && c - size < 1024;
-    std::size_t need = c + (extra ? kPage : 0);
-    unsigned key = index * 2 + (extra ? 1 : 0);
+    const Key k = key_of(size);
+    const std::size_t need = k.need;
+    const unsigned key = k.key;
     LargeClass& lc = g_large[key];
     std::uint32_t off;
     Span* s = nullptr;
@@ -294,6 +336,11 @@ void* heap_large_resize(Span* s, void* p, std::size_t size) noexcept {
     std::size_t have = large_usable(s, p);
     if (size <= have && size >= have / 2) {  // fits, and not much is wasted: keep it
         g_requested.fetch_add(size - s->requested, std::memory_order_relaxed);  // mod 2^64
+        s->requested = size;
+        return p;
+    }
+    if (size > have && grow_in_place(s, size)) {
+        g_requested.fetch_add(size - s->requested, std::memory_order_relaxed);
         s->requested = size;
         return p;
     }

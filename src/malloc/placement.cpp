@@ -177,6 +177,20 @@ bool place_large(Span* s, std::size_t npages, bool sparse) noexcept {
     return place_in_kind(s, npages, sparse) || place_in_kind(s, npages, !sparse);
 }
 
+// Whether pages [p0, p0 + np) of a's large region are free (in empty or clean huge pages,
+// or unused pages of large ones) and inside the arena.
+bool large_pages_free(const Arena* a, std::size_t p0, std::size_t np) noexcept {
+    if (p0 + np > std::size_t{a->nhuge} * kPagesPerHuge) return false;
+    for (std::size_t p = p0; p < p0 + np;) {
+        const HugePage* h = &a->hp[p / kPagesPerHuge];
+        unsigned first = static_cast<unsigned>(p % kPagesPerHuge);
+        unsigned n = static_cast<unsigned>(std::min<std::size_t>(kPagesPerHuge - first, p0 + np - p));
+        if (!available(*h) && (h->state != HugePage::large || any_bit(h->used, first, n))) return false;
+        p += n;
+    }
+    return true;
+}
+
 void unplace_large(Span* s) noexcept { (void)mark_large_pages(s->hp->arena, s->page0, s->npages, false); }
 
 // The pages of a large span were discarded (read as zero again).
@@ -230,6 +244,18 @@ void heap_release_large(Span* s) noexcept {
     H.bytes_in_use -= std::size_t{s->npages} * kPage;
     free_span(s);
     maybe_purge(false);
+}
+
+bool heap_grow_large(Span* s, std::size_t npages) noexcept {
+    LockGuard g(H.lock);
+    Arena* a = s->hp->arena;
+    std::size_t end = std::size_t{s->page0} + s->npages, more = npages - s->npages;
+    if (npages <= s->npages || npages > UINT32_MAX || !large_pages_free(a, end, more)) return false;
+    (void)mark_large_pages(a, end, more, true);
+    s->npages = static_cast<std::uint32_t>(npages);
+    H.bytes_in_use += more * kPage;
+    thp_when_big();
+    return true;
 }
 
 Span* heap_map_direct(std::size_t size, std::size_t off, std::size_t align) noexcept {

@@ -145,6 +145,40 @@ TEST(Edges, ReallocOfAHugeBlockDoesNotCopy) {
     pm_free(p);
 }
 
+// Issue 26: realloc of a large block below the direct threshold copied it at each class
+// step (16 -> 32 MiB in 1 MiB steps: six copies of up to 32 MiB). With the pages after it
+// free it grows in place: same address, contents kept; freed, its span serves its new class.
+// Blocked by a live neighbour, it moves, contents kept. In a fresh process (threadsafe
+// death-test style): the placement is first fit, so the neighbour is the next block placed.
+TEST(Edges, ReallocOfALargeBlockGrowsInPlaceWhenThePagesAfterItAreFree) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    auto child = [] {
+        const std::size_t mib = std::size_t{1} << 20;
+        auto* p = static_cast<unsigned char*>(pm_malloc(16 * mib));
+        p[0] = 1, p[16 * mib - 1] = 2;
+        unsigned moves = 0;
+        for (std::size_t size = 17 * mib; size <= 32 * mib; size += mib) {
+            auto* q = static_cast<unsigned char*>(pm_realloc(p, size));
+            if (!q || q[0] != 1 || q[size - mib - 1] != 2) std::_Exit(3);
+            moves += q != p;
+            p = q, p[size - 1] = 2;
+        }
+        pm_free(p);
+        auto* r = static_cast<unsigned char*>(pm_malloc(32 * mib));  // the grown span's class
+        if (!r || pm_usable_size(r) < 32 * mib) std::_Exit(4);
+        std::memset(r, 5, 32 * mib);
+        auto* a = static_cast<unsigned char*>(pm_malloc(3 * mib));
+        auto* b = static_cast<unsigned char*>(pm_malloc(3 * mib));  // right after a
+        std::memset(a, 7, 3 * mib);
+        std::memset(b, 8, 3 * mib);
+        auto* a2 = static_cast<unsigned char*>(pm_realloc(a, 6 * mib));
+        if (!a2 || a2[0] != 7 || a2[3 * mib - 1] != 7 || b[0] != 8 || b[3 * mib - 1] != 8) std::_Exit(5);
+        std::fprintf(stderr, "moves %u while growing 16 -> 32 MiB; blocked block moved: %d\n", moves, a2 != a);
+        std::_Exit(moves == 0 ? 0 : 1);
+    };
+    EXPECT_EXIT(child(), testing::ExitedWithCode(0), "");
+}
+
 // Issue 11, item 7: calloc wrote zeros over pages that were never handed out (they read
 // as zero), making them resident; a reused block must still come back zeroed.
 TEST(Edges, CallocOfFreshPagesWritesNothingAndReusedOnesAreZeroed) {

@@ -384,9 +384,11 @@ void sparse_child(bool touch_all, Ok ok, First first = First::plain, std::size_t
     if (first == First::realloc_grown) {
         auto* p = static_cast<unsigned char*>(pm_malloc(kSize));
         p[0] = p[kSize - 1] = 1;
+        void* next = pm_malloc(200 << 10);  // another class's probe, placed right after p: p cannot grow in place
         void* q = pm_realloc(p, std::size_t{600} << 10);
-        if (static_cast<unsigned char*>(q)[kSize - 1] != 1) std::_Exit(1);
+        if (q == p || static_cast<unsigned char*>(q)[kSize - 1] != 1) std::_Exit(1);
         pm_free(q);
+        pm_free(next);
     }
     if (first == First::untouched) dense.push_back(pm_malloc(kSize));
     std::vector<unsigned char*> v;

@@ -111,6 +111,32 @@ bool map_arena(Arena* a, unsigned min_huge) noexcept {
     }
 }
 
+// Bytes of an arena's three metadata arrays (whole pages).
+std::size_t hp_bytes(const Arena* a) noexcept { return (a->nhuge * sizeof(HugePage) + kPage - 1) & ~(kPage - 1); }
+std::size_t runs_bytes(const Arena* a) noexcept { return (a->nhuge * sizeof(PageRuns) + kPage - 1) & ~(kPage - 1); }
+constexpr std::size_t kPageSpanBytes = kMapEntries * (sizeof(Span*) + 4);  // 3 MiB, touched as used
+
+// Maps a's metadata (hp, runs, page_span); false when one could not be mapped.
+bool map_meta(Arena* a) noexcept {
+    a->hp = static_cast<HugePage*>(os::map_reserve(hp_bytes(a), kPage));
+    a->runs = static_cast<PageRuns*>(os::map_reserve(runs_bytes(a), kPage));
+    a->page_span = static_cast<std::atomic<Span*>*>(os::map_reserve(kPageSpanBytes, kPage));
+    return a->hp && a->runs && a->page_span;
+}
+
+// Undoes a new arena that could not be completed: its memory, its metadata, its hugetlb
+// count and its descriptor.
+void unmap_arena(Arena* a) noexcept {
+    if (a->hp) os::unmap(a->hp, hp_bytes(a));
+    if (a->runs) os::unmap(a->runs, runs_bytes(a));
+    if (a->page_span) os::unmap(a->page_span, kPageSpanBytes);
+    if (a->rung == Rung::page_1g) H.n1g -= 1;
+    if (a->rung == Rung::page_2m) H.n2m -= a->size / kHuge;
+    core::unmap({.base = reinterpret_cast<std::byte*>(a->base), .bytes = a->size, .rung = a->rung,
+                 .layout = core::Layout::lean});
+    free_arena_desc(a);
+}
+
 }  // namespace
 
 void register_arena(Arena* a, bool on) noexcept {
@@ -144,13 +170,10 @@ Arena* create_arena(unsigned min_huge, bool sparse) noexcept {
     }
     a->sparse = sparse;
     a->nhuge = static_cast<std::uint32_t>(a->size / kHuge);
-    a->hp = static_cast<HugePage*>(os::map_reserve(
-        (a->nhuge * sizeof(HugePage) + kPage - 1) & ~(kPage - 1), kPage));
-    a->runs = static_cast<PageRuns*>(os::map_reserve(
-        (a->nhuge * sizeof(PageRuns) + kPage - 1) & ~(kPage - 1), kPage));
-    a->page_span = static_cast<std::atomic<Span*>*>(
-        os::map_reserve(kMapEntries * (sizeof(Span*) + 4), kPage));  // 3 MiB, touched as used
-    if (!a->hp || !a->runs || !a->page_span) return nullptr;  // leaks the mapping; only under ENOMEM
+    if (!map_meta(a)) {  // ENOMEM (an address-space limit): nothing kept
+        unmap_arena(a);
+        return nullptr;
+    }
     for (unsigned i = 0; i < a->nhuge; ++i) {
         HugePage* h = &a->hp[i];
         h->arena = a, h->index = i, h->state = HugePage::clean, h->list = sparse ? none : on_clean;

@@ -47,7 +47,8 @@ struct Heap {
     std::size_t discard_failures;  // heap_discard calls the kernel refused (heap.cpp)
     std::size_t lock_failures;     // mlock calls the kernel refused (heap_lock, heap.cpp)
     bool thp_on;    // THP arenas advised huge (thp_when_big, arena.cpp)
-    std::size_t sparse_refused_at;  // bytes_mapped when a sparse arena could not be mapped (placement.cpp)
+    bool sparse_refused;            // a sparse arena could not be mapped (placement.cpp) ...
+    std::size_t sparse_refused_at;  // ... when bytes_mapped was this
     long reserved;  // hugetlb reservation (arena.cpp)
     std::size_t reserved_page;
 };

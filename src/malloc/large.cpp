@@ -193,17 +193,22 @@ Key key_of(std::size_t size) noexcept {
 // realloc growing a large object (not direct) in place: when the pages after its span are
 // free, the span takes the page count of the new size's key (every span of a key keeps one
 // count) and the object keeps its address and offset, counted in the new key's slot only
-// if no live object of that key starts there (the stagger guarantee) and the slot is one
-// the new size's slack allows. True when done. A probe of the old key is judged first.
+// if no live object of that key starts there (the stagger guarantee, with stagger on) and
+// the slot is one the new size's slack allows. Not out of a sparse arena into a key whose
+// objects go on huge pages (or are not judged): the copy places it by its new key. It may
+// grow past the direct threshold (kDirectMin) inside its arena: no copy, huge pages kept,
+// and no mremap after it fills the arena (then one copy). True when done; a probe of the
+// old key is then judged and ended (the pages added are not read).
 bool grow_in_place(Span* s, std::size_t size) noexcept {
-    if (s->kind != Span::large || !s->lkey) return false;
+    if (s->kind != Span::large || !s->lkey || size > (std::size_t{1} << 46)) return false;
     Key k = key_of(size);
     unsigned slot = s->offset / 64;
     if (k.key + 1 == s->lkey || k.need < size || s->offset + 64 > k.need - size) return false;
     LargeClass& to = g_large[k.key];
     {
         LockGuard g(to.lock);
-        if (to.use[slot]) return false;
+        bool sparse_ok = k.key / 2 < kJudgedIndex && to.verdict == sparse;
+        if ((g_opt.stagger && to.use[slot]) || (s->hp->arena->sparse && !sparse_ok)) return false;
         count_slot(to, slot, +1);
     }
     if (!heap_grow_large(s, k.need / kPage)) {

@@ -158,23 +158,33 @@ bool place_in(Span* s, std::size_t npages, bool sparse) noexcept {
     return false;
 }
 
+// Sparse placement only where the heap is on transparent huge pages (a small heap is on
+// 4 KiB pages anyway; hugetlb pages are reserved already) and no option asks for every page
+// populated or locked.
+bool sparse_allowed() noexcept {
+    return H.thp_on && !g_opt.prefault && !g_opt.lock && H.last_rung == Rung::thp;
+}
+
 // Places npages pages in an arena of that kind, a new one if none has room (a sparse arena
 // that could not be mapped is not tried again until the heap has unmapped something,
 // H.sparse_refused_at: under a limit, not one failing mmap per allocation).
 bool place_in_kind(Span* s, std::size_t npages, bool sparse) noexcept {
     if (place_in(s, npages, sparse)) return true;
-    if (sparse && H.sparse_refused_at != 0 && H.bytes_mapped >= H.sparse_refused_at) return false;
+    if (sparse && H.sparse_refused && H.bytes_mapped >= H.sparse_refused_at) return false;
     auto min_huge = static_cast<unsigned>((npages + kPagesPerHuge - 1) / kPagesPerHuge);
     bool ok = create_arena(min_huge, sparse) && place_in(s, npages, sparse);
-    if (sparse) H.sparse_refused_at = ok ? 0 : H.bytes_mapped;
+    if (sparse) H.sparse_refused = !ok, H.sparse_refused_at = H.bytes_mapped;
     return ok;
 }
 
 // Places npages pages in some arena's large region, among the sparse arenas or the others;
 // when no arena of that kind has room or can be mapped (an address-space limit), among
-// those of the other kind: the limit is for the program's data.
+// those of the other kind (a new sparse arena only where sparse placement is allowed): the
+// limit is for the program's data.
 bool place_large(Span* s, std::size_t npages, bool sparse) noexcept {
-    return place_in_kind(s, npages, sparse) || place_in_kind(s, npages, !sparse);
+    if (place_in_kind(s, npages, sparse)) return true;
+    if (sparse) return place_in_kind(s, npages, false);
+    return sparse_allowed() ? place_in_kind(s, npages, true) : place_in(s, npages, true);
 }
 
 // Whether pages [p0, p0 + np) of a's large region are free (in empty or clean huge pages,
@@ -205,12 +215,6 @@ void clean_large_pages(const Span* s) noexcept {
     }
 }
 
-// Sparse placement only where the heap is on transparent huge pages (a small heap is on
-// 4 KiB pages anyway; hugetlb pages are reserved already) and no option asks for every page
-// populated or locked.
-bool sparse_allowed() noexcept {
-    return H.thp_on && !g_opt.prefault && !g_opt.lock && H.last_rung == Rung::thp;
-}
 
 }  // namespace
 

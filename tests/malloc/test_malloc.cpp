@@ -181,6 +181,17 @@ TEST(MallocApi, OverflowAndExhaustionGiveEnomem) {
     EXPECT_EQ(pm_realloc(p, SIZE_MAX - 100), nullptr);
     EXPECT_EQ(errno, ENOMEM);
     pm_free(p);  // still valid after a failed realloc
+    // A large block grown far past any size class: NULL, the block kept (growth in place
+    // once indexed past the class table for these).
+    auto* big = static_cast<unsigned char*>(pm_malloc(std::size_t{1} << 20));
+    big[0] = 7;
+    for (std::size_t huge : {std::size_t{1} << 47, std::size_t{1} << 52, SIZE_MAX / 2}) {
+        errno = 0;
+        EXPECT_EQ(pm_realloc(big, huge), nullptr) << huge;
+        EXPECT_EQ(errno, ENOMEM);
+    }
+    EXPECT_EQ(big[0], 7);
+    pm_free(big);
     void* q = nullptr;
     EXPECT_EQ(pm_posix_memalign(&q, 64, SIZE_MAX - 100), ENOMEM);
 }

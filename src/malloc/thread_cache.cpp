@@ -69,11 +69,20 @@ std::atomic<bool> g_key_ok{false};
 
 // A thread's first refills of a class are small and double up to batch_of (TCMalloc's slow
 // start): a refill touches every object it takes (link and free tag), so a full batch
-// (up to 128 KiB) for each class a short program uses once would be its peak RSS.
+// (up to 128 KiB) for each class a short program uses once would be its peak RSS. The first
+// takes up to 4 objects and 8 KiB (at least one object): each object of 4 KiB and more
+// taken is a page made resident by its link alone (python's start-up: 4 pages for 1 used).
 constexpr std::uint32_t kFirstRefill = 4;
+constexpr std::size_t kFirstRefillBytes = std::size_t{8} << 10;
+
+std::uint32_t first_refill(unsigned cls) noexcept {
+    std::size_t n = kFirstRefillBytes / g_classes[cls].size;
+    return n < 1 ? 1 : n > kFirstRefill ? kFirstRefill : static_cast<std::uint32_t>(n);
+}
 
 std::uint32_t next_refill(Bin& b, unsigned cls) noexcept {
-    std::uint32_t n = b.refill < kFirstRefill ? kFirstRefill : b.refill;
+    std::uint32_t first = first_refill(cls);
+    std::uint32_t n = b.refill < first ? first : b.refill;
     std::uint32_t full = batch_of(cls);
     if (n >= full) return full;
     b.refill = n * 2;
@@ -141,7 +150,7 @@ bool activate() noexcept {
             Bin& b = t->bins[cls];
             b.odd_inverse = c.odd_inverse;
             b.nobj = static_cast<std::uint16_t>(c.nobj), b.shift = static_cast<std::uint8_t>(c.shift);
-            b.refill = kFirstRefill;
+            b.refill = first_refill(cls);
             b.max = c.cache_max;
         }
         t_cache = t;

@@ -680,6 +680,25 @@ TEST(Threads, StressWithCrossThreadFreesKeepsContents) {
     EXPECT_EQ(bad.load(), 0u);
 }
 
+// A thread's first object of a big class takes one or two objects from the central list,
+// not four: each one taken is a page made resident by its link alone (python's start-up).
+TEST(Threads, AFirstRefillOfBigObjectsTakesFewOfThem) {
+    for (std::size_t n : {std::size_t{5000}, std::size_t{16384}, std::size_t{40000}}) {
+        std::size_t taken = 0, cls = 0;
+        std::thread([&] {  // a new thread: a new cache, its first refill of n's class
+            pm_stats_t s0, s1;
+            pm_stats(&s0);
+            void* p = pm_malloc(n);
+            pm_stats(&s1);
+            taken = s1.bytes_small_outstanding - s0.bytes_small_outstanding;
+            cls = pm_usable_size(p);
+            pm_free(p);
+        }).join();
+        EXPECT_GE(taken, cls) << n;
+        EXPECT_LE(taken, std::max<std::size_t>(cls, std::size_t{8} << 10)) << n << "-byte class " << cls;
+    }
+}
+
 TEST(Threads, ThreadExitReturnsItsCache) {
     const std::size_t n = 3000;  // a class nothing else here uses between the two reads
     pm_stats_t s0, s1, s2;

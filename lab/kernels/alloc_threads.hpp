@@ -1,12 +1,14 @@
 // lab/kernels/alloc_threads.hpp — the multi-threaded workloads (in the spirit of
 // mimalloc-bench): larson (server-like: objects freed by a thread other than the one
 // that allocated them), xmalloc (producer/consumer), cache-scratch and cache-thrash
-// (passive and active false sharing) and glibc-thread (glibc's bench-malloc-thread).
+// (passive and active false sharing), glibc-thread (glibc's bench-malloc-thread) and
+// idle-threads (what threads that freed everything and went idle leave behind).
 // Contracts: alloc_common.hpp. Every stream of random numbers belongs to one (thread,
 // round), so checksums do not depend on scheduling.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <memory>
@@ -215,6 +217,44 @@ inline Outcome glibc_thread(const Params& p) {
         }
         for (auto& o : set) ok &= release(o);
         tally.add(ops, sum, ok);
+    });
+    return tally.out();
+}
+
+// idle-threads: kIdleThreads threads each write size / kIdleThreads bytes of objects of
+// 16..1024 B and free them all, then idle; one more thread (the caller) goes on
+// allocating and freeing a few small objects through a pause of 250 ms (longer than the
+// allocators' purge delays: physmem's is 100 ms) and samples the heap after it (peak()):
+// what the idle threads' caches and the freed memory still hold. The pause is wall time
+// in every pass, so the workload's time is no allocation speed (the suite's time
+// geometric means leave it out).
+inline constexpr unsigned kIdleThreads = 16;
+inline Outcome idle_threads(const Params& p) {
+    const std::size_t per = std::max<std::size_t>(16, p.size / kIdleThreads / 520);  // objects: 520 B on average
+    std::barrier freed(kIdleThreads + 1), sampled(kIdleThreads + 1);
+    Tally tally;
+    on_threads(kIdleThreads + 1, [&](unsigned t) {
+        std::uint64_t st = rnd::mix(p.seed ^ (std::uint64_t{t} << 32)), sum = 0, ops = 0;
+        bool ok = true;
+        if (t == 0) {  // the thread that stays busy
+            freed.arrive_and_wait();
+            for (int round = 0; round < 25; ++round) {
+                for (int k = 0; k < 64; ++k) {
+                    Obj o = make(st, 16, 1024);
+                    sum += o.n, ++ops;
+                    ok &= release(o);
+                }
+                std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            }
+            p.peak();
+        } else {
+            std::vector<Obj> v(per);
+            for (auto& o : v) o = make(st, 16, 1024), sum += o.n, ++ops;
+            for (auto& o : v) ok &= release(o);
+            freed.arrive_and_wait();
+        }
+        tally.add(ops, sum, ok);
+        sampled.arrive_and_wait();  // the idle threads stay until the sample is taken
     });
     return tally.out();
 }

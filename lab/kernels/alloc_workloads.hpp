@@ -31,6 +31,7 @@ inline const Workload kWorkloads[] = {
     {"cache-thrash", thrash, "allocation", true, "every object held the last bytes its thread stored"},
     {"glibc-simple", glibc_simple, "allocation", false, "every block held its bytes until its FIFO/LIFO free"},
     {"glibc-thread", glibc_thread, "allocation", true, "every object held its bytes until freed"},
+    {"idle-threads", idle_threads, "allocation", false, "every object held its bytes until freed"},
     {"small-churn", small_churn, "allocation", false, "every object held its bytes until freed"},
     {"malloc-large", malloc_large, "allocation", false, "every buffer held its first and last bytes until freed"},
     {"large-live", large_live, "allocation", false, "every block held its bytes until freed"},

@@ -42,6 +42,10 @@ BIG_HEAP = 64 * M          # alloc-3 judges heaps at least this large
 # physmem keeps on 4 KiB pages (PHYSMEM_MALLOC_SPARSE); alloc-3 (huge pages) judges the
 # densely written heaps, alloc-6 (peak RSS against glibc) these.
 SPARSE_WORKLOADS = ("large-live",)
+# Workloads whose passes are mostly a pause (idle-threads: 250 ms while 16 threads idle): no
+# allocation speed, left out of the time geometric means (alloc-1, the geomean table);
+# alloc-8 judges the heap they leave.
+PAUSED_WORKLOADS = ("idle-threads",)
 
 # workload -> (tiny, default, full) sizes, and rough ms per MiB of size for one pass
 # (glibc on the development VM; ETA and budget only).
@@ -52,6 +56,9 @@ WORKLOADS: Dict[str, Tuple[Tuple[int, int, int], float]] = {
     "cache-thrash": ((1 * M, 8 * M, 32 * M), 3.5),
     "glibc-simple": ((1 * M, 16 * M, 128 * M), 15.0),
     "glibc-thread": ((2 * M, 64 * M, 256 * M), 2.0),
+    # 16 threads write size / 16 each, free it and idle; one more thread samples the heap
+    # after a 250 ms pause (most of a pass)
+    "idle-threads": ((4 * M, 64 * M, 256 * M), 5.0),
     "small-churn": ((2 * M, 64 * M, 256 * M), 4.5),
     "malloc-large": ((32 * M, 64 * M, 256 * M), 4.5),
     # size / 288 KiB live blocks: default 500 and 10,000 (issue 11's scaling question)
@@ -243,16 +250,22 @@ class FourKShare(Scalar):
                 f"({self.value:.1%} not)")
 
 
-def _pairs(recs, num: str, den: str) -> List[Tuple[dict, dict]]:
+def _geo_groups(recs, metric: str) -> List[Dict[str, dict]]:
+    """The (workload, size) groups a geometric mean of `metric` runs over: for time, not
+    the paused workloads."""
+    return [g for (w, _), g in grouped(recs).items() if metric == "rss" or w not in PAUSED_WORKLOADS]
+
+
+def _pairs(recs, num: str, den: str, metric: str = "time") -> List[Tuple[dict, dict]]:
     """(num record, den record) per (workload, size) where both were measured (verified)."""
-    return [(g[num], g[den]) for g in grouped(recs).values()
+    return [(g[num], g[den]) for g in _geo_groups(recs, metric)
             if num in g and den in g and g[num]["verified"] and g[den]["verified"]]
 
 
 def _best_peer_by_geomean(recs, metric: str) -> Optional[GeoRatio]:
     """physmem vs the peer whose geometric mean (over the workloads both ran) is lowest:
     the peer with the largest physmem/peer geomean ratio."""
-    cands = [GeoRatio(_pairs(recs, PHYSMEM, p), metric, p) for p in PEERS if _pairs(recs, PHYSMEM, p)]
+    cands = [GeoRatio(_pairs(recs, PHYSMEM, p, metric), metric, p) for p in PEERS if _pairs(recs, PHYSMEM, p, metric)]
     return max(cands, key=lambda g: g.value) if cands else None
 
 
@@ -260,7 +273,7 @@ def _virtual_best(recs, metric: str) -> Optional[GeoRatio]:
     """physmem vs the best peer of each workload separately (a stricter yardstick)."""
     key = rss if metric == "rss" else (lambda r: r["median_ns"])
     pairs = []
-    for g in grouped(recs).values():
+    for g in _geo_groups(recs, metric):
         b = best_peer({p: r for p, r in g.items() if r["verified"]}, key)
         if b and PHYSMEM in g and g[PHYSMEM]["verified"]:
             pairs.append((g[PHYSMEM], g[b]))
@@ -294,9 +307,9 @@ def _geomean_table(doc, recs):
     rows = []
     for a in ALLOCATORS:
         tr, rr = [], []
-        for g in groups.values():
+        for (w, _), g in groups.items():
             tb, rb = best_peer(g, lambda r: r["median_ns"]), best_peer(g, rss)
-            if a in g and tb:
+            if a in g and tb and w not in PAUSED_WORKLOADS:
                 tr.append(g[a]["median_ns"] / g[tb]["median_ns"])
             if a in g and rb and rss(g[rb]):
                 rr.append(rss(g[a]) / rss(g[rb]))
@@ -362,7 +375,9 @@ def report(doc, recs, results, out_dir):
           "median over the repetitions; the ratio's range pairs best and worst repetitions. "
           "Peak RSS: VmHWM of the whole process. Heap at peak: anonymous memory (plus hugetlb) "
           "of /proc/self/smaps_rollup sampled at the workload's largest live heap, which also "
-          "holds thread stacks and the program's own few MiB.")
+          "holds thread stacks and the program's own few MiB (idle-threads samples it after its "
+          "threads freed everything and idled). idle-threads' passes are mostly a 250 ms pause: "
+          "its time is left out of the time geometric means.")
     for (w, size), g in grouped(recs).items():
         _workload_table(doc, w, size, g)
     for w, why in NOT_RUN.items():
@@ -387,12 +402,14 @@ GOAL_TITLES = {
     5: "large-live: physmem's time per operation flat in the live blocks (most / fewest <= 1.5x)",
     6: "large-live, most live blocks: physmem peak RSS <= 1.2x glibc's",
     7: "realloc-grow (1 MiB steps to twice the size): physmem time <= 2.0x glibc's",
+    8: "idle-threads: the heap 16 threads leave after freeing everything and idling 250 ms, "
+       "physmem <= glibc's",
 }
 
 
 def goals(recs) -> List[Goal]:
     return [_goal_geo(recs, 1, "time", 0.95), _goal_geo(recs, 2, "rss", 1.10), _goal_huge(recs),
-            *_goals_large(recs)]
+            *_goals_large(recs), _goal_idle(recs)]
 
 
 class RssRatio(Scalar):
@@ -404,6 +421,34 @@ class RssRatio(Scalar):
 
     def cell(self):
         return f"{self.value:.2f}x ({rss(self.num) / M:.0f} / {rss(self.den) / M:.0f} MiB)"
+
+
+class HeapRatio(Scalar):
+    """The heap sampled by one record's workload over another's (one figure per process)."""
+
+    @property
+    def value(self):
+        return heap_bytes(self.num) / heap_bytes(self.den) if heap_bytes(self.den) else float("inf")
+
+    def cell(self):
+        return f"{self.value:.2f}x ({heap_bytes(self.num) / M:.0f} / {heap_bytes(self.den) / M:.0f} MiB)"
+
+
+def _goal_idle(recs) -> Goal:
+    """alloc-8: what idle threads leave (issue 26), at the largest size measured."""
+    g = Goal("alloc-8", GOAL_TITLES[8])
+    idle = sorted((size, grp) for (w, size), grp in grouped(recs).items() if w == "idle-threads"
+                  and PHYSMEM in grp and "glibc" in grp and grp[PHYSMEM]["verified"] and grp["glibc"]["verified"])
+    if not idle:
+        g.missing.append("idle-threads not measured under physmem and glibc")
+        return g
+    size, grp = idle[-1]
+    g.items.append(Item(f"physmem / glibc heap with the threads idle at {format_size(size)}",
+                        HeapRatio(grp[PHYSMEM], grp["glibc"]), 1.0))
+    for p in PEERS:
+        if p != "glibc" and p in grp:
+            g.notes.append(f"physmem / {p}: {HeapRatio(grp[PHYSMEM], grp[p]).cell()}")
+    return g
 
 
 def _goals_large(recs) -> List[Goal]:
@@ -445,7 +490,7 @@ def _goal_geo(recs, n, metric, target):
     if vb:
         g.notes.append(f"against each workload's best peer instead (stricter): {vb.cell()}")
     for p in PEERS:
-        pairs = _pairs(recs, PHYSMEM, p)
+        pairs = _pairs(recs, PHYSMEM, p, metric)
         if pairs and p != best.den_name:
             g.notes.append(f"physmem / {p}: {GeoRatio(pairs, metric, p).cell()}")
     return g
@@ -454,7 +499,7 @@ def _goal_geo(recs, n, metric, target):
 def _goal_huge(recs):
     g = Goal("alloc-3", GOAL_TITLES[3])
     for r in alloc_recs(recs):
-        if workload(r) in SPARSE_WORKLOADS:
+        if workload(r) in SPARSE_WORKLOADS or workload(r) in PAUSED_WORKLOADS:
             continue
         if allocator(r) == PHYSMEM and heap_bytes(r) >= BIG_HEAP:
             g.items.append(Item(f"{workload(r)} {format_size(r['size_bytes'])} ({label(r)}): share not "

@@ -43,7 +43,7 @@ def test_suite_is_discovered_with_every_workload_and_allocator():
     sd = discover()["alloc"]
     assert sd is SUITE
     pts = {(r.params[0]["workload"], r.params[0]["alloc"], r.variants[0].name) for r in SUITE.rows}
-    assert len(pts) == len(WORKLOADS) * len(ALLOCATORS) - sum(map(len, NOT_RUN.values())) == 64
+    assert len(pts) == len(WORKLOADS) * len(ALLOCATORS) - sum(map(len, NOT_RUN.values())) == 69
     assert ("realloc-grow", "mimalloc", "malloc-4k") not in pts
     assert ("richards", "physmem", "malloc-thp") in pts and ("larson", "glibc", "malloc-4k") in pts
     for r in SUITE.rows:
@@ -124,6 +124,27 @@ def test_sparse_heaps_are_judged_by_footprint_not_huge_pages():
     assert g["alloc-3"].verdict == "MISSED" and len(g["alloc-3"].items) == 1
 
 
+def test_idle_threads_are_judged_by_the_heap_they_leave_and_not_timed():
+    """alloc-8: physmem's heap after the idle pause against glibc's; the workload's time (a
+    pause) stays out of alloc-1's geometric mean, its peak RSS counts in alloc-2's."""
+    def idle(physmem_heap):
+        recs = _results()["records"]
+        recs += [_rec("glibc", "idle-threads", 3e5, 70, heap_mib=66, size=64 * M),
+                 _rec("jemalloc", "idle-threads", 3e5, 60, heap_mib=55, size=64 * M),
+                 _rec("physmem", "idle-threads", 9e5, 36, heap_mib=physmem_heap, size=64 * M)]
+        return {x.number: x for x in goals(analysis.Records(synth.results(recs)))}
+    g = idle(33)
+    assert g["alloc-8"].verdict == "MET" and abs(g["alloc-8"].items[0].ratio.value - 0.5) < 1e-9
+    assert any("jemalloc" in n for n in g["alloc-8"].notes)
+    assert abs(g["alloc-1"].items[0].ratio.value - 0.9) < 1e-9  # 9e5 ns of pause not counted
+    assert "over 2 workloads" in g["alloc-1"].items[0].ratio.cell()
+    rss_cells = [g["alloc-2"].items[0].ratio.cell()] + g["alloc-2"].notes
+    assert any("over 3 workloads vs glibc" in c for c in rss_cells)
+    assert idle(70)["alloc-8"].verdict == "MISSED"
+    none = {x.number: x for x in goals(analysis.Records(_results()))}
+    assert none["alloc-8"].verdict == "NOT MEASURED"
+
+
 def test_small_heaps_are_not_judged_for_huge_pages():
     res = _results()
     for r in res["records"]:
@@ -164,7 +185,7 @@ def test_program_rejects_bad_input(alloc_bin):
 def test_tiny_bench_on_the_real_program(alloc_bin, tmp_path):
     res = tiny_bench("alloc", alloc_bin, tmp_path, "--no-reserve")
     assert not res["errors"] and not res["skipped"]
-    assert len(res["records"]) == 64
+    assert len(res["records"]) == 69
     for r in res["records"]:
         assert r["verified"], r["verification"]
         assert r["alloc"]["active"] == r["params"]["alloc"]

@@ -214,6 +214,43 @@ TEST(PagedIterators, IterSwapAcrossLeavesWithOneFrame) {
     EXPECT_EQ(a.get(512), 2u);
 }
 
+// The iterator is a cursor into its leaf: ++, --, += and -= move it within the leaf and
+// leave it to walk again when they leave it (or when a leaf was evicted meanwhile).
+// Random moves over 5 leaves with 2 frames, reading and writing through const and
+// non-const iterators, against a vector.
+TEST(PagedIterators, CursorMovesReachTheRightElement) {
+    BlockPool pool({.block_size = kBlock, .capacity = 1 << 20});
+    const std::size_t n = 512 * 5 - 3;
+    PagedArray<std::uint64_t> a(n, pool, {.budget = 2 * kBlock, .readahead = 0});
+    std::vector<std::uint64_t> v(n);
+    for (std::size_t i = 0; i < n; ++i) a.set(i, v[i] = i * 7);
+    std::mt19937_64 rng(5);
+    auto it = a.begin();
+    auto cit = std::as_const(a).begin() + 100;
+    std::ptrdiff_t at = 0, cat = 100;
+    for (int step = 0; step < 20000; ++step) {
+        std::ptrdiff_t d = 0;
+        switch (rng() % 6) {
+            case 0: ++it, d = 1; break;
+            case 1: if (at > 0) --it, d = -1; break;
+            case 2: d = static_cast<std::ptrdiff_t>(rng() % 1100) - 550; if (at + d < 0 || at + d >= std::ptrdiff_t(n)) d = 0; it += d; break;
+            case 3: d = static_cast<std::ptrdiff_t>(rng() % 9) - 4; if (at - d < 0 || at - d >= std::ptrdiff_t(n)) d = 0; it -= d; d = -d; break;
+            case 4: cit = std::as_const(a).begin() + (cat = static_cast<std::ptrdiff_t>(rng() % n)); break;
+            default: (void)std::as_const(a)[rng() % n];  // another leaf loaded: one may go
+        }
+        at += d;
+        if (at >= std::ptrdiff_t(n)) it = a.begin() + (at = 0);
+        ASSERT_EQ(it.index(), std::size_t(at));
+        ASSERT_EQ(std::uint64_t(*it), v[at]) << "step " << step;
+        if (step % 3 == 0) *it = v[at] = rng();
+        ASSERT_EQ(*cit, v[cat]) << "step " << step;
+        if (cat + 1 < std::ptrdiff_t(n)) ASSERT_EQ(*++cit, v[++cat]);
+        if (cat > 0) ASSERT_EQ(*--cit, v[--cat]);
+    }
+    a.flush();
+    for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(a.get(i), v[i]) << i;
+}
+
 // A reference outlives the iterator it came from and the loads of other leaves.
 TEST(PagedIterators, ReferencesStayValidAcrossLoads) {
     BlockPool pool({.block_size = kBlock, .capacity = 1 << 20});

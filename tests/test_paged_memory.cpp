@@ -221,6 +221,34 @@ TEST(PagedRelocation, EveryBlockMovesAndPagingGoesOn) {
     }
 }
 
+// A one-level table's root is walked from the array's own copy of it (paged_array.hpp):
+// moving the array and then relocating the root must leave the copy current.
+TEST(PagedRelocation, TheRootMovesAfterTheArrayMoved) {
+    const std::size_t bs = 4096;
+    BlockPool pool(held(bs, 4 * kMiB));
+    Array a(20 * (bs / 8), pool, {.budget = 8 * bs, .movable = true});
+    fill(a, 11);
+    Array b(std::move(a));
+    Array c(bs / 8, pool, {.movable = true});
+    c = std::move(b);
+    ASSERT_EQ(c.pager().fixed_root(), c.pager().slot(0));
+    void* q = pool.relocate(const_cast<void**>(c.pager().fixed_root()));
+    ASSERT_NE(q, nullptr);
+    ASSERT_EQ(static_cast<const void*>(c.pager().fixed_root()), q);
+    // The pool's free blocks (the old root among them) now point every entry at zeros: a
+    // walk from a stale copy of the root reads them.
+    std::vector<std::uint64_t> zeros(bs / 8);
+    std::vector<void*> taken;
+    while (void* p = pool.try_allocate()) {
+        taken.push_back(p);
+        std::fill_n(static_cast<std::uintptr_t*>(p), bs / sizeof(void*), reinterpret_cast<std::uintptr_t>(zeros.data()));
+    }
+    expect_all(c, 11);
+    for (void* p : taken) pool.deallocate(p);
+    c[5] = 99;
+    EXPECT_EQ(c.get(5), 99u);
+}
+
 // Two arrays' blocks interleaved in one pool; the second goes; compact() packs the
 // first into fewer pages, gives the rest back, and the first goes on paging right —
 // iterators made before the compaction included.

@@ -83,9 +83,16 @@ class PagedArray {
         : shape_(TreeShape::make(pool.block_size(), sizeof(T))), size_(n),
           pager_(std::make_unique<detail::Pager>(pool, shape_.leaves_for(n), &init_leaf, o)) {
         if (alignof(T) > pool.block_size()) throw std::invalid_argument("physmem::PagedArray: alignment exceeds block size");
+        pager_->keep_root_at(&root_);
     }
-    PagedArray(PagedArray&&) noexcept = default;
-    PagedArray& operator=(PagedArray&&) noexcept = default;
+    PagedArray(PagedArray&& o) noexcept : shape_(o.shape_), size_(o.size_), pager_(std::move(o.pager_)) {
+        if (pager_) pager_->keep_root_at(&root_);
+    }
+    PagedArray& operator=(PagedArray&& o) noexcept {
+        shape_ = o.shape_, size_ = o.size_, pager_ = std::move(o.pager_), root_ = nullptr;
+        if (pager_) pager_->keep_root_at(&root_);
+        return *this;
+    }
 
     size_type size() const noexcept { return size_; }
     bool empty() const noexcept { return size_ == 0; }
@@ -115,7 +122,7 @@ class PagedArray {
     // when `write`). Valid as operator[]'s references are. pre: k < leaf_count().
     T* leaf(size_type k, bool write) const {
         using P = detail::Pager;
-        std::uintptr_t e = pager_->raw(k);
+        std::uintptr_t e = root_ ? reinterpret_cast<std::uintptr_t>(root_[k]) : pager_->raw(k);
         if (e & (write ? P::kTags : P::kCold)) [[unlikely]]
             return static_cast<T*>(pager_->access(k, write));
         return reinterpret_cast<T*>(e & ~P::kTags);
@@ -198,6 +205,10 @@ class PagedArray {
     TreeShape shape_;
     size_type size_;
     std::unique_ptr<detail::Pager> pager_;
+    // The pager's fixed_root(), kept current by it (keep_root_at; a one-level table: up
+    // to a block's worth of leaves), else nullptr: leaf()'s walk is then one load from
+    // the array, not three.
+    void* const* root_ = nullptr;
 };
 
 // --- segment algorithms: each leaf loaded (read ahead along the pattern) and pinned

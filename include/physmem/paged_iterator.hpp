@@ -34,9 +34,9 @@
 // operator-> returns the element's address, valid as operator[]'s references are: until
 // the next access to another leaf.
 //
-// Cost: the iterator caches its leaf (one walk when it crosses into another leaf or after
-// an eviction, detected by the epoch); * is a shift, a compare of the leaf number and the
-// epoch, and the element's address; a PagedRef's read or write compares the epoch once
+// Cost: the iterator is a cursor into its leaf (one walk when it crosses into another leaf
+// or after an eviction, detected by the epoch); ++ is two increments, * a compare with the
+// leaf's end and one of the epoch; a PagedRef's read or write compares the epoch once
 // more (the compiler folds it into the iterator's when nothing is stored between).
 // Non-const iterators mark a leaf dirty when they first reach it (dereferencing for a read
 // too); const ones never do.
@@ -65,17 +65,20 @@ class PagedRef {
   public:
     // `epoch` is the pager's epoch when p was resolved.
     PagedRef(PagedArray<T>* a, std::size_t i, T* p, std::uint64_t epoch) noexcept
-        : a_(a), i_(i), p_(p), epoch_(epoch) {}
+        : PagedRef(a, i, p, epoch, a->pager().epoch_address()) {}
+    // The same, `ep` the pager's epoch_address().
+    PagedRef(PagedArray<T>* a, std::size_t i, T* p, std::uint64_t epoch, const std::uint64_t* ep) noexcept
+        : a_(a), i_(i), p_(p), epoch_(epoch), ep_(ep) {}
     // The same element (the value, when detached: copied only then).
     PagedRef(const PagedRef& o) noexcept
-        : a_(o.a_), i_(o.i_), p_(o.p_), epoch_(o.epoch_), detached_(o.detached_) {
+        : a_(o.a_), i_(o.i_), p_(o.p_), epoch_(o.epoch_), ep_(o.ep_), detached_(o.detached_) {
         if (detached_) std::construct_at(&value_, o.value_);
     }
     // Moving takes the value out: the new PagedRef holds a copy of the element, detached
     // from the array, as `auto t = std::move(*it)` in generic code (std::swap, libstdc++'s
     // ranges::rotate) expects of a value.
     PagedRef(PagedRef&& o)
-        : a_(o.a_), i_(o.i_), p_(nullptr), epoch_(kDetached), detached_(true), value_(static_cast<T>(o)) {}
+        : a_(o.a_), i_(o.i_), p_(nullptr), epoch_(kDetached), ep_(o.ep_), detached_(true), value_(static_cast<T>(o)) {}
 
     operator T() const { return target(); }
     const PagedRef& operator=(const T& v) const {
@@ -140,7 +143,7 @@ class PagedRef {
   private:
     // Whether a leaf left memory since p_ was resolved; always for a detached reference
     // (its epoch is one the pager never reaches, so the fast path tests nothing else).
-    bool stale() const { return epoch_ != a_->pager().epoch(); }
+    bool stale() const { return epoch_ != *ep_; }
     // p_ walked to again: its leaf loaded if needed and marked dirty, as the iterator that
     // made this reference did. pre: not detached.
     void refresh() const {
@@ -162,14 +165,19 @@ class PagedRef {
     std::size_t i_;
     mutable T* p_;
     mutable std::uint64_t epoch_;  // kDetached when detached
+    const std::uint64_t* ep_;      // the pager's epoch
     bool detached_ = false;        // moved into: the value in value_, not the element's
     union {
         mutable T value_;  // only while detached
     };
 };
 
-// A random-access iterator over a PagedArray A: caches the current leaf and walks again
-// when it crosses into another leaf or when a leaf left memory since (the pager's epoch).
+// A random-access iterator over a PagedArray A: a cursor into its leaf's frame (the
+// element's address and the leaf's end, as TreeIterator's) plus the pager's epoch when
+// it was resolved. The cursor is resolved while cur_ < lend_: ++ moves it (reaching the
+// leaf's end leaves it unresolved), -- and += move it while they stay in the leaf and
+// unresolve it otherwise, and * resolves it again — one walk — when it is unresolved or
+// the epoch moved (a leaf left memory or was cleaned since).
 template <class A, bool Const>
 class PagedIterator {
     using T = typename A::value_type;
@@ -184,17 +192,19 @@ class PagedIterator {
     using pointer = std::conditional_t<Const, const T*, T*>;
 
     PagedIterator() = default;
-    PagedIterator(Array* a, std::size_t i) noexcept : a_(a), i_(i) {}
+    PagedIterator(Array* a, std::size_t i) noexcept : a_(a), i_(i), ep_(a->pager().epoch_address()) {}
     operator PagedIterator<A, true>() const noexcept
         requires(!Const)
     {
-        return {a_, i_};
+        PagedIterator<A, true> c;
+        c.a_ = a_, c.i_ = i_, c.cur_ = cur_, c.lend_ = lend_, c.ep_ = ep_, c.epoch_ = epoch_;
+        return c;
     }
 
-    reference operator*() const {
+    [[gnu::always_inline]] reference operator*() const {
         T* p = address();  // first: it refreshes epoch_
         if constexpr (Const) return *p;
-        else return reference(a_, i_, p, epoch_);
+        else return reference(a_, i_, p, epoch_, ep_);
     }
     // The element's address: valid until the next access to another leaf (operator[]'s rule).
     pointer operator->() const { return address(); }
@@ -215,12 +225,22 @@ class PagedIterator {
         else swap(*x, *y);
     }
 
-    PagedIterator& operator++() noexcept { return ++i_, *this; }
-    PagedIterator operator++(int) noexcept { auto t = *this; ++i_; return t; }
-    PagedIterator& operator--() noexcept { return --i_, *this; }
-    PagedIterator operator--(int) noexcept { auto t = *this; --i_; return t; }
-    PagedIterator& operator+=(difference_type n) noexcept { return i_ += n, *this; }
-    PagedIterator& operator-=(difference_type n) noexcept { return i_ -= n, *this; }
+    // The hot path: two increments (a leaf's end is found by the next *).
+    [[gnu::always_inline]] PagedIterator& operator++() noexcept { return ++i_, cur_ += sizeof(T), *this; }
+    PagedIterator operator++(int) noexcept { auto t = *this; ++*this; return t; }
+    [[gnu::always_inline]] PagedIterator& operator--() noexcept {
+        if (cur_ < lend_ && (i_ & a_->shape().leaf_mask()) != 0) cur_ -= sizeof(T);
+        else cur_ = lend_;  // left the leaf (or was unresolved)
+        return --i_, *this;
+    }
+    PagedIterator operator--(int) noexcept { auto t = *this; --*this; return t; }
+    [[gnu::always_inline]] PagedIterator& operator+=(difference_type n) noexcept {
+        std::size_t j = i_ + static_cast<std::size_t>(n);
+        if (cur_ < lend_ && ((j ^ i_) >> a_->shape().leaf_shift) == 0) cur_ += static_cast<std::uintptr_t>(n) * sizeof(T);
+        else cur_ = lend_;
+        return i_ = j, *this;
+    }
+    PagedIterator& operator-=(difference_type n) noexcept { return *this += -n; }
     friend PagedIterator operator+(PagedIterator it, difference_type n) noexcept { return it += n; }
     friend PagedIterator operator+(difference_type n, PagedIterator it) noexcept { return it += n; }
     friend PagedIterator operator-(PagedIterator it, difference_type n) noexcept { return it -= n; }
@@ -231,24 +251,38 @@ class PagedIterator {
     friend auto operator<=>(const PagedIterator& a, const PagedIterator& b) noexcept { return a.i_ <=> b.i_; }
 
   private:
-    // The hot path: the cached leaf when it is still this element's and nothing left memory.
-    T* address() const {
-        const auto& s = a_->shape();
-        std::size_t k = i_ >> s.leaf_shift;
-        if (k != k_ || epoch_ != a_->pager().epoch()) [[unlikely]] reload(k);
-        return leaf_ + (i_ & s.leaf_mask());
+    template <class, bool>
+    friend class PagedIterator;
+
+    // A resolved cursor, computed by a function that never sees the iterator: an iterator
+    // whose address reached an out-of-line call would live in memory, and the hot loop
+    // would store and reload its members on every element.
+    struct Pos {
+        std::uintptr_t cur, lend;
+        std::uint64_t epoch;
+    };
+    // Element i's leaf walked to (loaded if needed; marked dirty for a non-const iterator).
+    [[gnu::noinline]] static Pos locate(Array* a, std::size_t i) {
+        const auto& s = a->shape();
+        T* leaf = a->leaf(i >> s.leaf_shift, !Const);
+        return {reinterpret_cast<std::uintptr_t>(leaf + (i & s.leaf_mask())),
+                reinterpret_cast<std::uintptr_t>(leaf + s.leaf_len()), a->pager().epoch()};
     }
-    void reload(std::size_t k) const {
-        leaf_ = a_->leaf(k, !Const);
-        k_ = k;
-        epoch_ = a_->pager().epoch();
+    // The hot path: the cursor when resolved and nothing left memory since.
+    [[gnu::always_inline]] T* address() const {
+        if (cur_ >= lend_ || epoch_ != *ep_) [[unlikely]] {
+            Pos p = locate(a_, i_);
+            cur_ = p.cur, lend_ = p.lend, epoch_ = p.epoch;
+        }
+        return reinterpret_cast<T*>(cur_);
     }
 
     Array* a_ = nullptr;
     std::size_t i_ = 0;
-    mutable T* leaf_ = nullptr;
-    mutable std::size_t k_ = ~std::size_t{0};
-    mutable std::uint64_t epoch_ = 0;
+    mutable std::uintptr_t cur_ = 0;   // element i_'s address while resolved
+    mutable std::uintptr_t lend_ = 0;  // one past its leaf's last slot; cur_ >= lend_: unresolved
+    const std::uint64_t* ep_ = nullptr;  // the pager's epoch
+    mutable std::uint64_t epoch_ = 0;    // its value when resolved
 };
 
 }  // namespace physmem

@@ -141,6 +141,15 @@ class Pager final : private BlockOwner {
             node = static_cast<void* const*>(node[(k >> (fan_shift_ * (level - 1))) & fan_mask_]);
         return &node[k & fan_mask_];
     }
+    // The table's root block when it is the table's only level (leaf k's entry is
+    // fixed_root()[k]), else nullptr.
+    void* const* fixed_root() const noexcept { return depth_ == 1 ? root_ : nullptr; }
+    // Keeps *home equal to fixed_root() from now on (when relocate() moves the root), so
+    // an array can walk from its own copy; nullptr stops it. Call again when the array moves.
+    void keep_root_at(void* const** home) noexcept {
+        root_home_ = home;
+        if (home) *home = fixed_root();
+    }
     // The raw entry of leaf k (above). No lock.
     std::uintptr_t raw(std::size_t k) const noexcept { return reinterpret_cast<std::uintptr_t>(*slot(k)); }
     // Leaf k's frame, or nullptr when not present. No lock.
@@ -177,6 +186,9 @@ class Pager final : private BlockOwner {
     // A counter bumped whenever a present leaf leaves memory or is cleaned (flush, write-behind):
     // cached leaf pointers (iterators) revalidate when it changes.
     std::uint64_t epoch() const noexcept { return epoch_; }
+    // Where it is kept (stable while the pager lives): iterators read it without going
+    // through the array.
+    const std::uint64_t* epoch_address() const noexcept { return &epoch_; }
 
     PagingStats stats() const;
     // Every block the pager holds, the table's (root last) then the frames (free ones
@@ -234,6 +246,7 @@ class Pager final : private BlockOwner {
     std::size_t leaves_;
     std::size_t leaf_bytes_;
     void** root_ = nullptr;
+    void* const** root_home_ = nullptr;  // keep_root_at
     unsigned depth_ = 1;  // levels of inner blocks (>= 1)
     unsigned fan_shift_;
     std::size_t fan_mask_;

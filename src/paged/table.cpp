@@ -69,7 +69,10 @@ bool Pager::relocate(std::uintptr_t cookie, void* from, void* to) noexcept {
         unsigned level = 1;  // inner_[i] is in level `level` (1: points at leaves)
         while (i >= level_start_[level]) ++level;
         std::size_t at = i - level_start_[level - 1];
-        if (level == depth_) root_ = static_cast<void**>(to);
+        if (level == depth_) {
+            root_ = static_cast<void**>(to);
+            if (root_home_) *root_home_ = fixed_root();
+        }
         else static_cast<void**>(inner_[level_start_[level] + (at >> fan_shift_)])[at & fan_mask_] = to;
     }
     ++epoch_;

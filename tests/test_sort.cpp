@@ -2,14 +2,17 @@
 // std::vector: on TreeArrays (one and several leaves, an odd and an even number of runs,
 // sub-ranges that start and end mid-leaf, within one leaf, empty and one element), with the
 // default order, a comparator and a struct sorted by one field (the result sorted by the
-// key and a permutation of the input), and on iterators it hands to std::sort (a vector's,
-// a PagedArray's at a two-leaf budget). Correctness tests, not benchmarks.
+// key and a permutation of the input), on a PagedArray range that fits its budget (sorted
+// as a copy), and on iterators it hands to std::sort (a vector's, a PagedArray's at a
+// two-leaf budget). Correctness tests, not benchmarks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <random>
+#include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "physmem/checked_tree_array.hpp"
@@ -103,6 +106,32 @@ TEST_F(Sort, OtherIteratorsGoToStdSort) {
     std::copy(v.begin(), v.end(), p.begin());
     physmem::sort(p.begin(), p.end());
     EXPECT_TRUE(std::equal(std::as_const(p).begin(), std::as_const(p).end(), want.begin(), want.end()));
+}
+
+// A PagedArray range whose leaves fit the budget is sorted as a scratch copy: sub-ranges
+// starting and ending mid-leaf, with a comparator, equal a vector's sort and leave the
+// rest of the array alone; a comparator that throws leaves the range as it was (the copy
+// is sorted, not the range: std::sort through the iterators would leave it half done).
+TEST_F(Sort, PagedRangesThatFitTheBudgetSortAsACopy) {
+    const std::size_t n = 9 * kLeaf + 5;
+    std::vector<u64> v = random_values(n, 21, 1000);
+    physmem::PagedArray<u64> p(n, pool, {.budget = 10 * 4096, .readahead = 0, .direct = false});
+    for (auto [lo, hi] : {std::pair<std::size_t, std::size_t>{0, n}, {kLeaf / 2, 7 * kLeaf + 3}, {3, 4 * kLeaf - 9}}) {
+        SCOPED_TRACE(lo);
+        std::copy(v.begin(), v.end(), p.begin());
+        std::vector<u64> want = v;
+        std::sort(want.begin() + std::ptrdiff_t(lo), want.begin() + std::ptrdiff_t(hi), std::greater<>());
+        physmem::sort(p.begin() + std::ptrdiff_t(lo), p.begin() + std::ptrdiff_t(hi), std::greater<>());
+        ASSERT_TRUE(std::equal(std::as_const(p).begin(), std::as_const(p).end(), want.begin(), want.end()));
+    }
+    std::copy(v.begin(), v.end(), p.begin());
+    int calls = 0;
+    auto throwing = [&calls](u64 a, u64 b) {
+        if (++calls == 5000) throw std::runtime_error("comp");
+        return a < b;
+    };
+    EXPECT_THROW(physmem::sort(p.begin(), p.end(), throwing), std::runtime_error);
+    EXPECT_TRUE(std::equal(std::as_const(p).begin(), std::as_const(p).end(), v.begin(), v.end())) << "the range changed";
 }
 
 TEST_F(Sort, WhatCannotGoByLeavesStillSorts) {

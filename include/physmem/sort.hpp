@@ -1,4 +1,4 @@
-// physmem/sort.hpp — physmem::sort: std::sort's contract, leaf-aware on a TreeArray range.
+// physmem/sort.hpp — physmem::sort: std::sort's contract, leaf-aware on a TreeArray or PagedArray range.
 //
 //   physmem::TreeArray<std::uint64_t> a(n, pool);
 //   physmem::sort(a.begin(), a.end());                 // or physmem::sort(a), physmem::sort(a, comp)
@@ -15,10 +15,15 @@
 //
 // Memory: (last - first) elements of the array's pool while it runs (std::sort needs
 // none), else of physmem::default_pool(); when neither can give them, sorts with std::sort.
-// Other iterators (a vector's, a CheckedTreeArray's, a PagedArray's: sorting by leaves would
-// hold its whole range in memory), element types that are not trivially copyable and
-// default constructible, comps that cannot take const elements: std::sort. A range within
-// one leaf: std::sort on its pointers.
+// A PagedArray's range takes twice that of the default pool (its copy, and the copy's scratch).
+// On a PagedArray's iterators, when the leaves of the range fit the array's budget (all of
+// it may be in memory at once): the range is copied leaf by leaf into a scratch TreeArray
+// on physmem::default_pool(), sorted there as above and copied back, so nothing in the
+// range changes before the sort is done; a larger range is sorted with std::sort through
+// the iterators (correct at any budget, and loads a leaf per access to another).
+// Other iterators (a vector's, a CheckedTreeArray's), element types that are not trivially
+// copyable and default constructible, comps that cannot take const elements: std::sort.
+// A range within one leaf of a TreeArray: std::sort on its pointers.
 // Measured against std::sort through the iterators in the lab's suite `algorithms`
 // (kernels std_sort and physmem_sort). Exceptions: what comp throws, with std::sort's
 // guarantee for the leaf sorts; a comp that throws during a merge leaves the range a mix of
@@ -37,6 +42,8 @@
 #include <utility>
 #include <vector>
 
+#include "physmem/algorithm.hpp"
+#include "physmem/paged_array.hpp"
 #include "physmem/segmented_iterator.hpp"
 #include "physmem/tree_array.hpp"
 
@@ -57,6 +64,19 @@ template <class I, class Comp, class T = std::iter_value_t<I>>
 inline constexpr bool sort_by_leaves_v = IsTreeArrayIterator<std::remove_cvref_t<I>>::value &&
                                          std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T> &&
                                          std::predicate<Comp&, const T&, const T&>;
+
+// A PagedArray's own (non-const) iterator.
+template <class I>
+struct IsPagedArrayIterator : std::false_type {};
+template <class T>
+struct IsPagedArrayIterator<PagedIterator<PagedArray<T>, false>> : std::true_type {};
+
+// Whether physmem::sort may sort [I, I) as a scratch copy (sort_paged below); T is
+// trivially copyable in any PagedArray.
+template <class I, class Comp, class T = std::iter_value_t<I>>
+inline constexpr bool sort_paged_v = IsPagedArrayIterator<std::remove_cvref_t<I>>::value &&
+                                     std::is_default_constructible_v<T> &&
+                                     std::predicate<Comp&, const T&, const T&>;
 
 // A position in a TreeArray read or written in index order: the current leaf's pointer and
 // end, refilled when the position reaches the end of its leaf.
@@ -164,6 +184,31 @@ bool sort_by_leaves(const TreeArray<T>& t, std::size_t lo, std::size_t n, Comp& 
     return true;
 }
 
+// Sorts [first, first + n) of a PagedArray through a scratch TreeArray (above). false,
+// with nothing changed, when the range's leaves exceed the budget or the default pool
+// cannot hold the copy. pre: n >= 2.
+template <class I, class Comp>
+bool sort_paged(I first, std::size_t n, Comp& comp) {
+    using T = std::iter_value_t<I>;
+    const auto& a = *first.container();
+    const std::size_t lo = first.index(), shift = a.shape().leaf_shift;
+    const std::size_t leaves = ((lo + n - 1) >> shift) - (lo >> shift) + 1;
+    if (leaves > a.budget() / a.pager().leaf_bytes()) return false;  // would page while sorting
+    std::optional<TreeArray<T>> scratch;
+    try {
+        scratch.emplace(n, default_pool());
+    } catch (const std::bad_alloc&) {         // the pool is full
+        return false;
+    } catch (const std::invalid_argument&) {  // T does not fit the default pool's blocks
+        return false;
+    }
+    typename PagedArray<T>::const_iterator from = first;
+    physmem::copy(from, from + static_cast<std::ptrdiff_t>(n), scratch->begin());
+    if (!sort_by_leaves(*scratch, 0, n, comp)) std::sort(scratch->begin(), scratch->end(), comp);
+    physmem::copy(std::as_const(*scratch).begin(), std::as_const(*scratch).end(), first);
+    return true;
+}
+
 }  // namespace detail
 
 template <std::random_access_iterator I, class Comp = std::ranges::less>
@@ -180,6 +225,10 @@ void sort(I first, I last, Comp comp = {}) {
             return;
         }
         if (detail::sort_by_leaves(tree, lo, n, comp)) return;
+    } else if constexpr (detail::sort_paged_v<I, Comp>) {
+        const std::size_t n = static_cast<std::size_t>(last - first);
+        if (n < 2) return;
+        if (detail::sort_paged(first, n, comp)) return;
     }
     std::sort(first, last, comp);
 }

@@ -127,6 +127,14 @@ class PagedArray {
             return static_cast<T*>(pager_->access(k, write));
         return reinterpret_cast<T*>(e & ~P::kTags);
     }
+    // Leaf k's first element when it is present and its tags need no slow path for this
+    // access (leaf() would be the walk alone), else nullptr; nothing is loaded or marked.
+    // pre: k < leaf_count().
+    T* leaf_if_ready(size_type k, bool write) const noexcept {
+        using P = detail::Pager;
+        std::uintptr_t e = root_ ? reinterpret_cast<std::uintptr_t>(root_[k]) : pager_->raw(k);
+        return e & (write ? P::kTags : P::kCold) ? nullptr : reinterpret_cast<T*>(e & ~P::kTags);
+    }
     // Elements of leaf k in use.
     size_type segment_length(size_type k) const noexcept {
         return std::min(shape_.leaf_len(), size_ - (k << shape_.leaf_shift));

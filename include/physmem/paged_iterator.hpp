@@ -174,10 +174,12 @@ class PagedRef {
 
 // A random-access iterator over a PagedArray A: a cursor into its leaf's frame (the
 // element's address and the leaf's end, as TreeIterator's) plus the pager's epoch when
-// it was resolved. The cursor is resolved while cur_ < lend_: ++ moves it (reaching the
-// leaf's end leaves it unresolved), -- and += move it while they stay in the leaf and
-// unresolve it otherwise, and * resolves it again — one walk — when it is unresolved or
-// the epoch moved (a leaf left memory or was cleaned since).
+// it was resolved (kUnresolved, which the pager never reaches, when it is not). Making an iterator and
+// moving it into another leaf (++, --, +=) resolve it when that leaf is ready (present,
+// and referenced — and dirty, for a non-const iterator: leaf_if_ready), else leave it
+// unresolved; nothing is loaded before a *, which resolves it — one walk, loading the
+// leaf if needed — when it is unresolved or the epoch moved (a leaf left memory or was
+// cleaned since). So copies (algorithms pass iterators by value) start resolved.
 template <class A, bool Const>
 class PagedIterator {
     using T = typename A::value_type;
@@ -192,7 +194,9 @@ class PagedIterator {
     using pointer = std::conditional_t<Const, const T*, T*>;
 
     PagedIterator() = default;
-    PagedIterator(Array* a, std::size_t i) noexcept : a_(a), i_(i), ep_(a->pager().epoch_address()) {}
+    PagedIterator(Array* a, std::size_t i) noexcept : a_(a), i_(i), ep_(a->pager().epoch_address()) {
+        set(peek(a, i));
+    }
     operator PagedIterator<A, true>() const noexcept
         requires(!Const)
     {
@@ -225,19 +229,24 @@ class PagedIterator {
         else swap(*x, *y);
     }
 
-    // The hot path: two increments (a leaf's end is found by the next *).
-    [[gnu::always_inline]] PagedIterator& operator++() noexcept { return ++i_, cur_ += sizeof(T), *this; }
+    // The hot path: two increments and a compare with the leaf's end (the next leaf's
+    // look is out of line).
+    [[gnu::always_inline]] PagedIterator& operator++() noexcept {
+        ++i_;
+        if ((cur_ += sizeof(T)) == lend_) [[unlikely]] set(peek(a_, i_));
+        return *this;
+    }
     PagedIterator operator++(int) noexcept { auto t = *this; ++*this; return t; }
     [[gnu::always_inline]] PagedIterator& operator--() noexcept {
-        if (cur_ < lend_ && (i_ & a_->shape().leaf_mask()) != 0) cur_ -= sizeof(T);
-        else cur_ = lend_;  // left the leaf (or was unresolved)
-        return --i_, *this;
+        if (cur_ < lend_ && (i_ & a_->shape().leaf_mask()) != 0) cur_ -= sizeof(T), --i_;
+        else set(peek(a_, --i_));  // into another leaf (or was unresolved)
+        return *this;
     }
     PagedIterator operator--(int) noexcept { auto t = *this; --*this; return t; }
     [[gnu::always_inline]] PagedIterator& operator+=(difference_type n) noexcept {
         std::size_t j = i_ + static_cast<std::size_t>(n);
         if (cur_ < lend_ && ((j ^ i_) >> a_->shape().leaf_shift) == 0) cur_ += static_cast<std::uintptr_t>(n) * sizeof(T);
-        else cur_ = lend_;
+        else set(peek(a_, j));
         return i_ = j, *this;
     }
     PagedIterator& operator-=(difference_type n) noexcept { return *this += -n; }
@@ -268,21 +277,29 @@ class PagedIterator {
         return {reinterpret_cast<std::uintptr_t>(leaf + (i & s.leaf_mask())),
                 reinterpret_cast<std::uintptr_t>(leaf + s.leaf_len()), a->pager().epoch()};
     }
+    // Element i's leaf when ready (leaf_if_ready), else unresolved; i may be past the end.
+    [[gnu::noinline]] static Pos peek(Array* a, std::size_t i) noexcept {
+        const auto& s = a->shape();
+        std::size_t k = i >> s.leaf_shift;
+        T* leaf = k < a->leaf_count() ? a->leaf_if_ready(k, !Const) : nullptr;
+        if (!leaf) return {0, 0, kUnresolved};
+        return {reinterpret_cast<std::uintptr_t>(leaf + (i & s.leaf_mask())),
+                reinterpret_cast<std::uintptr_t>(leaf + s.leaf_len()), a->pager().epoch()};
+    }
+    void set(const Pos& p) const noexcept { cur_ = p.cur, lend_ = p.lend, epoch_ = p.epoch; }
     // The hot path: the cursor when resolved and nothing left memory since.
     [[gnu::always_inline]] T* address() const {
-        if (cur_ >= lend_ || epoch_ != *ep_) [[unlikely]] {
-            Pos p = locate(a_, i_);
-            cur_ = p.cur, lend_ = p.lend, epoch_ = p.epoch;
-        }
+        if (epoch_ != *ep_) [[unlikely]] set(locate(a_, i_));
         return reinterpret_cast<T*>(cur_);
     }
 
     Array* a_ = nullptr;
     std::size_t i_ = 0;
-    mutable std::uintptr_t cur_ = 0;   // element i_'s address while resolved
-    mutable std::uintptr_t lend_ = 0;  // one past its leaf's last slot; cur_ >= lend_: unresolved
-    const std::uint64_t* ep_ = nullptr;  // the pager's epoch
-    mutable std::uint64_t epoch_ = 0;    // its value when resolved
+    static constexpr std::uint64_t kUnresolved = ~std::uint64_t{0};
+    mutable std::uintptr_t cur_ = 0;   // element i_'s address while resolved (cur_ < lend_)
+    mutable std::uintptr_t lend_ = 0;  // one past its leaf's last slot
+    const std::uint64_t* ep_ = nullptr;          // the pager's epoch
+    mutable std::uint64_t epoch_ = kUnresolved;  // its value when resolved
 };
 
 }  // namespace physmem

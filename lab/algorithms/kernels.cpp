@@ -59,6 +59,7 @@ struct Args {
     A& b;
     S& side;
     std::size_t n, sorted, updates;
+    Word seed;  // random_index's start: a new one each measured pass, 0 for the checked pass
 };
 
 #define KERNEL template <class A, class S> [[gnu::noinline]] Word
@@ -81,8 +82,10 @@ KERNEL k_index(Args<A, S>& x) {
     return s;
 }
 // GUPS without look-ahead: a[r] ^= r at `updates` pseudo-random r (an LCG), one at a time.
+// Each measured pass starts the LCG elsewhere (x.seed), so a pass meets the whole array as
+// GUPS does, not the same `updates` elements the last pass left in the caches.
 KERNEL k_random(Args<A, S>& x) {
-    Word r = 0x2545f4914f6cdd1dULL;
+    Word r = 0x2545f4914f6cdd1dULL ^ x.seed;
     const std::size_t n = x.n;
     for (std::size_t u = 0; u < x.updates; ++u) {
         r = r * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -254,7 +257,7 @@ constexpr Spec kSpecs[] = {
     {"range_for", "loop", "for (x : a) s += x", kNone, Spec::linear},
     {"iterator", "loop", "for (it = begin; it != end; ++it) s += *it", kNone, Spec::linear},
     {"index", "index", "for (i < n) s += a[i]", kNone, Spec::linear},
-    {"random_index", "random", "a[r] ^= r at pseudo-random r, no look-ahead (GUPS)", kA, Spec::updates},
+    {"random_index", "random", "a[r] ^= r at pseudo-random r, no look-ahead (GUPS), each pass from another start", kA, Spec::updates},
     {"std_sort", "sort", "std::sort through the iterators, 64-bit keys", kA, Spec::sorted},
     {"physmem_sort", "physmem-sort", "physmem::sort (a tree: by leaves, then merged; else std::sort), 64-bit keys", kA,
      Spec::sorted},
@@ -360,9 +363,7 @@ class Impl final : public Workload {
     const std::vector<Kernel>& kernels() const override { return kernels_; }
 
     Word run(std::size_t k) override {
-        Args<A, Vec> x{a_, b_, side_, n_, sorted_, updates_};
-        dirty_ |= kSpecs[k].writes;
-        return call(k, x);
+        return run_from(k, ++passes_ * 0x9e3779b97f4a7c15ULL);
     }
 
     void reset(std::size_t k) override {
@@ -372,12 +373,12 @@ class Impl final : public Workload {
     std::string check(std::size_t k) override {
         restore_dirty();
         if constexpr (std::is_same_v<A, Vec>) {  // the vector is the reference: its pass only
-            run(k);
+            run_from(k, 0);
             return "";
         }
-        Args<Ref, Ref> r{ra_, rb_, rside_, n_, sorted_, updates_};
+        Args<Ref, Ref> r{ra_, rb_, rside_, n_, sorted_, updates_, 0};
         Word want = call(k, r);
-        Word got = run(k);
+        Word got = run_from(k, 0);
         if (kernels_[k].name == corrupt_) got ^= 1;  // the test hook (Setup::corrupt)
         ref_dirty_ = kSpecs[k].writes;
         std::string why;
@@ -402,6 +403,11 @@ class Impl final : public Workload {
     }
 
   private:
+    Word run_from(std::size_t k, Word seed) {
+        Args<A, Vec> x{a_, b_, side_, n_, sorted_, updates_, seed};
+        dirty_ |= kSpecs[k].writes;
+        return call(k, x);
+    }
     template <class C>
     static bool same_as(const C& c, const Ref& r) {
         return physmem::equal(c.begin(), c.end(), r.begin(), r.end());
@@ -423,6 +429,7 @@ class Impl final : public Workload {
     std::size_t n_, sorted_, updates_;
     std::vector<Kernel> kernels_;
     unsigned dirty_ = 0, ref_dirty_ = 0;
+    Word passes_ = 0;  // measured passes so far (random_index's seeds)
 };
 
 }  // namespace

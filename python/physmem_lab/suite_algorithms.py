@@ -131,7 +131,9 @@ def report(doc, recs, results, out_dir):
           "each kernel's result checked against std::vector's before it is timed. Ratios: median [best-worst "
           "case of the repetitions]. std_sort and physmem_sort sort the first `work` words (restored before each "
           "pass); "
-          "random_index makes `work` updates a pass. Built -O2 and -O3 without -march (the kernels only).")
+          "random_index makes `work` updates a pass, each pass from another start of its generator (GUPS over "
+          "the whole array, not the elements the last pass left in the caches). Built -O2 and -O3 without -march "
+          "(the kernels only).")
 
 
 # ---------------------------------------------------------------- goals

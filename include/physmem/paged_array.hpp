@@ -122,7 +122,7 @@ class PagedArray {
     // when `write`). Valid as operator[]'s references are. pre: k < leaf_count().
     T* leaf(size_type k, bool write) const {
         using P = detail::Pager;
-        std::uintptr_t e = root_ ? reinterpret_cast<std::uintptr_t>(root_[k]) : pager_->raw(k);
+        std::uintptr_t e = entry(k);
         if (e & (write ? P::kTags : P::kCold)) [[unlikely]]
             return static_cast<T*>(pager_->access(k, write));
         return reinterpret_cast<T*>(e & ~P::kTags);
@@ -132,7 +132,7 @@ class PagedArray {
     // pre: k < leaf_count().
     T* leaf_if_ready(size_type k, bool write) const noexcept {
         using P = detail::Pager;
-        std::uintptr_t e = root_ ? reinterpret_cast<std::uintptr_t>(root_[k]) : pager_->raw(k);
+        std::uintptr_t e = entry(k);
         return e & (write ? P::kTags : P::kCold) ? nullptr : reinterpret_cast<T*>(e & ~P::kTags);
     }
     // Elements of leaf k in use.
@@ -170,7 +170,7 @@ class PagedArray {
         using P = detail::Pager;
         for (size_type j = 0; j < indices.size(); ++j) {
             size_type i = indices[j], k = i >> shape_.leaf_shift;
-            std::uintptr_t e = pager_->raw(k);
+            std::uintptr_t e = entry(k);
             if (e & P::kTags) [[unlikely]] {
                 if ((e & ~P::kTags) == 0) {  // not in memory: load the batch instead
                     prefetch(indices);
@@ -201,6 +201,11 @@ class PagedArray {
     const_iterator cend() const noexcept { return end(); }
 
   private:
+    // Leaf k's table entry (pager.hpp: the frame and its tags), from the array's copy of a
+    // one-level table's root, else by the pager's walk. No lock.
+    std::uintptr_t entry(size_type k) const noexcept {
+        return root_ ? reinterpret_cast<std::uintptr_t>(root_[k]) : pager_->raw(k);
+    }
     static void init_leaf(void* p, std::size_t bytes) {
         std::uninitialized_value_construct_n(static_cast<T*>(p), bytes / sizeof(T));
     }

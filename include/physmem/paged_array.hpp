@@ -40,9 +40,10 @@
 // not. By default they
 // are pinned, and readers may go on beside a compaction of the pool's other structures.
 //
-// Cost when nothing pages: operator[] is the tree walk plus one test of the entry's tag
-// bits (pager.hpp: the software accessed/dirty bits); TreeArray, which does not page,
-// pays none of this.
+// Cost when nothing pages: operator[] is the tree walk (from the array's own copy of the
+// root when the table has one level: up to a block's worth of leaves) plus one test of the
+// entry's tag bits (pager.hpp: the software accessed/dirty bits); TreeArray, which does not
+// page, pays none of this. An iterator is a cursor into its leaf (paged_iterator.hpp).
 #pragma once
 
 #include <algorithm>

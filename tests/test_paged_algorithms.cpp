@@ -251,6 +251,22 @@ TEST(PagedIterators, CursorMovesReachTheRightElement) {
     for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(a.get(i), v[i]) << i;
 }
 
+// Value-initialized iterators: equal, 0 apart, movable by 0, an empty range to algorithms.
+TEST(PagedIterators, ValueInitializedIteratorsAreAnEmptyRange) {
+    using It = PagedArray<std::uint64_t>::iterator;
+    using CIt = PagedArray<std::uint64_t>::const_iterator;
+    It a{}, b{};
+    EXPECT_TRUE(a == b);
+    EXPECT_EQ(b - a, 0);
+    a += 0;
+    a -= 0;
+    EXPECT_TRUE(a + 0 == b);
+    std::sort(a, b);
+    std::ranges::sort(a, b);
+    CIt c = a;
+    EXPECT_EQ(std::count(c, CIt{}, std::uint64_t{0}), 0);
+}
+
 // A reference outlives the iterator it came from and the loads of other leaves.
 TEST(PagedIterators, ReferencesStayValidAcrossLoads) {
     BlockPool pool({.block_size = kBlock, .capacity = 1 << 20});

@@ -277,8 +277,10 @@ class PagedIterator {
         return {reinterpret_cast<std::uintptr_t>(leaf + (i & s.leaf_mask())),
                 reinterpret_cast<std::uintptr_t>(leaf + s.leaf_len()), a->pager().epoch()};
     }
-    // Element i's leaf when ready (leaf_if_ready), else unresolved; i may be past the end.
+    // Element i's leaf when ready (leaf_if_ready), else unresolved; i may be past the end,
+    // a null (a value-initialized iterator moved by 0).
     [[gnu::noinline]] static Pos peek(Array* a, std::size_t i) noexcept {
+        if (!a) return {0, 0, kUnresolved};
         const auto& s = a->shape();
         std::size_t k = i >> s.leaf_shift;
         T* leaf = k < a->leaf_count() ? a->leaf_if_ready(k, !Const) : nullptr;

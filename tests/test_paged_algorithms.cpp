@@ -267,6 +267,29 @@ TEST(PagedIterators, ValueInitializedIteratorsAreAnEmptyRange) {
     EXPECT_EQ(std::count(c, CIt{}, std::uint64_t{0}), 0);
 }
 
+// A moved-from array is empty: its iterators are an empty range, algorithms do nothing.
+TEST(PagedIterators, AMovedFromArrayIsAnEmptyRange) {
+    BlockPool pool({.block_size = kBlock, .capacity = 1 << 20});
+    PagedArray<std::uint64_t> a(3 * 512, pool, {.budget = 2 * kBlock});
+    a.set(7, 7);
+    PagedArray<std::uint64_t> b(std::move(a));
+    EXPECT_EQ(a.size(), 0u);
+    EXPECT_TRUE(a.empty());
+    EXPECT_TRUE(a.begin() == a.end());
+    EXPECT_TRUE(std::as_const(a).begin() == std::as_const(a).end());
+    std::size_t seen = 0;
+    for (std::uint64_t v : std::as_const(a)) seen += v + 1;
+    EXPECT_EQ(seen, 0u);
+    std::sort(a.begin(), a.end());
+    EXPECT_EQ(b.get(7), 7u);
+    PagedArray<std::uint64_t> c(512, pool, {.budget = kBlock});
+    c = std::move(b);
+    EXPECT_EQ(b.size(), 0u);
+    EXPECT_TRUE(b.begin() == b.end());
+    EXPECT_EQ(c.get(7), 7u);
+    EXPECT_EQ(std::as_const(c).begin()[7], 7u);
+}
+
 // A reference outlives the iterator it came from and the loads of other leaves.
 TEST(PagedIterators, ReferencesStayValidAcrossLoads) {
     BlockPool pool({.block_size = kBlock, .capacity = 1 << 20});

@@ -57,6 +57,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "physmem/paged_iterator.hpp"
@@ -86,11 +87,17 @@ class PagedArray {
         if (alignof(T) > pool.block_size()) throw std::invalid_argument("physmem::PagedArray: alignment exceeds block size");
         pager_->keep_root_at(&root_);
     }
-    PagedArray(PagedArray&& o) noexcept : shape_(o.shape_), size_(o.size_), pager_(std::move(o.pager_)) {
+    // Moving leaves the source empty: size() 0, no leaves, begin() == end(); beyond those,
+    // only assigning to it and destroying it are allowed.
+    PagedArray(PagedArray&& o) noexcept
+        : shape_(o.shape_), size_(std::exchange(o.size_, 0)), pager_(std::move(o.pager_)) {
         if (pager_) pager_->keep_root_at(&root_);
+        o.root_ = nullptr;
     }
     PagedArray& operator=(PagedArray&& o) noexcept {
-        shape_ = o.shape_, size_ = o.size_, pager_ = std::move(o.pager_), root_ = nullptr;
+        if (this == &o) return *this;
+        shape_ = o.shape_, size_ = std::exchange(o.size_, 0), pager_ = std::move(o.pager_), root_ = nullptr;
+        o.root_ = nullptr;
         if (pager_) pager_->keep_root_at(&root_);
         return *this;
     }
@@ -98,7 +105,7 @@ class PagedArray {
     size_type size() const noexcept { return size_; }
     bool empty() const noexcept { return size_ == 0; }
     size_type leaf_length() const noexcept { return shape_.leaf_len(); }
-    size_type leaf_count() const noexcept { return pager_->leaves(); }
+    size_type leaf_count() const noexcept { return pager_ ? pager_->leaves() : 0; }
     const TreeShape& shape() const noexcept { return shape_; }
     const std::string& file() const noexcept { return pager_->file(); }
     PagingStats stats() const { return pager_->stats(); }

@@ -174,8 +174,8 @@ class PagedRef {
 
 // A random-access iterator over a PagedArray A: a cursor into its leaf's frame (the
 // element's address and the leaf's end, as TreeIterator's) plus the pager's epoch when
-// it was resolved (kUnresolved, which the pager never reaches, when it is not). Making an iterator and
-// moving it into another leaf (++, --, +=) resolve it when that leaf is ready (present,
+// it was resolved (kUnresolved, which the pager never reaches, when it is not). Making an
+// iterator and moving it into another leaf (++, --, +=) resolve it when that leaf is ready (present,
 // and referenced — and dirty, for a non-const iterator: leaf_if_ready), else leave it
 // unresolved; nothing is loaded before a *, which resolves it — one walk, loading the
 // leaf if needed — when it is unresolved or the epoch moved (a leaf left memory or was
@@ -194,9 +194,7 @@ class PagedIterator {
     using pointer = std::conditional_t<Const, const T*, T*>;
 
     PagedIterator() = default;
-    PagedIterator(Array* a, std::size_t i) noexcept : a_(a), i_(i), ep_(a->pager().epoch_address()) {
-        set(peek(a, i));
-    }
+    PagedIterator(Array* a, std::size_t i) noexcept : a_(a), i_(i), ep_(epoch_of(a)) { set(peek(a, i)); }
     operator PagedIterator<A, true>() const noexcept
         requires(!Const)
     {
@@ -289,6 +287,11 @@ class PagedIterator {
                 reinterpret_cast<std::uintptr_t>(leaf + s.leaf_len()), a->pager().epoch()};
     }
     void set(const Pos& p) const noexcept { cur_ = p.cur, lend_ = p.lend, epoch_ = p.epoch; }
+    // The array's pager's epoch, or a constant one for an array moved from (no pager).
+    static const std::uint64_t* epoch_of(Array* a) noexcept {
+        static constexpr std::uint64_t kNone = 0;
+        return a->leaf_count() ? a->pager().epoch_address() : &kNone;
+    }
     // The hot path: the cursor when resolved and nothing left memory since.
     [[gnu::always_inline]] T* address() const {
         if (epoch_ != *ep_) [[unlikely]] set(locate(a_, i_));

@@ -63,10 +63,7 @@ class PagedRef {
     static constexpr std::uint64_t kDetached = ~std::uint64_t{0};  // an epoch the pager never reaches
 
   public:
-    // `epoch` is the pager's epoch when p was resolved.
-    PagedRef(PagedArray<T>* a, std::size_t i, T* p, std::uint64_t epoch) noexcept
-        : PagedRef(a, i, p, epoch, a->pager().epoch_address()) {}
-    // The same, `ep` the pager's epoch_address().
+    // `ep` is the pager's epoch_address(), `epoch` its value when p was resolved.
     PagedRef(PagedArray<T>* a, std::size_t i, T* p, std::uint64_t epoch, const std::uint64_t* ep) noexcept
         : a_(a), i_(i), p_(p), epoch_(epoch), ep_(ep) {}
     // The same element (the value, when detached: copied only then).
@@ -270,19 +267,19 @@ class PagedIterator {
     };
     // Element i's leaf walked to (loaded if needed; marked dirty for a non-const iterator).
     [[gnu::noinline]] static Pos locate(Array* a, std::size_t i) {
-        const auto& s = a->shape();
-        T* leaf = a->leaf(i >> s.leaf_shift, !Const);
-        return {reinterpret_cast<std::uintptr_t>(leaf + (i & s.leaf_mask())),
-                reinterpret_cast<std::uintptr_t>(leaf + s.leaf_len()), a->pager().epoch()};
+        return in_leaf(a, a->leaf(i >> a->shape().leaf_shift, !Const), i);
     }
     // Element i's leaf when ready (leaf_if_ready), else unresolved; i may be past the end,
     // a null (a value-initialized iterator moved by 0).
     [[gnu::noinline]] static Pos peek(Array* a, std::size_t i) noexcept {
         if (!a) return {0, 0, kUnresolved};
-        const auto& s = a->shape();
-        std::size_t k = i >> s.leaf_shift;
+        std::size_t k = i >> a->shape().leaf_shift;
         T* leaf = k < a->leaf_count() ? a->leaf_if_ready(k, !Const) : nullptr;
-        if (!leaf) return {0, 0, kUnresolved};
+        return leaf ? in_leaf(a, leaf, i) : Pos{0, 0, kUnresolved};
+    }
+    // Element i's position in `leaf`, its leaf's frame, at the pager's epoch now.
+    static Pos in_leaf(Array* a, T* leaf, std::size_t i) noexcept {
+        const auto& s = a->shape();
         return {reinterpret_cast<std::uintptr_t>(leaf + (i & s.leaf_mask())),
                 reinterpret_cast<std::uintptr_t>(leaf + s.leaf_len()), a->pager().epoch()};
     }

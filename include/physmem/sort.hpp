@@ -51,32 +51,31 @@ namespace physmem {
 
 namespace detail {
 
-// A TreeArray's own iterator (not a CheckedTreeArray's, not a PagedArray's).
+// A TreeArray's own iterator (not a CheckedTreeArray's, not a PagedArray's), and a
+// PagedArray's own non-const one.
 template <class I>
 struct IsTreeArrayIterator : std::false_type {};
 template <class T>
 struct IsTreeArrayIterator<TreeIterator<TreeArray<T>, false>> : std::true_type {};
-
-// Whether physmem::sort sorts [I, I) by leaves with comp: a TreeArray's iterators, an
-// element type the scratch can hold (trivially copyable, default constructible) and a
-// comp callable on const elements (the merges read the runs as const).
-template <class I, class Comp, class T = std::iter_value_t<I>>
-inline constexpr bool sort_by_leaves_v = IsTreeArrayIterator<std::remove_cvref_t<I>>::value &&
-                                         std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T> &&
-                                         std::predicate<Comp&, const T&, const T&>;
-
-// A PagedArray's own (non-const) iterator.
 template <class I>
 struct IsPagedArrayIterator : std::false_type {};
 template <class T>
 struct IsPagedArrayIterator<PagedIterator<PagedArray<T>, false>> : std::true_type {};
 
-// Whether physmem::sort may sort [I, I) as a scratch copy (sort_paged below); T is
-// trivially copyable in any PagedArray.
-template <class I, class Comp, class T = std::iter_value_t<I>>
-inline constexpr bool sort_paged_v = IsPagedArrayIterator<std::remove_cvref_t<I>>::value &&
-                                     std::is_default_constructible_v<T> &&
-                                     std::predicate<Comp&, const T&, const T&>;
+// Whether a scratch TreeArray can sort elements T with comp: T trivially copyable and
+// default constructible, comp callable on const elements (the merges read the runs as const).
+template <class T, class Comp>
+inline constexpr bool scratch_sortable_v = std::is_trivially_copyable_v<T> && std::is_default_constructible_v<T> &&
+                                           std::predicate<Comp&, const T&, const T&>;
+
+// Whether physmem::sort sorts [I, I) by leaves (a TreeArray's iterators) or as a scratch
+// copy (a PagedArray's: sort_paged below).
+template <class I, class Comp>
+inline constexpr bool sort_by_leaves_v =
+    IsTreeArrayIterator<std::remove_cvref_t<I>>::value && scratch_sortable_v<std::iter_value_t<I>, Comp>;
+template <class I, class Comp>
+inline constexpr bool sort_paged_v =
+    IsPagedArrayIterator<std::remove_cvref_t<I>>::value && scratch_sortable_v<std::iter_value_t<I>, Comp>;
 
 // A position in a TreeArray read or written in index order: the current leaf's pointer and
 // end, refilled when the position reaches the end of its leaf.

@@ -41,14 +41,26 @@ class SetAssoc {
 
     bool empty() const noexcept { return kind_ == Kind::none; }
 
+    // Where lookup found a key's set, for the insert after a miss (SmallSets only; WideSets
+    // find their set again, which costs them little).
+    using Hint = SmallSets::Hint;
+
     // true on a hit (the entry becomes the most recently used); false on a miss, nothing changed.
     bool lookup(std::uint64_t key) noexcept {
         return dispatch([&](auto w) { return small_.lookup<w>(key); }, [&] { return wide_.lookup(key); });
+    }
+    // lookup that also fills h for insert(key, h).
+    bool lookup(std::uint64_t key, Hint& h) noexcept {
+        return dispatch([&](auto w) { return small_.lookup<w>(key, h); }, [&] { return wide_.lookup(key); });
     }
     // Makes `key` present and most recently used, evicting the set's least recently used
     // entry when full. pre: key != kEmpty and key is not present (a lookup just missed).
     void insert(std::uint64_t key) noexcept {
         dispatch([&](auto w) { small_.insert<w>(key); }, [&] { wide_.insert(key); });
+    }
+    // insert, with h from lookup(key, h) on this array (nothing flushed between).
+    void insert(std::uint64_t key, const Hint& h) noexcept {
+        dispatch([&](auto w) { small_.insert<w>(key, h); }, [&] { wide_.insert(key); });
     }
     // lookup(key) || (insert(key), false).
     bool access(std::uint64_t key) noexcept {

@@ -107,7 +107,15 @@ struct Simulator::Impl {
     // walk: the walk caches when no two levels share an array, the L2 array of a page size
     // when it holds no walk entries. The result is the same: nothing reads the array between.
     bool pwc_fused = true;
-    std::array<bool, kPageSizes> l2_fused{};
+    // Per tagged page size, what translate needs: its arrays and geometry in one place.
+    struct Route {
+        SetAssoc* l1 = nullptr;  // the L1 array holding the size (nullptr: none)
+        SetAssoc* l2 = nullptr;  // the L2 array, likewise
+        bool l2_fused = false;   // l2 holds no walk entries: a miss may insert at once
+        PageSize held = PageSize::k4K;
+        unsigned shift = 12, leaf = 1;
+    };
+    std::array<Route, kPageSizes> routes{};
 
     void place_pwc() {
         const PwcConfig& c = cfg.pwc;
@@ -125,9 +133,12 @@ struct Simulator::Impl {
         for (unsigned lv = 1; lv <= 5; ++lv) level_shift[lv] = geo.base_shift + geo.bits * (lv - 1);
         for (unsigned a = 2; a <= 5; ++a)
             for (unsigned b = a + 1; b <= 5; ++b) pwc_fused &= !pwc_of[a] || pwc_of[a] != pwc_of[b];
-        for (unsigned s = 0; s < kPageSizes; ++s) {
-            SetAssoc* a2 = l2.holding(PageSize(s));
-            l2_fused[s] = std::find(pwc_of.begin(), pwc_of.end(), a2) == pwc_of.end();
+        for (unsigned t = 0; t < kPageSizes; ++t) {
+            Route& r = routes[t];
+            r.held = geo.held_as[t], r.shift = geo.shift[t], r.leaf = geo.leaf[t];
+            r.l1 = l1.holding(r.held);
+            r.l2 = l2.holding(r.held);
+            r.l2_fused = std::find(pwc_of.begin(), pwc_of.end(), r.l2) == pwc_of.end();
         }
     }
 
@@ -145,15 +156,15 @@ struct Simulator::Impl {
         key = entry_prefix(addr, level) | pwc_tag[level];
         return pwc_of[level];
     }
-    bool pwc_lookup(unsigned level, std::uint64_t addr) noexcept {
+    bool pwc_lookup(unsigned level, std::uint64_t addr, SetAssoc::Hint& h) noexcept {
         std::uint64_t key;
         SetAssoc* a = pwc_array(level, addr, key);
-        return a && a->lookup(key);
+        return a && a->lookup(key, h);
     }
-    // pre: pwc_lookup(level, addr) just missed.
-    void pwc_insert(unsigned level, std::uint64_t addr) noexcept {
+    // pre: pwc_lookup(level, addr, h) just missed.
+    void pwc_insert(unsigned level, std::uint64_t addr, const SetAssoc::Hint& h) noexcept {
         std::uint64_t key;
-        if (SetAssoc* a = pwc_array(level, addr, key)) a->insert(key);
+        if (SetAssoc* a = pwc_array(level, addr, key)) a->insert(key, h);
     }
     // pwc_lookup, inserting on a miss. pre: pwc_fused.
     bool pwc_access(unsigned level, std::uint64_t addr) noexcept {
@@ -184,8 +195,9 @@ struct Simulator::Impl {
         ++st.walks_by_size[unsigned(s)];
         const unsigned top = cfg.levels;
         unsigned start = top;
+        std::array<SetAssoc::Hint, 6> hints;  // per level that missed, for its insert below
         for (unsigned lv = leaf + 1; lv <= top; ++lv) {
-            if (pwc_fused ? pwc_access(lv, addr) : pwc_lookup(lv, addr)) {
+            if (pwc_fused ? pwc_access(lv, addr) : pwc_lookup(lv, addr, hints[lv])) {
                 ++st.pwc_hits_by_level[lv];
                 start = lv - 1;
                 break;
@@ -195,28 +207,31 @@ struct Simulator::Impl {
         if (!caches.empty())
             for (unsigned lv = start; lv >= leaf; --lv) walk_ref(addr, lv);
         if (pwc_fused) return;
-        for (unsigned lv = leaf + 1; lv <= start; ++lv) pwc_insert(lv, addr);  // each missed above
+        for (unsigned lv = leaf + 1; lv <= start; ++lv) pwc_insert(lv, addr, hints[lv]);  // each missed above
     }
 
+    // The same page as the last reference (most of a scan) costs a compare here; anything
+    // else goes through the arrays out of line.
     void translate(std::uint64_t addr, PageSize tagged) noexcept {
-        const unsigned t = unsigned(tagged);
-        const PageSize s = geo.held_as[t];
-        const std::uint64_t key = tlb_key(addr, geo.shift[t], s);
-        if (key == last_page) return;
-        SetAssoc* a1 = l1.holding(s);
-        if (a1 && a1->access(key)) {  // L1 is no other array: a miss inserts at once
+        const Route& r = routes[unsigned(tagged)];
+        const std::uint64_t key = tlb_key(addr, r.shift, r.held);
+        if (key != last_page) translate_page(r, addr, key);
+    }
+
+    [[gnu::noinline]] void translate_page(const Route& r, std::uint64_t addr, std::uint64_t key) noexcept {
+        if (r.l1 && r.l1->access(key)) {  // L1 is no other array: a miss inserts at once
             last_page = key;
             return;
         }
-        ++st.l1_misses_by_size[unsigned(s)];
-        SetAssoc* a2 = l2.holding(s);
-        if (a2 && (l2_fused[unsigned(s)] ? a2->access(key) : a2->lookup(key))) {
+        ++st.l1_misses_by_size[unsigned(r.held)];
+        SetAssoc::Hint h;
+        if (r.l2 && (r.l2_fused ? r.l2->access(key) : r.l2->lookup(key, h))) {
             ++st.l2_hits;
         } else {
-            walk(addr, s, geo.leaf[t]);
-            if (a2 && !l2_fused[unsigned(s)]) a2->insert(key);
+            walk(addr, r.held, r.leaf);
+            if (r.l2 && !r.l2_fused) r.l2->insert(key, h);
         }
-        last_page = a1 ? key : kNone;
+        last_page = r.l1 ? key : kNone;
     }
 
     void data(std::uint64_t addr, Ref kind) noexcept {
@@ -282,6 +297,14 @@ const MachineConfig& Simulator::config() const noexcept { return impl_->cfg; }
 void Simulator::access(std::uint64_t addr, PageSize size, Ref kind) noexcept { impl_->access(addr, size, kind); }
 void Simulator::run(std::span<const Entry> trace) noexcept {
     Impl& im = *impl_;
+    if (im.cfg.translate && im.caches.empty()) {  // the common case: no data caches to run
+        for (Entry e : trace) {
+            im.st.sw_walk_loads += e.kind() == Ref::sw_walk;
+            ++im.st.accesses_by_size[unsigned(e.size())];
+            im.translate(e.addr(), e.size());
+        }
+        return;
+    }
     for (Entry e : trace) im.access(e.addr(), e.size(), e.kind());
 }
 const Stats& Simulator::stats() const noexcept {

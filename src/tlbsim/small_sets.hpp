@@ -1,21 +1,29 @@
-// src/tlbsim/small_sets.hpp — a set-associative array of up to 16 ways with true LRU, each set
-// in one run of 64-bit words, so an access touches one or two cache lines and no pointers:
-//   word 0          recency order: nibble p = the way at recency position p (0 = most
+// src/tlbsim/small_sets.hpp — a set-associative array of up to 16 ways with true LRU. Each set
+// is a metadata row (2 words for up to 8 ways, 4 for more: a power of two, so rows never
+// straddle a cache line) and a row of keys, kept apart so that a miss, the common case of a
+// large L2 TLB, reads only the metadata (4096 16-way entries: 8 KiB of metadata, 32 KiB of keys):
+//   meta word 0     recency order: nibble p = the way at recency position p (0 = most
 //                   recent); nibbles past the last way hold 0xF, which no way of a set of
 //                   under 16 ways has;
-//   words 1..F      fingerprints: byte w of word 1 + w / 8 = a hash byte of way w's key (any
+//   meta words 1..F fingerprints: byte w of word 1 + w / 8 = a hash byte of way w's key (any
 //                   value for an empty way: its key, kEmpty, never matches);
-//   words F+1..     the ways' keys.
+//   key word w      way w's key.
 // The operations take the way count as a template argument W where the caller knows it
 // (SetAssoc dispatches the common counts, so their masks and loops are constants); W = 0
-// reads it from the object. Finding a key XORs each fingerprint word with the key's fingerprint and flags the zero
-// bytes (swar.hpp): on a miss usually no way is flagged, on a hit usually only the way, and
-// only flagged ways compare the full key. A hit moves the way's nibble to the front; an
+// reads it from the object. Finding a key compares every fingerprint byte with the key's at
+// once (SSE2 where the target has it, else swar::match_bytes) into one mask of candidate ways:
+// on a miss usually none, on a hit usually only the way, and only candidates compare the
+// full key. A hit moves the way's nibble to the front; an
 // insert takes the last position's way (the least recently used) and moves it to the front.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "tlbsim/set_index.hpp"
 #include "tlbsim/swar.hpp"
@@ -30,17 +38,41 @@ class SmallSets {
     SmallSets() = default;
     // pre: 1 <= ways <= kMaxWays, sets >= 1.
     SmallSets(unsigned sets, unsigned ways);
+    // Move-only: meta_/keys_ point into the vectors, which a move carries along and a copy
+    // would not.
+    SmallSets(SmallSets&&) noexcept = default;
+    SmallSets& operator=(SmallSets&&) noexcept = default;
+    SmallSets(const SmallSets&) = delete;
+    SmallSets& operator=(const SmallSets&) = delete;
 
     unsigned ways() const noexcept { return ways_; }
 
     // In each: pre: W == 0 or W == ways().
+    // Where a key lives: its set's rows and its fingerprint, found once by lookup and
+    // reused by the insert that follows a miss.
+    struct Hint {  // trivial: a walk keeps one per level uninitialized until its lookup
+        std::uint64_t* meta;
+        std::uint64_t* keys;
+        std::uint64_t fp;
+    };
+
     // true on a hit (the way becomes the most recently used); false on a miss, nothing changed.
+    // Either way h describes key's set.
     template <unsigned W = 0>
-    bool lookup(std::uint64_t key) noexcept;
+    bool lookup(std::uint64_t key, Hint& h) noexcept;
+    template <unsigned W = 0>
+    bool lookup(std::uint64_t key) noexcept {
+        Hint h;
+        return lookup<W>(key, h);
+    }
     // Makes key present and most recently used, evicting the set's least recently used key.
-    // pre: key != kEmpty and key is not present.
+    // pre: key != kEmpty and key is not present; h (if given) from lookup(key, h) on this object.
     template <unsigned W = 0>
-    void insert(std::uint64_t key) noexcept;
+    void insert(std::uint64_t key, const Hint& h) noexcept;
+    template <unsigned W = 0>
+    void insert(std::uint64_t key) noexcept {
+        insert<W>(key, hint_of<W>(key));
+    }
     // lookup(key) || (insert(key), false), finding the set and the fingerprint once.
     template <unsigned W = 0>
     bool access(std::uint64_t key) noexcept;
@@ -63,26 +95,40 @@ class SmallSets {
         else return used_;
     }
     template <unsigned W>
-    std::uint64_t fp_ways(unsigned word) const noexcept {
-        if constexpr (W == 0) return fp_ways_[word];
-        else return W >= 8 * (word + 1) ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * (W - 8 * word))) - 1;
+    unsigned meta_stride() const noexcept {
+        return W ? (W <= 8 ? 2 : 4) : meta_stride_;
     }
-    // The way holding key in set s, or -1.
+    using Row = Hint;  // find and place read only the rows
+    // The ways whose fingerprint byte is fp, as bits (bit w: way w): both fingerprint words
+    // in one mask, so where a hit lies costs no branch.
     template <unsigned W>
-    int find(const std::uint64_t* s, std::uint64_t key, std::uint64_t fp) const noexcept;
+    unsigned matches(const std::uint64_t* meta, std::uint64_t fp) const noexcept;
     template <unsigned W>
-    void place(std::uint64_t* s, std::uint64_t key, std::uint64_t fp) noexcept;
+    unsigned way_bits() const noexcept {
+        return (1u << ways_of<W>()) - 1;
+    }
+    // The way holding key in row r, or -1.
+    template <unsigned W>
+    int find(Row r, std::uint64_t key, std::uint64_t fp) const noexcept;
+    template <unsigned W>
+    void place(Row r, std::uint64_t key, std::uint64_t fp) noexcept;
     static std::uint64_t fingerprint(std::uint64_t key) noexcept { return (key * 0x9E3779B97F4A7C15ull) >> 56; }
-    std::uint64_t* set_of(std::uint64_t key) noexcept { return &words_[std::size_t{index_(key)} * stride_]; }
+    template <unsigned W>
+    Hint hint_of(std::uint64_t key) noexcept {
+        const std::size_t set = index_(key);
+        return {meta_ + set * meta_stride<W>(), keys_ + set * ways_of<W>(), fingerprint(key)};
+    }
     // The recency order with `way` moved from its position to the front.
     template <unsigned W>
     std::uint64_t to_front(std::uint64_t order, unsigned way) const noexcept;
 
     SetIndex index_;
-    unsigned ways_ = 0, fp_words_ = 0, stride_ = 0;
+    unsigned ways_ = 0, fp_words_ = 0, meta_stride_ = 0;
     std::uint64_t used_ = 0;            // the order word's nibbles that are positions
-    std::uint64_t fp_ways_[2] = {0, 0};  // per fingerprint word: 0x80 in the bytes that are ways
-    std::vector<std::uint64_t> words_;
+    // The rows: meta_ and keys_, each the first word of its vector's storage on a cache line.
+    std::vector<std::uint64_t> meta_words_, key_words_;
+    std::uint64_t* meta_ = nullptr;
+    std::uint64_t* keys_ = nullptr;
 };
 
 template <unsigned W>
@@ -94,55 +140,62 @@ std::uint64_t SmallSets::to_front(std::uint64_t order, unsigned way) const noexc
 }
 
 template <unsigned W>
-int SmallSets::find(const std::uint64_t* s, std::uint64_t key, std::uint64_t fp) const noexcept {
-    const unsigned words = fp_words<W>();
-    const std::uint64_t* keys = s + 1 + words;
-    const std::uint64_t splat = swar::kBytesOf1 * fp;
-    for (unsigned i = 0; i < words; ++i) {
-        for (std::uint64_t f = swar::zero_bytes(s[1 + i] ^ splat) & fp_ways<W>(i); f; f &= f - 1) {
-            const unsigned way = 8 * i + swar::first_byte(f);
-            if (keys[way] == key) return int(way);
-        }
+int SmallSets::find(Row r, std::uint64_t key, std::uint64_t fp) const noexcept {
+    for (unsigned candidates = matches<W>(r.meta, fp); candidates; candidates &= candidates - 1) {
+        const unsigned way = unsigned(std::countr_zero(candidates));
+        if (r.keys[way] == key) return int(way);
     }
     return -1;
 }
 
-// Puts key in the least recently used way of set s and makes it the most recent.
 template <unsigned W>
-void SmallSets::place(std::uint64_t* s, std::uint64_t key, std::uint64_t fp) noexcept {
-    const std::uint64_t order = s[0], used_nibbles = used<W>();
+unsigned SmallSets::matches(const std::uint64_t* meta, std::uint64_t fp) const noexcept {
+#if defined(__SSE2__)
+    // One byte compare of all the fingerprints (x86-64's baseline SIMD).
+    const __m128i want = _mm_set1_epi8(char(fp));
+    const __m128i* fps = reinterpret_cast<const __m128i*>(meta + 1);
+    const __m128i have = fp_words<W>() == 2 ? _mm_loadu_si128(fps) : _mm_loadl_epi64(fps);
+    return unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(have, want))) & way_bits<W>();
+#else
+    return swar::match_bytes(meta + 1, fp_words<W>(), fp) & way_bits<W>();
+#endif
+}
+
+// Puts key in the least recently used way of row r and makes it the most recent.
+template <unsigned W>
+void SmallSets::place(Row r, std::uint64_t key, std::uint64_t fp) noexcept {
+    const std::uint64_t order = r.meta[0], used_nibbles = used<W>();
     const unsigned victim = unsigned(order >> (4 * (ways_of<W>() - 1))) & 0xF;
-    s[1 + fp_words<W>() + victim] = key;
-    std::uint64_t& word = s[1 + victim / 8];
+    r.keys[victim] = key;
+    std::uint64_t& word = r.meta[1 + victim / 8];
     const unsigned at = 8 * (victim % 8);
     word = (word & ~(std::uint64_t{0xFF} << at)) | (fp << at);
-    s[0] = ((order << 4) & used_nibbles) | (order & ~used_nibbles) | victim;
+    r.meta[0] = ((order << 4) & used_nibbles) | (order & ~used_nibbles) | victim;
 }
 
 template <unsigned W>
-bool SmallSets::lookup(std::uint64_t key) noexcept {
-    std::uint64_t* s = set_of(key);
-    const int way = find<W>(s, key, fingerprint(key));
+bool SmallSets::lookup(std::uint64_t key, Hint& h) noexcept {
+    h = hint_of<W>(key);
+    const int way = find<W>(h, key, h.fp);
     if (way < 0) return false;
-    s[0] = to_front<W>(s[0], unsigned(way));
+    h.meta[0] = to_front<W>(h.meta[0], unsigned(way));
     return true;
 }
 
 template <unsigned W>
-void SmallSets::insert(std::uint64_t key) noexcept {
-    place<W>(set_of(key), key, fingerprint(key));
+void SmallSets::insert(std::uint64_t key, const Hint& h) noexcept {
+    place<W>(h, key, h.fp);
 }
 
 template <unsigned W>
 bool SmallSets::access(std::uint64_t key) noexcept {
-    std::uint64_t* s = set_of(key);
-    const std::uint64_t fp = fingerprint(key);
-    const int way = find<W>(s, key, fp);
+    const Hint h = hint_of<W>(key);
+    const int way = find<W>(h, key, h.fp);
     if (way < 0) {
-        place<W>(s, key, fp);
+        place<W>(h, key, h.fp);
         return false;
     }
-    s[0] = to_front<W>(s[0], unsigned(way));
+    h.meta[0] = to_front<W>(h.meta[0], unsigned(way));
     return true;
 }
 

@@ -23,8 +23,22 @@ constexpr std::uint64_t zero_nibbles(std::uint64_t x) noexcept {
     return ~(((x & k7) + k7) | x | k7);
 }
 
-// The lowest lane flagged by zero_bytes / zero_nibbles. pre: flags != 0.
-inline unsigned first_byte(std::uint64_t flags) noexcept { return unsigned(std::countr_zero(flags)) >> 3; }
+// zero_bytes' flags packed into 8 bits: bit i set when byte i was flagged (a multiply gathers
+// each byte's top bit into the top byte; no carries, as each product bit has one source).
+constexpr unsigned byte_flags_to_bits(std::uint64_t flags) noexcept {
+    return unsigned(((flags >> 7) * 0x0102040810204080ull) >> 56);
+}
+
+// The bytes of words[0..n) equal to `byte`, as bits: bit 8i + j for byte j of words[i] (by
+// value). pre: n <= 4, byte < 256. The portable twin of an SSE2 byte compare + movemask.
+inline unsigned match_bytes(const std::uint64_t* words, unsigned n, std::uint64_t byte) noexcept {
+    const std::uint64_t splat = kBytesOf1 * byte;
+    unsigned bits = 0;
+    for (unsigned i = 0; i < n; ++i) bits |= byte_flags_to_bits(zero_bytes(words[i] ^ splat)) << (8 * i);
+    return bits;
+}
+
+// The lowest lane flagged by zero_nibbles. pre: flags != 0.
 inline unsigned first_nibble(std::uint64_t flags) noexcept { return unsigned(std::countr_zero(flags)) >> 2; }
 
 }  // namespace physmem::tlbsim::swar

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A fake ``physmem-tlbsim`` (detect, presets, validate, bench) printing the JSON the real
+"""A fake ``physmem-tlbsim`` (detect, presets, validate, bench, bench --preset all) printing the JSON the real
 one prints. $PHYSMEM_FAKE_TLBSIM: ``fail`` makes one validation case fail (exit 1),
 ``slow`` makes bench report 20 M refs/s, ``nopreset`` makes detect find no preset."""
 import json
@@ -17,6 +17,8 @@ def main(argv):
         print("usage: physmem-tlbsim detect|presets|validate|bench [--preset P]", file=sys.stderr)
         return 2
     what = argv[0]
+    if what == "bench" and "--preset" in argv and argv[argv.index("--preset") + 1:][:1] == ["all"]:
+        what = "bench_all"
     out = dict(t[what])
     if what == "detect" and mode == "nopreset":
         out["preset"] = None

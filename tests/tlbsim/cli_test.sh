@@ -19,6 +19,17 @@ det=$("$tool" detect)
 b=$("$tool" bench --preset auto --refs 3000 --reps 1) || fail "bench --preset auto exited $?"
 [ "$(echo "$b" | json 'd["preset"] == d["auto"]["preset"] and d["min_refs_per_second"] > 0 and d["min_refs_per_cpu_second"] > 0')" = True ] \
     || fail "bench --preset auto: $b"
+# bench --preset all: this CPU's model and every preset, the top level being the slowest.
+b=$("$tool" bench --preset all --refs 3000 --reps 1) || fail "bench --preset all exited $?"
+names=$("$tool" presets | json '" ".join(sorted(p["name"] for p in d["presets"]))')
+[ "$(echo "$b" | json '" ".join(sorted(e["asked"] for e in d["every_preset"] if e["asked"] != "auto"))')" = "$names" ] \
+    || fail "bench --preset all: not every preset: $b"
+[ "$(echo "$b" | json 'd["every_preset"][0]["asked"] == "auto" and d["min_refs_per_second"] == min(e["min_refs_per_second"] for e in d["every_preset"]) and d["preset"] == min(d["every_preset"], key=lambda e: e["min_refs_per_second"])["preset"] and d["min_refs_per_cpu_second"] == min(e["min_refs_per_cpu_second"] for e in d["every_preset"])')" = True ] \
+    || fail "bench --preset all: the top level is not the slowest: $b"
+# --levels 5 applies to the 4 KiB-granule presets; the others are skipped, said why.
+b=$("$tool" bench --preset all --levels 5 --refs 3000 --reps 1) || fail "bench --preset all --levels 5 exited $?"
+[ "$(echo "$b" | json 'len(d["skipped"]) > 0 and all(s["why"] for s in d["skipped"]) and all("64k" in s["preset"] or "16k" in s["preset"] or s["preset"] == "none" for s in d["skipped"])')" = True ] \
+    || fail "bench --preset all --levels 5: skipped: $b"
 [ "$("$tool" show skylake --levels 5 | json 'd["machine"]["levels"]')" = 5 ] || fail "show --levels 5"
 [ "$("$tool" validate | json 'd["ok"]')" = True ] || fail "validate"
 

@@ -55,49 +55,60 @@ double thread_cpu_seconds() {
     return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
 }
 
-// The best wall and the best CPU time (this thread's) of `reps` runs: on a shared machine
-// the wall time also counts the time other processes held the CPU; the CPU time does not.
+// The best wall and the best CPU time (this thread's) of a machine's runs of one pattern: on
+// a shared machine the wall time also counts the time other processes held the CPU; the CPU
+// time does not.
 struct Best {
     double wall = std::numeric_limits<double>::infinity();
     double cpu = std::numeric_limits<double>::infinity();
 };
 
-Best best_seconds(const MachineConfig& m, const std::vector<Entry>& trace, unsigned reps) {
-    Best best;
-    for (unsigned r = 0; r < std::max(reps, 1u); ++r) {
-        Simulator sim(m);
-        auto t0 = std::chrono::steady_clock::now();
-        double c0 = thread_cpu_seconds();
-        sim.run(trace);
-        double c1 = thread_cpu_seconds();
-        auto t1 = std::chrono::steady_clock::now();
-        if (sim.stats().accesses != trace.size()) throw std::logic_error("bench: references lost");
-        best.wall = std::min(best.wall, std::chrono::duration<double>(t1 - t0).count());
-        best.cpu = std::min(best.cpu, c1 - c0);
-    }
-    return best;
+void time_once(const MachineConfig& m, const std::vector<Entry>& trace, Best& best) {
+    Simulator sim(m);
+    auto t0 = std::chrono::steady_clock::now();
+    double c0 = thread_cpu_seconds();
+    sim.run(trace);
+    double c1 = thread_cpu_seconds();
+    auto t1 = std::chrono::steady_clock::now();
+    if (sim.stats().accesses != trace.size()) throw std::logic_error("bench: references lost");
+    best.wall = std::min(best.wall, std::chrono::duration<double>(t1 - t0).count());
+    best.cpu = std::min(best.cpu, c1 - c0);
 }
 
 }  // namespace
 
-Json bench(const MachineConfig& m, std::uint64_t refs, unsigned reps) {
-    Json patterns = Json::array();
-    double lowest = std::numeric_limits<double>::infinity(), lowest_cpu = lowest;
+std::vector<Json> bench(const std::vector<MachineConfig>& machines, std::uint64_t refs, unsigned reps) {
     struct Pattern {
         const char* name;
         std::vector<Entry> (*make)(std::uint64_t);
     };
+    std::vector<Json> out(machines.size());
+    for (Json& o : out) o = {{"patterns", Json::array()}};
     for (Pattern p : {Pattern{"sequential-4k", sequential_4k}, Pattern{"random-4k-1gib", random_4k},
                       Pattern{"tree-walk-2m", tree_walk_2m}}) {
         std::vector<Entry> trace = p.make(refs);
-        Best b = best_seconds(m, trace, reps);
-        double rate = double(trace.size()) / b.wall, cpu_rate = double(trace.size()) / b.cpu;
-        lowest = std::min(lowest, rate);
-        lowest_cpu = std::min(lowest_cpu, cpu_rate);
-        patterns.push_back({{"pattern", p.name}, {"refs", trace.size()}, {"seconds", b.wall}, {"refs_per_second", rate},
-                            {"cpu_seconds", b.cpu}, {"refs_per_cpu_second", cpu_rate}});
+        std::vector<Best> best(machines.size());
+        for (unsigned r = 0; r < std::max(reps, 1u); ++r)  // rounds: a slow spell costs each machine one run
+            for (std::size_t i = 0; i < machines.size(); ++i) time_once(machines[i], trace, best[i]);
+        for (std::size_t i = 0; i < machines.size(); ++i) {
+            const double n = double(trace.size());
+            out[i]["patterns"].push_back({{"pattern", p.name}, {"refs", trace.size()}, {"seconds", best[i].wall},
+                                          {"refs_per_second", n / best[i].wall}, {"cpu_seconds", best[i].cpu},
+                                          {"refs_per_cpu_second", n / best[i].cpu}});
+        }
     }
-    return {{"patterns", patterns}, {"min_refs_per_second", lowest}, {"min_refs_per_cpu_second", lowest_cpu}};
+    for (Json& o : out) {
+        double lowest = std::numeric_limits<double>::infinity(), lowest_cpu = lowest;
+        for (const Json& p : o["patterns"]) {
+            lowest = std::min(lowest, p["refs_per_second"].get<double>());
+            lowest_cpu = std::min(lowest_cpu, p["refs_per_cpu_second"].get<double>());
+        }
+        o["min_refs_per_second"] = lowest;
+        o["min_refs_per_cpu_second"] = lowest_cpu;
+    }
+    return out;
 }
+
+Json bench(const MachineConfig& m, std::uint64_t refs, unsigned reps) { return bench(std::vector{m}, refs, reps)[0]; }
 
 }  // namespace physmem::tlbsim::tool

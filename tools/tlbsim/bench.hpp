@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -16,5 +17,10 @@ namespace physmem::tlbsim::tool {
 // "min_refs_per_cpu_second"}: wall time, and the thread's CPU time (CLOCK_THREAD_CPUTIME_ID),
 // which leaves out the time other processes held the CPU on a shared machine.
 nlohmann::ordered_json bench(const MachineConfig& m, std::uint64_t refs, unsigned reps);
+
+// The same for several machines over the same traces, their runs interleaved (round r of
+// every machine, then round r + 1), so a slow spell on a shared machine costs each machine
+// one run instead of all of one machine's runs. One result per machine, in order.
+std::vector<nlohmann::ordered_json> bench(const std::vector<MachineConfig>& machines, std::uint64_t refs, unsigned reps);
 
 }  // namespace physmem::tlbsim::tool

@@ -4,7 +4,7 @@
 //   physmem-tlbsim presets | detect | validate
 //   physmem-tlbsim show PRESET [--levels 5] [--caches on]
 //   physmem-tlbsim run [--preset P|auto] [--levels 4|5] [--caches on|off] [--warmup N] TRACE
-//   physmem-tlbsim bench [--preset P|auto] [--levels 4|5] [--caches on|off] [--refs N] [--reps N]
+//   physmem-tlbsim bench [--preset P|auto|all] [--levels 4|5] [--caches on|off] [--refs N] [--reps N]
 //   physmem-tlbsim whatif [--preset P|auto] [--levels 4|5] [--caches on|off] [--warmup N] TRACE
 // show, run and bench also take --page-size B: the machine with hypothetical pages of B
 // (physmem/tlbsim/what_if.hpp); whatif sweeps B over 4 KiB..1 GiB itself.
@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -57,7 +58,7 @@ const char kUsage[] =
     "usage: physmem-tlbsim presets | detect | validate\n"
     "       physmem-tlbsim show PRESET [--levels 5] [--caches on]\n"
     "       physmem-tlbsim run [--preset P|auto] [--levels 4|5] [--caches on|off] [--warmup N] TRACE\n"
-    "       physmem-tlbsim bench [--preset P|auto] [--levels 4|5] [--caches on|off] [--refs N] [--reps N]\n"
+    "       physmem-tlbsim bench [--preset P|auto|all] [--levels 4|5] [--caches on|off] [--refs N] [--reps N]\n"
     "       physmem-tlbsim whatif [--preset P|auto] [--levels 4|5] [--caches on|off] [--warmup N] TRACE\n"
     "       (show, run, bench: also --page-size hw|B, B a power of two from 4K to 1G)\n";
 
@@ -220,10 +221,55 @@ int cmd_validate() {
     return v["ok"].get<bool>() ? 0 : 1;
 }
 
+// bench --preset all: this CPU's model and every preset (with the other options; a preset
+// they do not apply to is listed under "skipped"), over the same traces. The top-level
+// fields describe the slowest machine (by wall time): its name, patterns and rates, so a
+// reader of one machine's result reads this one the same way; "every_preset" has each
+// machine's slowest rate, and min_refs_per_cpu_second is the lowest of all machines.
+int cmd_bench_all(const Args& a, std::uint64_t refs, unsigned reps) {
+    std::vector<MachineConfig> machines;
+    std::vector<std::string> asked;
+    Json skipped = Json::array();
+    std::vector<std::string> names = preset_names();
+    names.insert(names.begin(), "auto");
+    for (const std::string& n : names) {
+        try {
+            machines.push_back(machine(a, n));
+            asked.push_back(n);
+        } catch (const Usage& e) {
+            skipped.push_back({{"preset", n}, {"why", e.what()}});
+        }
+    }
+    std::vector<Json> results = bench(machines, refs, reps);
+    std::size_t slowest = 0;
+    double lowest_cpu = std::numeric_limits<double>::infinity();
+    Json every = Json::array();
+    for (std::size_t i = 0; i < results.size(); ++i) {
+        const Json& r = results[i];
+        if (r["min_refs_per_second"].get<double>() < results[slowest]["min_refs_per_second"].get<double>()) slowest = i;
+        lowest_cpu = std::min(lowest_cpu, r["min_refs_per_cpu_second"].get<double>());
+        every.push_back({{"preset", machines[i].name}, {"asked", asked[i]}, {"min_refs_per_second", r["min_refs_per_second"]},
+                         {"min_refs_per_cpu_second", r["min_refs_per_cpu_second"]}});
+    }
+    Json out = header();
+    out["preset"] = machines[slowest].name;
+    out["asked"] = "all";
+    out["caches_modelled"] = machines[slowest].model_caches;
+    out["cpu"] = cpu_text();
+    out["auto"] = auto_json(choose_machine_for_this_cpu());
+    out.update(results[slowest]);
+    out["min_refs_per_cpu_second"] = lowest_cpu;
+    out["every_preset"] = every;
+    out["skipped"] = skipped;
+    std::cout << out.dump(2) << "\n";
+    return 0;
+}
+
 int cmd_bench(const Args& a) {
-    MachineConfig m = machine(a, a.get("--preset"));
     std::uint64_t refs = a.number("--refs"), reps = a.number("--reps");
     if (refs < 3) throw Usage("--refs: at least 3");
+    if (a.get("--preset") == "all") return cmd_bench_all(a, refs, unsigned(reps));
+    MachineConfig m = machine(a, a.get("--preset"));
     Json out = header();
     out["preset"] = m.name;
     out["caches_modelled"] = m.model_caches;

@@ -30,6 +30,9 @@ void purge(HugePage* h) noexcept {
         std::memset(h->dirty, 0, sizeof h->dirty);
         H.purged_bytes += kHuge;
         H.purges += 1;
+        // Kept on 4 KiB pages while it held sparse objects (arena.cpp, turn_huge): empty
+        // now, so huge again for whatever comes next.
+        if (h->no_thp) h->no_thp = os::advise_huge(reinterpret_cast<void*>(h->base()), kHuge, true) != 0;
     }
     h->state = HugePage::clean;
     summarize(h);

@@ -127,6 +127,8 @@ struct HugePage {
     std::uint16_t lfr;                       // longest free run of pages
     State state;
     std::uint8_t list;                       // which list it is on (0: none)
+    bool no_thp;                             // advised MADV_NOHUGEPAGE alone (arena.cpp,
+                                             // thp_when_big) until purged (hugepage.cpp)
     HugePage* prev;
     HugePage* next;
     std::uint64_t empty_since_ns;

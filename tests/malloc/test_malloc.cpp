@@ -482,6 +482,48 @@ TEST(LargeSparse, DenselyWrittenBlocksStayOnHugePages) {
                 thp_child_exit, "");
 }
 
+// Blocks placed while the heap was small (on 4 KiB pages, not judged: no sparse arena yet)
+// and written only at their ends stay on 4 KiB pages when the heap turns huge: the 2 MiB
+// pages they fill are neither collapsed (they held 2 MiB each for a few touched KiB: the
+// alloc suite's large-live, 18 MiB) nor left to khugepaged, and keep their bytes. Then the
+// heap is made big by densely written blocks, which go on huge pages.
+TEST(LargeSparse, BlocksPlacedBeforeTheHeapTurnsHugeKeepFewPages) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    auto child = [] {
+        constexpr std::size_t kSize = 288 << 10, kCount = 36;  // 10 MiB: below THP_AFTER_MB's 16
+        std::vector<unsigned char*> early;
+        for (std::size_t i = 0; i < kCount; ++i) {
+            auto* p = static_cast<unsigned char*>(pm_malloc(kSize));
+            p[0] = p[kSize - 1] = static_cast<unsigned char>(i + 1);
+            early.push_back(p);
+        }
+        std::vector<void*> dense;
+        for (std::size_t total = 0; total < (std::size_t{32} << 20); total += 100000)
+            dense.push_back(std::memset(pm_malloc(100000), 1, 100000));
+        pm_stats_t s;
+        pm_stats(&s);
+        if (s.backing != 3 || !s.thp_pages_in_use) std::_Exit(2);  // not on THP: nothing to check
+        for (std::size_t i = 0; i < kCount; ++i)
+            if (early[i][0] != static_cast<unsigned char>(i + 1) || early[i][kSize - 1] != static_cast<unsigned char>(i + 1))
+                std::_Exit(1);
+        // The 2 MiB pages the early blocks fill alone: from the first boundary after the first
+        // block's start to the last boundary before the last block's end.
+        constexpr std::uintptr_t kHuge = 2 << 20;
+        std::uintptr_t lo = (reinterpret_cast<std::uintptr_t>(early.front()) + kHuge - 1) & ~(kHuge - 1);
+        std::uintptr_t hi = (reinterpret_cast<std::uintptr_t>(early.back()) + kSize) & ~(kHuge - 1);
+        if (hi < lo + 2 * kHuge) std::_Exit(2);  // not laid out one after another: nothing to check
+        std::size_t resident = physmem::os::resident_pages(reinterpret_cast<void*>(lo), hi - lo);
+        auto e = physmem::os::smaps_entry(reinterpret_cast<void*>(lo));
+        auto d = physmem::os::smaps_entry(dense[dense.size() / 2]);
+        std::fprintf(stderr, "early blocks' %zu huge pages: %zu of %zu 4 KiB pages resident, their mapping's huge "
+                     "%zu KiB; dense blocks' mapping: huge %zu of %zu KiB\n", (hi - lo) / kHuge, resident,
+                     (hi - lo) / 4096, e.anon_huge >> 10, d.anon_huge >> 10, d.rss >> 10);
+        bool ok = resident * 4 < (hi - lo) / 4096 && d.found && d.anon_huge > 0;
+        std::_Exit(ok ? 0 : 1);
+    };
+    EXPECT_EXIT(child(), thp_child_exit, "");
+}
+
 // PHYSMEM_MALLOC_SPARSE=0 (CTest malloc_sparse_off): blocks touched at their ends go on
 // huge pages too.
 TEST(LargeSparseOff, BlocksTouchedAtTheirEndsStayOnHugePages) {

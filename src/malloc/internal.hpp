@@ -158,6 +158,7 @@ struct Span {
     std::size_t requested;      // bytes asked for
     std::size_t mapped;         // direct: bytes of the mapping
     std::uint64_t freed_ns;     // large, cached: when it was freed (monotonic)
+    std::uint32_t end_page;     // large, cached: the page (from start) its last object ended in
     std::uint16_t lkey;         // large/direct: large-class key + 1 (0: not staggered)
     bool zeroed;                // large/direct: every page reads as zero (never handed out
                                 // since mapped or discarded): calloc writes nothing

@@ -244,20 +244,33 @@ void* alloc_overaligned(std::size_t size, std::size_t align) noexcept {
     return s ? finish(s, size, 0, 0) : nullptr;
 }
 
-// A cached span of key, or nullptr; the offset for the new object and where a fresh span
-// would go (want_sparse) are taken meanwhile. A cached span is never a probe.
-Span* take_cached(LargeClass& lc, std::size_t slack, std::size_t align, std::uint32_t& off, bool& sparse,
-                  bool& probe) noexcept {
+// A cached span of key for an object of `size`, or nullptr; the offset for the new object
+// and where a fresh span would go (want_sparse) are taken meanwhile. A cached span is never
+// a probe. The most recently cached one, unless another's last object ended on the page
+// this one will end on: a program touching its blocks at their ends (the sparse classes')
+// then touches no page the span does not hold already (objects of one class differ in size,
+// so their ends fall on other pages, and each reuse would leave one more page resident).
+Span* take_cached(LargeClass& lc, std::size_t size, std::size_t slack, std::size_t align, std::uint32_t& off,
+                  bool& sparse, bool& probe) noexcept {
     LockGuard g(lc.lock);
     off = take_offset(lc, slack, align, g_opt.stagger);
     sparse = want_sparse(lc, probe);
     unsigned n = lc.ncached.load(std::memory_order_relaxed);
     if (n == 0) return nullptr;
     probe = false;
+    const std::size_t end = (off + size - 1) / kPage;
+    unsigned pick = n - 1;
+    for (unsigned i = n; i-- > 0;)
+        if (lc.cached[i]->end_page == end) {
+            pick = i;
+            break;
+        }
+    Span* s = lc.cached[pick];
+    lc.cached[pick] = lc.cached[n - 1];
     lc.ncached.store(n - 1, std::memory_order_relaxed);
-    g_cached.fetch_sub(span_bytes(lc.cached[n - 1]), std::memory_order_relaxed);
-    lc.cached[n - 1]->zeroed = false;  // it held an object
-    return lc.cached[n - 1];
+    g_cached.fetch_sub(span_bytes(s), std::memory_order_relaxed);
+    s->zeroed = false;  // it held an object
+    return s;
 }
 
 void start_probe(LargeClass& lc, const Span* s) noexcept {
@@ -271,6 +284,7 @@ bool cache_span(Span* s) noexcept {
     if (s->kind != Span::large || span_bytes(s) > kCacheMaxBytes || !cache_has_room(span_bytes(s))) return false;
     LargeClass& lc = g_large[s->lkey - 1];
     s->freed_ns = os::monotonic_ns();
+    s->end_page = static_cast<std::uint32_t>((s->offset + s->requested - 1) / kPage);
     LockGuard g(lc.lock);
     unsigned n = lc.ncached.load(std::memory_order_relaxed);
     if (n == kCached) return false;
@@ -315,7 +329,7 @@ void* heap_large_alloc(std::size_t size, std::size_t align) noexcept {
         s = heap_map_direct(size, off, align);
     } else {
         bool sparse, probe;
-        s = take_cached(lc, need - size, align, off, sparse, probe);
+        s = take_cached(lc, size, need - size, align, off, sparse, probe);
         if (!s) s = heap_place_large(need / kPage, align, sparse);
         if (s && probe && s->hp->arena->sparse) start_probe(lc, s);
     }

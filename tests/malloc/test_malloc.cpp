@@ -301,6 +301,29 @@ TEST(Stagger, ConsecutiveBuffersLandFarApartInThePage) {
     }
 }
 
+// A freed large span is cached for its class; the next object of the class takes the cached
+// span whose last object ended on the page it will end on, not simply the latest one: a
+// program touching its blocks at their ends then touches no new page there. Sizes one byte
+// past a page boundary end on the same page whatever the stagger offset (under 4 KiB).
+TEST(LargeCache, TheSpanWhoseLastObjectEndedOnTheSamePageIsReused) {
+    constexpr std::size_t kA = 72 * 4096 + 1, kB = 75 * 4096 + 1;  // one class (288 to 320 KiB)
+    auto* a = static_cast<unsigned char*>(pm_malloc(kA));
+    auto* b = static_cast<unsigned char*>(pm_malloc(kB));
+    ASSERT_TRUE(a && b);
+    a[kA - 1] = b[kB - 1] = 1;
+    const auto span = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{4095}; };
+    const std::uintptr_t span_a = span(a), span_b = span(b);
+    ASSERT_NE(span_a, span_b);
+    pm_free(a);
+    pm_free(b);  // cached after a: the latest
+    auto* c = static_cast<unsigned char*>(pm_malloc(kA));
+    EXPECT_EQ(span(c), span_a) << "took the span of the " << (span(c) == span_b ? "latest" : "neither") << " object";
+    auto* d = static_cast<unsigned char*>(pm_malloc(kB));
+    EXPECT_EQ(span(d), span_b);
+    pm_free(c);
+    pm_free(d);
+}
+
 TEST(StaggerOff, LargeBuffersArePageAligned) {
     if (stagger_on()) GTEST_SKIP() << "run with PHYSMEM_MALLOC_STAGGER=0 (a CTest entry does)";
     for (std::size_t n : large_sizes()) {

@@ -159,6 +159,8 @@ struct Span {
     std::size_t mapped;         // direct: bytes of the mapping
     std::uint64_t freed_ns;     // large, cached: when it was freed (monotonic)
     std::uint32_t end_page;     // large, cached: the page (from start) its last object ended in
+    bool size_judged;           // large/direct of 2 MiB and more: its density judged (realloc)
+    bool keep_small;            // ... and found sparse: its pages stay 4 KiB (large.cpp)
     std::uint16_t lkey;         // large/direct: large-class key + 1 (0: not staggered)
     bool zeroed;                // large/direct: every page reads as zero (never handed out
                                 // since mapped or discarded): calloc writes nothing
@@ -271,6 +273,11 @@ Span* heap_map_direct(std::size_t size, std::size_t off, std::size_t align) noex
 bool heap_resize_direct(Span* s, std::size_t size) noexcept;
 // Enters (on) or removes a large span's object in the page map. No lock.
 void heap_publish_large(Span* s, bool on) noexcept;
+// pre: s a live large or direct span. Keeps its pages on 4 KiB pages from now on
+// (MADV_NOHUGEPAGE: huge pages already there stay): a direct mapping whole; of a large span,
+// every 2 MiB page it reaches into, shared ones at its ends too (HugePage::no_thp until
+// purged). Takes the heap lock.
+void heap_keep_small(Span* s) noexcept;
 
 // --- large.cpp (per-class locks; the heap lock only to place or release pages) ---
 // A large object of `size` bytes aligned to `align` (power of two); nullptr on ENOMEM.

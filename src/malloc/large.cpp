@@ -351,7 +351,32 @@ void heap_large_free(Span* s, void* p, bool keep_cached) noexcept {
     if (!s->lkey || !keep_cached || !cache_span(s)) heap_release_large(s);
 }
 
+namespace {
+
+// Objects of 2 MiB and more (classes not judged at allocation, direct mappings) are judged at
+// their first realloc, a buffer being grown: under a quarter of its pages resident, the
+// program writes it sparsely (the alloc suite's realloc-grow writes each step's last byte:
+// on huge pages every step faulted 2 MiB, 140 MiB for glibc's 4), so its pages stay 4 KiB
+// from then on, the part it grows into too. The huge pages it already has stay. Only where
+// huge pages come by themselves (THP; not with prefault or lock, which populate anyway).
+void judge_big(Span* s, const void* p) noexcept {
+    if (s->size_judged || g_opt.prefault || g_opt.lock || !g_opt.sparse) return;
+    const std::size_t bytes = large_usable(s, p);
+    if (bytes < kHuge || (s->kind == Span::large && (s->hp->arena->sparse || s->hp->arena->rung != Rung::thp)))
+        return;
+    if (s->kind == Span::direct && g_opt.backing == Rung::page_4k) return;
+    s->size_judged = true;
+    const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(p) & ~(kPage - 1);  // mincore wants a page
+    const std::size_t pages = (reinterpret_cast<std::uintptr_t>(p) + bytes - first) / kPage;
+    const std::size_t resident = os::resident_pages(reinterpret_cast<void*>(first), pages * kPage);
+    s->keep_small = resident != SIZE_MAX && resident * 4 < pages;
+    if (s->keep_small) heap_keep_small(s);
+}
+
+}  // namespace
+
 void* heap_large_resize(Span* s, void* p, std::size_t size) noexcept {
+    judge_big(s, p);
     std::size_t have = large_usable(s, p);
     if (size <= have && size >= have / 2) {  // fits, and not much is wasted: keep it
         g_requested.fetch_add(size - s->requested, std::memory_order_relaxed);  // mod 2^64
@@ -361,6 +386,7 @@ void* heap_large_resize(Span* s, void* p, std::size_t size) noexcept {
     if (size > have && grow_in_place(s, size)) {
         g_requested.fetch_add(size - s->requested, std::memory_order_relaxed);
         s->requested = size;
+        if (s->keep_small) heap_keep_small(s);
         return p;
     }
     // A direct mapping resized by mremap (kept while the size stays at least half the

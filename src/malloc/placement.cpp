@@ -259,7 +259,7 @@ bool heap_grow_large(Span* s, std::size_t npages) noexcept {
     s->npages = static_cast<std::uint32_t>(npages);
     H.bytes_in_use += more * kPage;
     thp_when_big();
-    return true;
+    return true;  // (keep_small spans: their caller advises the grown part, heap_keep_small)
 }
 
 Span* heap_map_direct(std::size_t size, std::size_t off, std::size_t align) noexcept {
@@ -270,6 +270,23 @@ Span* heap_map_direct(std::size_t size, std::size_t off, std::size_t align) noex
 bool heap_resize_direct(Span* s, std::size_t size) noexcept {
     LockGuard g(H.lock);
     return direct_resize(s, size);
+}
+
+void heap_keep_small(Span* s) noexcept {
+    LockGuard g(H.lock);
+    if (s->kind == Span::direct) {
+        os::advise_huge(reinterpret_cast<void*>(s->start), s->mapped, false);
+        return;
+    }
+    // Every 2 MiB page it reaches into, the ones it shares at its ends too: its last one is
+    // where the next growth writes (a buffer grown by realloc writes its end first).
+    Arena* a = s->hp->arena;
+    const std::size_t first = std::size_t{s->page0} / kPagesPerHuge;
+    const std::size_t end = (std::size_t{s->page0} + s->npages + kPagesPerHuge - 1) / kPagesPerHuge;
+    for (std::size_t k = first; k < end; ++k) {
+        HugePage& h = a->hp[k];
+        if (!h.no_thp) h.no_thp = os::advise_huge(reinterpret_cast<void*>(h.base()), kHuge, false) == 0;
+    }
 }
 
 void heap_publish_large(Span* s, bool on) noexcept {

@@ -547,6 +547,40 @@ TEST(LargeSparse, BlocksPlacedBeforeTheHeapTurnsHugeKeepFewPages) {
     EXPECT_EXIT(child(), thp_child_exit, "");
 }
 
+// A big buffer grown by realloc and written only at its ends (the alloc suite's realloc-grow)
+// is judged sparse at its first realloc: what it grows into stays on 4 KiB pages, where each
+// step's last byte faulted a 2 MiB page (134 MiB resident for 128 MiB grown to 256). A
+// densely written buffer grown the same way stays on huge pages.
+TEST(LargeSparse, ABufferGrownByReallocAndWrittenAtItsEndsStaysSmall) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    auto child = [] {
+        constexpr std::size_t M = std::size_t{1} << 20, kStart = 64 * M;
+        std::vector<void*> heap;  // the heap made big first (on huge pages)
+        for (std::size_t total = 0; total < 24 * M; total += 100000) heap.push_back(std::memset(pm_malloc(100000), 1, 100000));
+        auto* b = static_cast<unsigned char*>(pm_malloc(kStart));
+        b[0] = 7, b[kStart - 1] = 1;
+        for (std::size_t n = kStart + M; n <= 2 * kStart; n += M) {
+            b = static_cast<unsigned char*>(pm_realloc(b, n));
+            if (!b || b[0] != 7 || b[n - M - 1] != 1) std::_Exit(1);
+            b[n - 1] = 1;
+        }
+        pm_stats_t s;
+        pm_stats(&s);
+        if (s.backing != 3 || !s.thp_pages_in_use) std::_Exit(2);
+        std::size_t resident = physmem::os::resident_pages(reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(b) & ~std::uintptr_t{4095}), 2 * kStart);
+        auto* d = static_cast<unsigned char*>(std::memset(pm_malloc(kStart), 3, kStart));
+        for (std::size_t n = kStart + M; n <= kStart + 8 * M; n += M) {
+            d = static_cast<unsigned char*>(pm_realloc(d, n));
+            std::memset(d + n - M, 3, M);
+        }
+        auto e = physmem::os::smaps_entry(d + kStart / 2);
+        std::fprintf(stderr, "sparse buffer: %zu of %zu pages resident; dense one's mapping huge %zu of %zu KiB\n",
+                     resident, 2 * kStart / 4096, e.anon_huge >> 10, e.rss >> 10);
+        std::_Exit(resident < 2 * kStart / 4096 / 8 && e.found && e.anon_huge >= 64 * M ? 0 : 1);
+    };
+    EXPECT_EXIT(child(), thp_child_exit, "");
+}
+
 // PHYSMEM_MALLOC_SPARSE=0 (CTest malloc_sparse_off): blocks touched at their ends go on
 // huge pages too.
 TEST(LargeSparseOff, BlocksTouchedAtTheirEndsStayOnHugePages) {

@@ -202,6 +202,10 @@ struct Arena {
 
 inline std::uintptr_t HugePage::base() const noexcept { return arena->base + std::uintptr_t{index} * kHuge; }
 
+// The density rule shared by large.cpp (classes, big buffers) and arena.cpp (huge pages at
+// the switch): memory is touched sparsely when under a quarter of its pages are resident.
+constexpr bool sparsely_touched(std::size_t resident, std::size_t pages) noexcept { return resident * 4 < pages; }
+
 // Per 1 GiB slot of the address space, the arena there (arena.cpp keeps both maps).
 extern std::atomic<Arena*> g_arena_map[kArenaSlots];
 // Per 1 GiB slot of the address space, the page map of the (non-direct) arena there:

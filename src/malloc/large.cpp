@@ -154,7 +154,7 @@ void end_probe(LargeClass& lc) noexcept { lc.probe = 0, lc.probe_reads = 0, lc.s
 void judge_probe(LargeClass& lc, bool last) noexcept {
     std::size_t touched = os::resident_pages(reinterpret_cast<void*>(lc.probe), std::size_t{lc.probe_pages} * kPage);
     if (touched == SIZE_MAX) lc.verdict = dense;
-    else if (touched > 0) lc.verdict = touched * 4 < lc.probe_pages ? sparse : dense;
+    else if (touched > 0) lc.verdict = sparsely_touched(touched, lc.probe_pages) ? sparse : dense;
     else if (!last && ++lc.probe_reads < kProbeReads) return;
     end_probe(lc);
 }
@@ -369,7 +369,7 @@ void judge_big(Span* s, const void* p) noexcept {
     const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(p) & ~(kPage - 1);  // mincore wants a page
     const std::size_t pages = (reinterpret_cast<std::uintptr_t>(p) + bytes - first) / kPage;
     const std::size_t resident = os::resident_pages(reinterpret_cast<void*>(first), pages * kPage);
-    s->keep_small = resident != SIZE_MAX && resident * 4 < pages;
+    s->keep_small = resident != SIZE_MAX && sparsely_touched(resident, pages);
     if (s->keep_small) heap_keep_small(s);
 }
 

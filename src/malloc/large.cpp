@@ -269,7 +269,10 @@ Span* take_cached(LargeClass& lc, std::size_t size, std::size_t slack, std::size
     lc.cached[pick] = lc.cached[n - 1];
     lc.ncached.store(n - 1, std::memory_order_relaxed);
     g_cached.fetch_sub(span_bytes(s), std::memory_order_relaxed);
-    s->zeroed = false;  // it held an object
+    // It held an object: its bytes are not zero, and that object's density is not the next
+    // one's (judged afresh at its first realloc; pages advised 4 KiB for the old one stay so
+    // until purged).
+    s->zeroed = s->size_judged = s->keep_small = false;
     return s;
 }
 

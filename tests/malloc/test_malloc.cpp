@@ -581,6 +581,39 @@ TEST(LargeSparse, ABufferGrownByReallocAndWrittenAtItsEndsStaysSmall) {
     EXPECT_EXIT(child(), thp_child_exit, "");
 }
 
+// A span cached after holding a buffer judged sparse is judged afresh for the next object it
+// holds: a densely written buffer there, grown in place by realloc on a big heap, grows on
+// huge pages (kept with the span, the old judgement advised its growth MADV_NOHUGEPAGE).
+TEST(LargeSparse, TheNextObjectInACachedSpanIsJudgedAfresh) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    auto child = [] {
+        constexpr std::size_t M = std::size_t{1} << 20, kSize = 5 * M / 2;  // its span cacheable
+        // While the heap is small (4 KiB pages: what a buffer touched shows), a buffer written
+        // at its ends is judged sparse at its first realloc, then freed (its span cached).
+        auto* b = static_cast<unsigned char*>(pm_malloc(kSize));
+        b[0] = b[kSize - 1] = 1;
+        b = static_cast<unsigned char*>(pm_realloc(b, kSize + M / 4));
+        void* room = pm_malloc(16 * M);  // the room after it, kept while the heap is made big
+        if (!b || !room) std::_Exit(1);
+        pm_free(b);
+        std::vector<void*> heap;
+        for (std::size_t total = 0; total < 24 * M; total += 100000) heap.push_back(std::memset(pm_malloc(100000), 1, 100000));
+        pm_free(room);
+        pm_stats_t s;
+        pm_stats(&s);
+        if (s.backing != 3 || !s.thp_pages_in_use) std::_Exit(2);
+        auto* d = static_cast<unsigned char*>(std::memset(pm_malloc(kSize + M / 4), 3, kSize + M / 4));
+        auto* g = static_cast<unsigned char*>(pm_realloc(d, kSize + 8 * M));
+        if (d != b || g != d) std::_Exit(2);  // not b's span (the class of its size), or moved: nothing to check
+        std::memset(g + kSize, 3, 8 * M);
+        auto e = physmem::os::smaps_entry(g + kSize + 4 * M);
+        std::fprintf(stderr, "dense buffer in a reused span, grown in place: its growth THP-eligible %d, "
+                     "its mapping's huge %zu KiB\n", int(e.thp_eligible), e.anon_huge >> 10);
+        std::_Exit(e.found && e.thp_eligible && g[0] == 3 && g[kSize + 8 * M - 1] == 3 ? 0 : 1);
+    };
+    EXPECT_EXIT(child(), thp_child_exit, "");
+}
+
 // PHYSMEM_MALLOC_SPARSE=0 (CTest malloc_sparse_off): blocks touched at their ends go on
 // huge pages too.
 TEST(LargeSparseOff, BlocksTouchedAtTheirEndsStayOnHugePages) {

@@ -129,6 +129,13 @@ inline void prepare(HugePage* h) noexcept {
 void unlist(HugePage* h) noexcept;
 // An empty or clean huge page taken into use (counted, prepared); nullptr on ENOMEM.
 HugePage* take_huge_page() noexcept;
+// The 2 MiB page at base (aligned), about to stay on 4 KiB pages (advised MADV_NOHUGEPAGE),
+// if faulted in whole: its 4 KiB pages that hold only zero bytes, other than those flagged
+// in `others` (512 bits; nullptr: none), are given back (MADV_DONTNEED splits the huge
+// page; the others keep their bytes), so it keeps what was written, not 2 MiB. pre: H.lock
+// held (no page placed meanwhile); no thread writes to the pages not in `others` (one
+// object's, inside realloc, or nobody's).
+void drop_zero_pages(std::uintptr_t base, const std::uint64_t* others) noexcept;
 // h holds nothing any more: onto the empty list, to be purged after the delay (a sparse
 // arena's page: clean at once, on no list; its objects' pages went back as they were freed).
 void give_back_huge_page(HugePage* h) noexcept;

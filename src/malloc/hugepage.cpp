@@ -6,8 +6,9 @@
 // large placement uses them, and they are clean once empty.
 //
 // Empty pages wait purge_delay_ms on the empty list (LRU), then are purged whole
-// (MADV_DONTNEED on the full 2 MiB): no partially populated 2 MiB range is ever left
-// behind, so khugepaged has nothing to re-collapse. What is due is purged on the way by
+// (MADV_DONTNEED on the full 2 MiB): no partially populated 2 MiB range is left behind
+// for khugepaged to re-collapse. (The one exception is advised MADV_NOHUGEPAGE first: a
+// sparse big object's huge pages lose their zero 4 KiB pages, drop_zero_pages.) What is due is purged on the way by
 // every span operation and pm_stats (maybe_purge, heap.hpp), and by the decay that
 // purge.cpp drives (pm_collect, free's slow paths, the optional purger thread), so memory
 // goes back even if the program never calls malloc again. hugetlb and locked pages are
@@ -40,7 +41,34 @@ void purge(HugePage* h) noexcept {
     H.clean.push_front(h);  // reused before never-touched pages: the heap stays compact
 }
 
+// Only zero bytes in the 4 KiB page at q.
+bool reads_zero(std::uintptr_t q) noexcept {
+    const auto* w = reinterpret_cast<const std::uint64_t*>(q);
+    for (std::size_t i = 0; i < kPage / 8; i += 8) {
+        std::uint64_t any = 0;
+        for (std::size_t j = 0; j < 8; ++j) any |= w[i + j];
+        if (any) return false;
+    }
+    return true;
+}
+
 }  // namespace
+
+void drop_zero_pages(std::uintptr_t base, const std::uint64_t* others) noexcept {
+    // Faulted in whole (a page faulted 4 KiB at a time holds what was touched already).
+    if (os::resident_pages(reinterpret_cast<void*>(base), kHuge) != kPagesPerHuge) return;
+    std::uintptr_t run = 0;  // start of the current run of zero pages, 0 when none
+    for (std::uintptr_t q = base; q < base + kHuge; q += kPage) {
+        const bool theirs = others && bit(others, static_cast<unsigned>((q - base) / kPage));
+        if (!theirs && reads_zero(q)) {
+            if (!run) run = q;
+        } else if (run) {
+            (void)heap_discard(run, q - run);
+            run = 0;
+        }
+    }
+    if (run) (void)heap_discard(run, base + kHuge - run);
+}
 
 void unlist(HugePage* h) noexcept {
     if (h->list == on_empty) H.empty.remove(h);

@@ -277,10 +277,11 @@ Span* heap_map_direct(std::size_t size, std::size_t off, std::size_t align) noex
 bool heap_resize_direct(Span* s, std::size_t size) noexcept;
 // Enters (on) or removes a large span's object in the page map. No lock.
 void heap_publish_large(Span* s, bool on) noexcept;
-// pre: s a live large or direct span. Keeps its pages on 4 KiB pages from now on
-// (MADV_NOHUGEPAGE: huge pages already there stay): a direct mapping whole; of a large span,
-// every 2 MiB page it reaches into, shared ones at its ends too (HugePage::no_thp until
-// purged). Takes the heap lock.
+// pre: s a live large or direct span, its object inside realloc. Keeps its pages on 4 KiB
+// pages from now on (MADV_NOHUGEPAGE): a direct mapping whole; of a large span, every 2 MiB
+// page it reaches into, shared ones at its ends too (HugePage::no_thp until purged). Huge
+// pages already faulted in keep, of its pages and free ones, only those holding a nonzero
+// byte (drop_zero_pages). Takes the heap lock.
 void heap_keep_small(Span* s) noexcept;
 
 // --- large.cpp (per-class locks; the heap lock only to place or release pages) ---

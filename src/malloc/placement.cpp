@@ -272,10 +272,26 @@ bool heap_resize_direct(Span* s, std::size_t size) noexcept {
     return direct_resize(s, size);
 }
 
+namespace {
+
+// The 4 KiB pages of h (a large objects' page) in use by spans other than s.
+void used_by_others(const HugePage& h, const Span* s, std::uint64_t* out) noexcept {
+    std::memcpy(out, h.used, sizeof h.used);
+    const std::size_t at = std::size_t{h.index} * kPagesPerHuge;
+    const std::size_t lo = std::max<std::size_t>(s->page0, at) - at;
+    const std::size_t hi = std::min<std::size_t>(std::size_t{s->page0} + s->npages, at + kPagesPerHuge) - at;
+    set_bits(out, static_cast<unsigned>(lo), static_cast<unsigned>(hi - lo), false);
+}
+
+}  // namespace
+
 void heap_keep_small(Span* s) noexcept {
     LockGuard g(H.lock);
-    if (s->kind == Span::direct) {
-        os::advise_huge(reinterpret_cast<void*>(s->start), s->mapped, false);
+    if (s->kind == Span::direct) {  // all its own
+        if (os::advise_huge(reinterpret_cast<void*>(s->start), s->mapped, false) != 0) return;
+        const std::uintptr_t end = s->start + s->mapped;
+        for (std::uintptr_t h = (s->start + kHuge - 1) & ~(kHuge - 1); h + kHuge <= end; h += kHuge)
+            drop_zero_pages(h, nullptr);
         return;
     }
     // Every 2 MiB page it reaches into, the ones it shares at its ends too: its last one is
@@ -283,9 +299,16 @@ void heap_keep_small(Span* s) noexcept {
     Arena* a = s->hp->arena;
     const std::size_t first = std::size_t{s->page0} / kPagesPerHuge;
     const std::size_t end = (std::size_t{s->page0} + s->npages + kPagesPerHuge - 1) / kPagesPerHuge;
+    // One faulted in as 2 MiB before the object was judged (its first and last bytes
+    // written) keeps, of the object's pages and the free ones, only those written.
     for (std::size_t k = first; k < end; ++k) {
         HugePage& h = a->hp[k];
-        if (!h.no_thp) h.no_thp = os::advise_huge(reinterpret_cast<void*>(h.base()), kHuge, false) == 0;
+        if (h.no_thp) continue;
+        h.no_thp = os::advise_huge(reinterpret_cast<void*>(h.base()), kHuge, false) == 0;
+        if (!h.no_thp || h.state != HugePage::large) continue;
+        std::uint64_t others[kPagesPerHuge / 64];
+        used_by_others(h, s, others);
+        drop_zero_pages(h.base(), others);
     }
 }
 

@@ -614,6 +614,46 @@ TEST(LargeSparse, TheNextObjectInACachedSpanIsJudgedAfresh) {
     EXPECT_EXIT(child(), thp_child_exit, "");
 }
 
+// A big buffer on a big heap takes huge pages at the first touch of its ends; judged sparse
+// at its first realloc, it keeps of them only the 4 KiB pages it wrote (their bytes intact),
+// not 2 MiB each: a large object (under 256 MiB) and a mapping of its own alike.
+void sparse_big_buffer_child(std::size_t size) {
+    constexpr std::size_t M = std::size_t{1} << 20;
+    std::vector<void*> heap;  // the heap made big first (on huge pages)
+    for (std::size_t total = 0; total < 24 * M; total += 100000) heap.push_back(std::memset(pm_malloc(100000), 1, 100000));
+    auto* b = static_cast<unsigned char*>(pm_malloc(size));
+    if (!b) std::_Exit(1);
+    const std::size_t marks[] = {0, 3 * 4096 + 5, 1 * M + 7, size - 2 * M + 9, size - 1};
+    for (std::size_t i = 0; i < std::size(marks); ++i) b[marks[i]] = static_cast<unsigned char>(i + 1);
+    // The 4 KiB pages of [b, b + size).
+    auto pages_of = [size](const unsigned char* p) {
+        const auto lo = reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{4095};
+        const auto hi = (reinterpret_cast<std::uintptr_t>(p) + size + 4095) & ~std::uintptr_t{4095};
+        return physmem::os::resident_pages(reinterpret_cast<void*>(lo), hi - lo);
+    };
+    const std::size_t before = pages_of(b);
+    b = static_cast<unsigned char*>(pm_realloc(b, size + M));  // judged: sparse
+    if (!b) std::_Exit(1);
+    for (std::size_t i = 0; i < std::size(marks); ++i)
+        if (b[marks[i]] != static_cast<unsigned char>(i + 1)) std::_Exit(1);
+    const std::size_t after = pages_of(b);
+    std::fprintf(stderr, "buffer of %zu MiB written at 5 places: %zu pages resident before its realloc, %zu after\n",
+                 size >> 20, before, after);
+    if (before == SIZE_MAX || after == SIZE_MAX) std::_Exit(1);
+    if (before < 1024) std::_Exit(2);  // its ends not on huge pages: nothing to check
+    std::_Exit(after <= 16 ? 0 : 1);
+}
+
+TEST(LargeSparse, ABigBufferJudgedSparseKeepsOnlyThePagesItWrote) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(sparse_big_buffer_child(std::size_t{64} << 20), thp_child_exit, "");
+}
+
+TEST(LargeSparse, AMappingJudgedSparseKeepsOnlyThePagesItWrote) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_EXIT(sparse_big_buffer_child(std::size_t{300} << 20), thp_child_exit, "");
+}
+
 // PHYSMEM_MALLOC_SPARSE=0 (CTest malloc_sparse_off): blocks touched at their ends go on
 // huge pages too.
 TEST(LargeSparseOff, BlocksTouchedAtTheirEndsStayOnHugePages) {

@@ -214,7 +214,7 @@ void turn_huge(HugePage& hp) noexcept {
     const std::size_t resident = hp.state == HugePage::filler ? SIZE_MAX : os::resident_pages(base, kHuge);
     if (resident == 0) return;
     if (resident == SIZE_MAX || !sparsely_touched(resident, kHuge / kPage)) os::collapse_huge(base, kHuge);
-    else hp.no_thp = os::advise_huge(base, kHuge, false) == 0;
+    else (void)advise_small(&hp, true);
 }
 
 }  // namespace

@@ -44,6 +44,7 @@ struct Heap {
     std::size_t bytes_mapped, bytes_in_use, direct_bytes, direct_count;
     std::size_t n1g, n2m, in_use_by_rung[5], purged_bytes, purges;
     std::size_t sparse_in_use;     // 2 MiB pages of sparse arenas holding data (not in in_use_by_rung)
+    std::size_t no_thp_pages;      // THP-arena pages kept on 4 KiB pages (advise_small, hugepage.cpp)
     std::size_t discard_failures;  // heap_discard calls the kernel refused (heap.cpp)
     std::size_t lock_failures;     // mlock calls the kernel refused (heap_lock, heap.cpp)
     bool thp_on;    // THP arenas advised huge (thp_when_big, arena.cpp)
@@ -129,6 +130,10 @@ inline void prepare(HugePage* h) noexcept {
 void unlist(HugePage* h) noexcept;
 // An empty or clean huge page taken into use (counted, prepared); nullptr on ENOMEM.
 HugePage* take_huge_page() noexcept;
+// Keeps h on 4 KiB pages (MADV_NOHUGEPAGE; HugePage::no_thp, counted in H.no_thp_pages)
+// when `small`, else lets it be huge again; true when h is now as asked (the kernel can
+// refuse). pre: H.lock held.
+bool advise_small(HugePage* h, bool small) noexcept;
 // The 2 MiB page at base (aligned), about to stay on 4 KiB pages (advised MADV_NOHUGEPAGE),
 // if faulted in whole: its 4 KiB pages that hold only zero bytes, other than those flagged
 // in `others` (512 bits; nullptr: none), are given back (MADV_DONTNEED splits the huge

@@ -33,7 +33,7 @@ void purge(HugePage* h) noexcept {
         H.purges += 1;
         // Kept on 4 KiB pages while it held sparse objects (arena.cpp, turn_huge): empty
         // now, so huge again for whatever comes next.
-        if (h->no_thp) h->no_thp = os::advise_huge(reinterpret_cast<void*>(h->base()), kHuge, true) != 0;
+        (void)advise_small(h, false);
     }
     h->state = HugePage::clean;
     summarize(h);
@@ -53,6 +53,14 @@ bool reads_zero(std::uintptr_t q) noexcept {
 }
 
 }  // namespace
+
+bool advise_small(HugePage* h, bool small) noexcept {
+    if (h->no_thp == small) return true;
+    if (os::advise_huge(reinterpret_cast<void*>(h->base()), kHuge, !small) != 0) return false;
+    h->no_thp = small;
+    H.no_thp_pages += small ? 1 : std::size_t(-1);
+    return true;
+}
 
 void drop_zero_pages(std::uintptr_t base, const std::uint64_t* others) noexcept {
     // Faulted in whole (a page faulted 4 KiB at a time holds what was touched already).

@@ -304,8 +304,7 @@ void heap_keep_small(Span* s) noexcept {
     for (std::size_t k = first; k < end; ++k) {
         HugePage& h = a->hp[k];
         if (h.no_thp) continue;
-        h.no_thp = os::advise_huge(reinterpret_cast<void*>(h.base()), kHuge, false) == 0;
-        if (!h.no_thp || h.state != HugePage::large) continue;
+        if (!advise_small(&h, true) || h.state != HugePage::large) continue;
         std::uint64_t others[kPagesPerHuge / 64];
         used_by_others(h, s, others);
         drop_zero_pages(h.base(), others);

@@ -38,8 +38,10 @@ void heap_stats(pm_stats_t* out) noexcept {
     out->bytes_requested_large = large_requested_bytes();
     out->bytes_in_use = H.bytes_in_use + H.direct_bytes;
     // THP arenas are on 4 KiB pages until thp_when_big turns them huge.
-    std::size_t thp = H.thp_on ? H.in_use_by_rung[3] : 0;
-    std::size_t small = H.in_use_by_rung[4] + (H.thp_on ? 0 : H.in_use_by_rung[3]);
+    // Pages kept on 4 KiB pages once they are huge (advise_small) count as small.
+    std::size_t kept = std::min(H.no_thp_pages, H.in_use_by_rung[3]);
+    std::size_t thp = H.thp_on ? H.in_use_by_rung[3] - kept : 0;
+    std::size_t small = H.in_use_by_rung[4] + (H.thp_on ? kept : H.in_use_by_rung[3]);
     std::size_t huge_in_use = H.in_use_by_rung[1] + H.in_use_by_rung[2] + thp;
     std::size_t direct_huge = g_opt.backing == Rung::page_4k ? 0 : H.direct_bytes & ~(kHuge - 1);
     out->bytes_huge = huge_in_use * kHuge + direct_huge;

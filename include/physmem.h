@@ -69,8 +69,9 @@ typedef struct pm_stats_t {
     size_t thp_pages_in_use;      /* 2 MiB THP-advised pages holding data (THP arenas are
                                      advised huge once 16 MiB of them hold data) */
     size_t small_pages_in_use;    /* 2 MiB pages on 4 KiB pages holding data (the 4k rung,
-                                     and THP arenas before they are advised huge; not the
-                                     pages of sparsely touched large objects) */
+                                     THP arenas before they are advised huge, and their pages
+                                     kept small after, found sparsely touched; not the
+                                     sparse arenas' pages: bytes_resident_est) */
     size_t huge_pages_empty;      /* 2 MiB pages empty, not yet purged */
     size_t bytes_purged;          /* bytes given back to the system so far (cumulative) */
     size_t purges;                /* 2 MiB pages purged so far */

@@ -198,20 +198,21 @@ Arena* create_arena(unsigned min_huge, bool sparse) noexcept {
 // lives on huge pages.
 namespace {
 
-// A huge page in use when the heap turns huge (the arena is advised huge as a whole): small
-// objects' (filler) collapsed (MADV_COLLAPSE); large objects' by what the program touched,
-// the rule large.cpp judges classes by: at least a quarter of the page resident, collapsed;
+// A huge page in use when the heap turns huge (the arena is advised huge as a whole), small
+// objects' (filler) or large ones', by what the program touched, the rule large.cpp judges
+// classes by: at least a quarter of the page resident, collapsed (MADV_COLLAPSE);
 // nothing yet (a buffer just placed, the very one that made the heap big perhaps), left to
 // fault in huge; some, but under a quarter, kept on 4 KiB pages, away from khugepaged too
 // (MADV_NOHUGEPAGE on its 2 MiB until it is purged whole: hugepage.cpp advises it huge
 // again). Large objects placed before the switch were not judged (no sparse arena on a
 // small heap): a page of them touched at their ends, made huge, would hold 2 MiB for a few
-// KiB (large-live: 9 such pages, 18 MiB for about 100 touched pages). mincore refused:
-// collapsed, as before.
+// KiB (large-live: 9 such pages, 18 MiB for about 100 touched pages); a program's few small
+// objects, 2 MiB (the filler makes such a page huge again once a quarter of it is in use).
+// mincore refused: collapsed.
 void turn_huge(HugePage& hp) noexcept {
     if (hp.state != HugePage::filler && hp.state != HugePage::large) return;
     void* base = reinterpret_cast<void*>(hp.base());
-    const std::size_t resident = hp.state == HugePage::filler ? SIZE_MAX : os::resident_pages(base, kHuge);
+    const std::size_t resident = os::resident_pages(base, kHuge);
     if (resident == 0) return;
     if (resident == SIZE_MAX || !sparsely_touched(resident, kHuge / kPage)) os::collapse_huge(base, kHuge);
     else (void)advise_small(&hp, true);

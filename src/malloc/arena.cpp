@@ -220,9 +220,9 @@ void turn_huge(HugePage& hp) noexcept {
 
 }  // namespace
 
-void thp_when_big() noexcept {
+bool thp_when_big() noexcept {
     std::size_t after = g_opt.thp_after_mb * (std::size_t{1} << 20) / kHuge;
-    if (H.thp_on || H.in_use_by_rung[static_cast<unsigned>(Rung::thp)] < after) return;
+    if (H.thp_on || H.in_use_by_rung[static_cast<unsigned>(Rung::thp)] < after) return false;
     H.thp_on = true;
     for (unsigned i = 0; i < H.narenas; ++i) {
         Arena* a = H.arenas[i];
@@ -230,6 +230,7 @@ void thp_when_big() noexcept {
         os::advise_huge(reinterpret_cast<void*>(a->base), a->size, true);
         for (unsigned k = 0; k < a->nhuge; ++k) turn_huge(a->hp[k]);
     }
+    return true;
 }
 
 void heap_reserve_at_start() noexcept {

@@ -100,8 +100,8 @@ Arena* create_arena(unsigned min_huge, bool sparse = false) noexcept;
 void register_arena(Arena* a, bool on) noexcept;
 // Updates h's PageRuns after a change of its state or of its large objects.
 void summarize(const HugePage* h) noexcept;
-// Turns THP arenas huge once the heap is big (see arena.cpp).
-void thp_when_big() noexcept;
+// Turns THP arenas huge once the heap is big (see arena.cpp); true when this call did.
+bool thp_when_big() noexcept;
 
 // --- hugepage.cpp: 2 MiB pages taken into use, given back, purged ---
 

@@ -141,6 +141,17 @@ bool direct_resize(Span* s, std::size_t size) noexcept {
     return true;
 }
 
+// The 2 MiB pages that pages [p0, p0 + npages) of a reach and that hold nothing resident
+// yet, advised to stay on 4 KiB pages.
+void keep_untouched_small(Arena* a, std::size_t p0, std::size_t npages) noexcept {
+    const std::size_t first = p0 / kPagesPerHuge;
+    const std::size_t end = (p0 + npages + kPagesPerHuge - 1) / kPagesPerHuge;
+    for (std::size_t k = first; k < end; ++k) {
+        HugePage& h = a->hp[k];
+        if (!h.no_thp && os::resident_pages(reinterpret_cast<void*>(h.base()), kHuge) == 0) (void)advise_small(&h, true);
+    }
+}
+
 // Places npages pages in an arena of that kind (sparse or not) with room; false when none has.
 bool place_in(Span* s, std::size_t npages, bool sparse) noexcept {
     for (unsigned i = 0; i < H.narenas; ++i) {
@@ -152,7 +163,12 @@ bool place_in(Span* s, std::size_t npages, bool sparse) noexcept {
         s->hp = &a->hp[static_cast<std::size_t>(p0) / kPagesPerHuge];
         s->page0 = static_cast<std::uint32_t>(p0);
         s->start = a->base + static_cast<std::size_t>(p0) * kPage;
-        thp_when_big();  // a heap of large objects alone turns huge too
+        // A heap of large objects alone turns huge too. The object that turned it, untouched
+        // yet, would fault in huge; one of a class judged for density (under 2 MiB) stays on
+        // 4 KiB pages until purged (it had no probe while the heap was small; with
+        // PHYSMEM_MALLOC_SPARSE=0 nothing is judged).
+        if (thp_when_big() && g_opt.sparse && !sparse && npages * kPage < kHuge)
+            keep_untouched_small(a, static_cast<std::size_t>(p0), npages);
         return true;
     }
     return false;

@@ -642,6 +642,37 @@ TEST(LargeSparse, TheNextObjectInACachedSpanIsJudgedAfresh) {
     EXPECT_EXIT(child(), thp_child_exit, "");
 }
 
+// The block whose placing turns the heap huge (not yet touched, of a class not judged: no
+// probe while the heap was small) is not faulted in as 2 MiB when the program touches its
+// ends: every block, that one too, holds about the pages it touched.
+TEST(LargeSparse, TheBlockThatTurnsTheHeapHugeHoldsWhatItTouched) {
+    if (!sparse_on()) GTEST_SKIP() << "PHYSMEM_MALLOC_SPARSE=0";
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    auto child = [] {
+        constexpr std::size_t kSize = 288 << 10, kCount = 100;  // 28 MiB: over THP_AFTER_MB's 16
+        std::vector<unsigned char*> v;
+        for (std::size_t i = 0; i < kCount; ++i) {
+            auto* p = static_cast<unsigned char*>(pm_malloc(kSize));
+            p[0] = p[kSize - 1] = 1;
+            v.push_back(p);
+        }
+        pm_stats_t s;
+        pm_stats(&s);
+        if (s.backing != 3) std::_Exit(2);  // not THP (its 8 pages kept small: none counted huge)
+        // Over the 2 MiB pages they reach (the rest of such a page holds nothing).
+        constexpr std::uintptr_t kHuge = 2 << 20;
+        std::set<std::uintptr_t> pages;
+        for (auto* p : v)
+            for (std::uintptr_t h = addr(p) & ~(kHuge - 1); h < addr(p) + kSize; h += kHuge) pages.insert(h);
+        std::size_t resident = 0;
+        for (std::uintptr_t h : pages) resident += physmem::os::resident_pages(reinterpret_cast<void*>(h), kHuge);
+        std::fprintf(stderr, "%zu blocks touched at their ends: %zu pages resident in the %zu 2 MiB pages they reach\n",
+                     kCount, resident, pages.size());
+        std::_Exit(resident <= 3 * kCount ? 0 : 1);
+    };
+    EXPECT_EXIT(child(), thp_child_exit, "");
+}
+
 // A big buffer on a big heap takes huge pages at the first touch of its ends; judged sparse
 // at its first realloc, it keeps of them only the 4 KiB pages it wrote (their bytes intact),
 // not 2 MiB each: a large object (under 256 MiB) and a mapping of its own alike.

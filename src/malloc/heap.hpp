@@ -146,6 +146,13 @@ void drop_zero_pages(std::uintptr_t base, const std::uint64_t* others) noexcept;
 void give_back_huge_page(HugePage* h) noexcept;
 // Purges the empty pages emptied purge_delay_ms ago or longer (all with force).
 void purge_empty_pages(bool force) noexcept;
+// The heap took n clean (not resident) pages while empty ones wait for their delay, not
+// reused (a large object needs contiguous pages): up to n of those emptied longest ago, an
+// eighth of the delay ago or longer, are purged now, so that growing into new pages does not
+// add to the resident set what pages the program has stopped using hold (a program that
+// frees and allocates again at once, large buffers of varying sizes, keeps its empty pages
+// for the next buffer that fits).
+void purge_empty_for(std::size_t n) noexcept;
 inline void maybe_purge(bool force) noexcept {
     if (!H.empty.empty()) purge_empty_pages(force);
 }

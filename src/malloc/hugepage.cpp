@@ -113,6 +113,16 @@ void give_back_huge_page(HugePage* h) noexcept {
     H.empty.push_back(h);
 }
 
+void purge_empty_for(std::size_t n) noexcept {
+    const std::uint64_t now = os::monotonic_ns();
+    for (; n > 0; --n) {
+        HugePage* h = H.empty.front();
+        if (!h || !core::empty_long_enough(h->empty_since_ns, now, g_opt.purge_delay_ms / 8)) return;
+        H.empty.remove(h);
+        purge(h);
+    }
+}
+
 void purge_empty_pages(bool force) noexcept {
     std::uint64_t now = os::monotonic_ns();
     while (HugePage* h = H.empty.front()) {

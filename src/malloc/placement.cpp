@@ -48,6 +48,7 @@ long find_large_pages(const Arena* a, std::size_t np) noexcept {
 // they were all fresh (not handed out since discarded) and makes them dirty.
 bool mark_large_pages(Arena* a, std::size_t p0, std::size_t np, bool used) noexcept {
     bool fresh = true;
+    std::size_t taken_clean = 0;
     for (std::size_t p = p0; p < p0 + np;) {
         HugePage* h = &a->hp[p / kPagesPerHuge];
         unsigned first = static_cast<unsigned>(p % kPagesPerHuge);
@@ -55,7 +56,7 @@ bool mark_large_pages(Arena* a, std::size_t p0, std::size_t np, bool used) noexc
         if (used && available(*h)) {
             bool was_clean = h->state == HugePage::clean;
             unlist(h);
-            if (was_clean) prepare(h);
+            if (was_clean) prepare(h), ++taken_clean;
             count_in_use(h, +1);
             h->state = HugePage::large;
             std::memset(h->used, 0, sizeof h->used);
@@ -71,6 +72,7 @@ bool mark_large_pages(Arena* a, std::size_t p0, std::size_t np, bool used) noexc
         else summarize(h);
         p += n;
     }
+    if (taken_clean && !a->sparse) purge_empty_for(taken_clean);
     return fresh;
 }
 

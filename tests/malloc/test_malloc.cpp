@@ -838,6 +838,42 @@ TEST(HugePages, OneGigPageHeapInAChild) {
     EXPECT_EQ(rc, 0) << "the child's heap was not on a 1 GiB page (see its line above)";
 }
 
+// A large object that does not fit in the empty 2 MiB pages takes new ones: those emptied
+// an eighth of the purge delay ago or longer are purged then (the resident set does not grow
+// by what the program stopped using); those just emptied wait for a buffer that fits.
+TEST(Purge, GrowingIntoNewPagesPurgesPagesEmptyForAWhile) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    auto child = [] {
+        constexpr std::size_t M = std::size_t{1} << 20;
+        std::vector<void*> heap;  // the heap made big (a freed large object's pages wait then)
+        for (std::size_t total = 0; total < 24 * M; total += 100000) heap.push_back(std::memset(pm_malloc(100000), 1, 100000));
+        auto empty_after = [&](bool wait) {
+            void* a = std::memset(pm_malloc(8 * M), 2, 8 * M);
+            void* b = std::memset(pm_malloc(8 * M), 3, 8 * M);
+            pm_free(a);  // its pages wait, empty
+            const auto freed = std::chrono::steady_clock::now();
+            pm_stats_t s;
+            pm_stats(&s);
+            const std::size_t empty = s.huge_pages_empty;
+            if (wait) std::this_thread::sleep_for(std::chrono::milliseconds(40));  // the delay (100 ms) / 8 and more
+            void* c = pm_malloc(12 * M);  // does not fit where a was
+            const auto waited = std::chrono::steady_clock::now() - freed;
+            std::memset(c, 4, 12 * M);
+            pm_stats(&s);
+            std::fprintf(stderr, "%s: empty pages %zu, then %zu\n", wait ? "after 40 ms" : "at once", empty, s.huge_pages_empty);
+            pm_free(b), pm_free(c);
+            pm_collect(1);
+            if (!wait && waited >= std::chrono::milliseconds(12)) std::_Exit(2);  // descheduled: not "at once"
+            return std::pair{empty, s.huge_pages_empty};
+        };
+        auto [young, young_after] = empty_after(false);
+        if (young < 3) std::_Exit(2);  // freed at once (a small heap, no THP): nothing waits
+        auto [old, old_after] = empty_after(true);
+        std::_Exit(young >= 3 && young_after >= young && old >= 3 && old_after + 3 <= old ? 0 : 1);
+    };
+    EXPECT_EXIT(child(), thp_child_exit, "");
+}
+
 std::size_t thread_count() {
     std::size_t n = 0;
     for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) n += e.is_directory();

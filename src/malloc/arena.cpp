@@ -161,6 +161,21 @@ void summarize(const HugePage* h) noexcept {
     }
 }
 
+bool init_huge_pages(Arena* a, std::size_t count) noexcept {
+    constexpr std::size_t kChunk = 16;  // 32 MiB of the arena, 2.8 KiB of descriptors
+    if (a->ninit >= a->nhuge) return false;
+    const std::size_t end = std::min<std::size_t>(a->nhuge, a->ninit + std::max(kChunk, count));
+    for (std::size_t i = a->ninit; i < end; ++i) {
+        HugePage* h = &a->hp[i];
+        h->arena = a, h->index = static_cast<std::uint32_t>(i), h->state = HugePage::clean;
+        h->list = a->sparse ? none : on_clean;
+        if (!a->sparse) H.clean.push_back(h);
+        summarize(h);
+    }
+    a->ninit = static_cast<std::uint32_t>(end);
+    return true;
+}
+
 Arena* create_arena(unsigned min_huge, bool sparse) noexcept {
     if (H.narenas == sizeof H.arenas / sizeof H.arenas[0]) return nullptr;
     Arena* a = new_arena_desc();
@@ -175,12 +190,7 @@ Arena* create_arena(unsigned min_huge, bool sparse) noexcept {
         unmap_arena(a);
         return nullptr;
     }
-    for (unsigned i = 0; i < a->nhuge; ++i) {
-        HugePage* h = &a->hp[i];
-        h->arena = a, h->index = i, h->state = HugePage::clean, h->list = sparse ? none : on_clean;
-        if (!sparse) H.clean.push_back(h);
-        summarize(h);
-    }
+    (void)init_huge_pages(a, min_huge);
     H.arenas[H.narenas++] = a;
     H.bytes_mapped += a->size;
     if (!sparse) H.last_rung = a->rung;  // pm_stats' backing: the heap's rung

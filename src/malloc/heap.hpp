@@ -100,6 +100,10 @@ Arena* create_arena(unsigned min_huge, bool sparse = false) noexcept;
 void register_arena(Arena* a, bool on) noexcept;
 // Updates h's PageRuns after a change of its state or of its large objects.
 void summarize(const HugePage* h) noexcept;
+// Initializes at least `count` more of a's huge-page descriptors (a chunk at a time; the
+// clean ones onto the clean list): false when all are. A new arena initializes what it
+// needs only, so a small heap does not touch 88 KiB of descriptors per arena.
+bool init_huge_pages(Arena* a, std::size_t count) noexcept;
 // Turns THP arenas huge once the heap is big (see arena.cpp); true when this call did.
 bool thp_when_big() noexcept;
 

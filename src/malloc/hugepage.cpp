@@ -88,6 +88,8 @@ void unlist(HugePage* h) noexcept {
 HugePage* take_huge_page() noexcept {
     HugePage* h = H.empty.back();
     if (!h) h = H.clean.front();
+    for (unsigned i = 0; !h && i < H.narenas; ++i)  // an arena's descriptors not used yet
+        if (!H.arenas[i]->sparse && init_huge_pages(H.arenas[i], 1)) h = H.clean.front();
     if (!h && create_arena(1)) h = H.clean.front();
     if (!h) return nullptr;
     bool was_clean = h->state == HugePage::clean;

@@ -192,6 +192,8 @@ struct Arena {
     bool direct;
     bool sparse;                // 4 KiB pages for sparsely touched large objects (placement.cpp)
     std::uint32_t nhuge;
+    std::uint32_t ninit;        // hp[0, ninit) initialized (arena.cpp, init_huge_pages); the
+                                // others zero: their PageRuns read as full, never placed in
     HugePage* hp;               // [nhuge]
     PageRuns* runs;             // [nhuge]
     std::atomic<Span*>* page_span;  // [kMapEntries]: span of each 4 KiB page (first page only for

@@ -160,6 +160,7 @@ bool place_in(Span* s, std::size_t npages, bool sparse) noexcept {
         Arena* a = H.arenas[i];
         if (a->sparse != sparse) continue;
         long p0 = find_large_pages(a, npages);
+        while (p0 < 0 && init_huge_pages(a, npages / kPagesPerHuge + 1)) p0 = find_large_pages(a, npages);
         if (p0 < 0) continue;
         s->zeroed = mark_large_pages(a, static_cast<std::size_t>(p0), npages, true);
         s->hp = &a->hp[static_cast<std::size_t>(p0) / kPagesPerHuge];
@@ -208,7 +209,7 @@ bool place_large(Span* s, std::size_t npages, bool sparse) noexcept {
 // Whether pages [p0, p0 + np) of a's large region are free (in empty or clean huge pages,
 // or unused pages of large ones) and inside the arena.
 bool large_pages_free(const Arena* a, std::size_t p0, std::size_t np) noexcept {
-    if (p0 + np > std::size_t{a->nhuge} * kPagesPerHuge) return false;
+    if (p0 + np > std::size_t{a->ninit} * kPagesPerHuge) return false;
     for (std::size_t p = p0; p < p0 + np;) {
         const HugePage* h = &a->hp[p / kPagesPerHuge];
         unsigned first = static_cast<unsigned>(p % kPagesPerHuge);
@@ -272,6 +273,8 @@ bool heap_grow_large(Span* s, std::size_t npages) noexcept {
     LockGuard g(H.lock);
     Arena* a = s->hp->arena;
     std::size_t end = std::size_t{s->page0} + s->npages, more = npages - s->npages;
+    const std::size_t reach = (end + more + kPagesPerHuge - 1) / kPagesPerHuge;
+    if (reach > a->ninit && reach <= a->nhuge) (void)init_huge_pages(a, reach - a->ninit);
     if (npages <= s->npages || npages > UINT32_MAX || !large_pages_free(a, end, more)) return false;
     (void)mark_large_pages(a, end, more, true);
     s->npages = static_cast<std::uint32_t>(npages);

@@ -180,6 +180,29 @@ TEST(Edges, ReallocOfALargeBlockGrowsInPlaceWhenThePagesAfterItAreFree) {
     EXPECT_EXIT(child(), testing::ExitedWithCode(0), "");
 }
 
+// An arena's huge-page descriptors are initialized 32 MiB at a time as the heap grows into
+// it: a block grown in place past what was initialized (8 -> 80 MiB) still grows in place,
+// contents kept.
+TEST(Edges, ABlockGrowsInPlaceIntoTheArenaPartNotUsedYet) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    auto child = [] {
+        const std::size_t mib = std::size_t{1} << 20;
+        auto* p = static_cast<unsigned char*>(pm_malloc(8 * mib));
+        if (!p) std::_Exit(3);
+        p[0] = 1;
+        unsigned moves = 0;
+        for (std::size_t size = 16 * mib; size <= 80 * mib; size += 8 * mib) {
+            auto* q = static_cast<unsigned char*>(pm_realloc(p, size));
+            if (!q || q[0] != 1) std::_Exit(3);
+            moves += q != p;
+            p = q, p[size - 1] = 2;
+        }
+        std::fprintf(stderr, "moves %u while growing 8 -> 80 MiB\n", moves);
+        std::_Exit(moves == 0 ? 0 : 1);
+    };
+    EXPECT_EXIT(child(), testing::ExitedWithCode(0), "");
+}
+
 // Issue 11, item 7: calloc wrote zeros over pages that were never handed out (they read
 // as zero), making them resident; a reused block must still come back zeroed.
 TEST(Edges, CallocOfFreshPagesWritesNothingAndReusedOnesAreZeroed) {

@@ -154,6 +154,15 @@ void keep_untouched_small(Arena* a, std::size_t p0, std::size_t npages) noexcept
     }
 }
 
+// Sparse placement only where the heap is on transparent huge pages (a small heap is on
+// 4 KiB pages anyway; hugetlb pages are reserved already) and no option asks for every page
+// populated or locked.
+bool sparse_allowed() noexcept {
+    return H.thp_on && !g_opt.prefault && !g_opt.lock && H.last_rung == Rung::thp;
+}
+
+constexpr std::size_t kBigEnds = std::size_t{32} << 20;  // see place_in
+
 // Places npages pages in an arena of that kind (sparse or not) with room; false when none has.
 bool place_in(Span* s, std::size_t npages, bool sparse) noexcept {
     for (unsigned i = 0; i < H.narenas; ++i) {
@@ -172,17 +181,20 @@ bool place_in(Span* s, std::size_t npages, bool sparse) noexcept {
         // PHYSMEM_MALLOC_SPARSE=0 nothing is judged).
         if (thp_when_big() && g_opt.sparse && !sparse && npages * kPage < kHuge)
             keep_untouched_small(a, static_cast<std::size_t>(p0), npages);
+        // A buffer of 32 MiB and more: the 2 MiB pages of its first and last bytes, untouched
+        // yet, stay on 4 KiB pages. Written at its ends only (a header, a sentinel, the next
+        // realloc's last byte), it holds KiB there, not 4 MiB (then judged at its first
+        // realloc, large.cpp); written densely, all its other pages are huge (14 of 16 at
+        // least). Not judged where sparse placement is not (a small heap, prefault, lock).
+        else if (!sparse && g_opt.sparse && sparse_allowed() && npages * kPage >= kBigEnds) {
+            keep_untouched_small(a, static_cast<std::size_t>(p0), 1);
+            keep_untouched_small(a, static_cast<std::size_t>(p0) + npages - 1, 1);
+        }
         return true;
     }
     return false;
 }
 
-// Sparse placement only where the heap is on transparent huge pages (a small heap is on
-// 4 KiB pages anyway; hugetlb pages are reserved already) and no option asks for every page
-// populated or locked.
-bool sparse_allowed() noexcept {
-    return H.thp_on && !g_opt.prefault && !g_opt.lock && H.last_rung == Rung::thp;
-}
 
 // Places npages pages in an arena of that kind, a new one if none has room (a sparse arena
 // that could not be mapped is not tried again until the heap has unmapped something,

@@ -11,8 +11,9 @@
 // PHYSMEM_MALLOC_THP_AFTER_MB of their 2 MiB pages hold data; until then a released large
 // span's pages are discarded at once (placement.cpp; no khugepaged concern: nothing is
 // advised huge yet). Then every THP arena is advised huge and the pages in use are
-// collapsed (MADV_COLLAPSE), except pages of large objects under a quarter resident, which
-// stay on 4 KiB pages until purged (HugePage::no_thp).
+// collapsed (MADV_COLLAPSE), except pages under a quarter resident, which stay on 4 KiB
+// pages (HugePage::no_thp) until purged, or, small objects', until a quarter of them is in use
+// (filler.cpp).
 #include "core/backing.hpp"
 #include "core/hugepages.hpp"
 #include "core/map.hpp"
@@ -238,7 +239,13 @@ bool thp_when_big() noexcept {
         Arena* a = H.arenas[i];
         if (a->rung != Rung::thp || a->direct) continue;
         os::advise_huge(reinterpret_cast<void*>(a->base), a->size, true);
-        for (unsigned k = 0; k < a->nhuge; ++k) turn_huge(a->hp[k]);
+        for (unsigned k = 0; k < a->ninit; ++k) {
+            HugePage& h = a->hp[k];
+            // Kept small already (a buffer judged sparse on the small heap): the arena's
+            // advice just cleared its own, so it is given again.
+            if (h.no_thp) (void)os::advise_huge(reinterpret_cast<void*>(h.base()), kHuge, false);
+            else turn_huge(h);
+        }
     }
     return true;
 }

@@ -48,7 +48,7 @@ HugePage* filler_alloc(unsigned n, unsigned& first) noexcept {
     filler_mark(h, first, n, true);
     // Kept on 4 KiB pages when the heap turned huge (under a quarter touched, arena.cpp):
     // huge again once a quarter of it is in use.
-    if (h->no_thp && !sparsely_touched(h->nused, kPagesPerHuge) && advise_small(h, false))
+    if (h->no_thp && H.thp_on && !sparsely_touched(h->nused, kPagesPerHuge) && advise_small(h, false))
         (void)os::collapse_huge(reinterpret_cast<void*>(h->base()), kHuge);
     set_bits(h->dirty, first, n, true);
     bucket_insert(h);

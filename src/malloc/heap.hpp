@@ -91,7 +91,8 @@ inline void free_span(Span* s) noexcept {
 
 // --- arena.cpp: arenas on a backing rung ---
 
-// A new arena of at least min_huge 2 MiB pages, all of them clean; nullptr when none can
+// A new arena of at least min_huge 2 MiB pages, clean (its descriptors initialized for those,
+// init_huge_pages; the rest as the heap reaches them); nullptr when none can
 // be mapped (or every arena slot is taken). sparse: on 4 KiB pages (MADV_NOHUGEPAGE), for
 // the large objects of sparsely touched classes only: its pages are on no list (the
 // filler never takes them) and are discarded as their objects go (placement.cpp).
@@ -103,7 +104,7 @@ void summarize(const HugePage* h) noexcept;
 // Initializes at least `count` more of a's huge-page descriptors (a chunk at a time; the
 // clean ones onto the clean list): false when all are. A new arena initializes what it
 // needs only, so a small heap does not touch 88 KiB of descriptors per arena.
-bool init_huge_pages(Arena* a, std::size_t count) noexcept;
+bool init_huge_pages(Arena* a, std::size_t count) noexcept;  // (capped at a->nhuge)
 // Turns THP arenas huge once the heap is big (see arena.cpp); true when this call did.
 bool thp_when_big() noexcept;
 
@@ -135,8 +136,9 @@ void unlist(HugePage* h) noexcept;
 // An empty or clean huge page taken into use (counted, prepared); nullptr on ENOMEM.
 HugePage* take_huge_page() noexcept;
 // Keeps h on 4 KiB pages (MADV_NOHUGEPAGE; HugePage::no_thp, counted in H.no_thp_pages)
-// when `small`, else lets it be huge again; true when h is now as asked (the kernel can
-// refuse). pre: H.lock held.
+// when `small`, else gives it back its arena's advice (huge once the heap is; on a small
+// heap the flag is only cleared); true when h is now as asked (the kernel can refuse).
+// pre: H.lock held.
 bool advise_small(HugePage* h, bool small) noexcept;
 // The 2 MiB page at base (aligned), about to stay on 4 KiB pages (advised MADV_NOHUGEPAGE),
 // if faulted in whole: its 4 KiB pages that hold only zero bytes, other than those flagged

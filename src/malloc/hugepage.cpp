@@ -56,7 +56,9 @@ bool reads_zero(std::uintptr_t q) noexcept {
 
 bool advise_small(HugePage* h, bool small) noexcept {
     if (h->no_thp == small) return true;
-    if (os::advise_huge(reinterpret_cast<void*>(h->base()), kHuge, !small) != 0) return false;
+    // Huge again on a small heap: what its THP arena is, 4 KiB pages (thp_when_big).
+    const bool advise = small || H.thp_on;
+    if (advise && os::advise_huge(reinterpret_cast<void*>(h->base()), kHuge, !small) != 0) return false;
     h->no_thp = small;
     H.no_thp_pages += small ? 1 : std::size_t(-1);
     return true;

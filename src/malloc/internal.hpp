@@ -127,8 +127,10 @@ struct HugePage {
     std::uint16_t lfr;                       // longest free run of pages
     State state;
     std::uint8_t list;                       // which list it is on (0: none)
-    bool no_thp;                             // advised MADV_NOHUGEPAGE alone (arena.cpp,
-                                             // thp_when_big) until purged (hugepage.cpp)
+    bool no_thp;                             // advised MADV_NOHUGEPAGE alone (advise_small,
+                                             // hugepage.cpp: sparse pages, arena.cpp,
+                                             // placement.cpp) until purged, or refilled
+                                             // (filler.cpp)
     HugePage* prev;
     HugePage* next;
     std::uint64_t empty_since_ns;

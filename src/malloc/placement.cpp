@@ -319,14 +319,16 @@ void used_by_others(const HugePage& h, const Span* s, std::uint64_t* out) noexce
 }  // namespace
 
 void heap_keep_small(Span* s) noexcept {
-    LockGuard g(H.lock);
-    if (s->kind == Span::direct) {  // all its own
+    if (s->kind == Span::direct) {  // all its own: the heap lock a 2 MiB page at a time
         if (os::advise_huge(reinterpret_cast<void*>(s->start), s->mapped, false) != 0) return;
         const std::uintptr_t end = s->start + s->mapped;
-        for (std::uintptr_t h = (s->start + kHuge - 1) & ~(kHuge - 1); h + kHuge <= end; h += kHuge)
+        for (std::uintptr_t h = (s->start + kHuge - 1) & ~(kHuge - 1); h + kHuge <= end; h += kHuge) {
+            LockGuard g(H.lock);
             drop_zero_pages(h, nullptr);
+        }
         return;
     }
+    LockGuard g(H.lock);
     // Every 2 MiB page it reaches into, the ones it shares at its ends too: its last one is
     // where the next growth writes (a buffer grown by realloc writes its end first).
     Arena* a = s->hp->arena;

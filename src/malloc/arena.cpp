@@ -219,10 +219,15 @@ namespace {
 // small heap): a page of them touched at their ends, made huge, would hold 2 MiB for a few
 // KiB (large-live: 9 such pages, 18 MiB for about 100 touched pages); a program's few small
 // objects, 2 MiB (the filler makes such a page huge again once a quarter of it is in use).
-// mincore refused: collapsed.
+// mincore refused: collapsed. One kept small already (a buffer judged sparse on the small
+// heap): the arena's advice just cleared its own, so it is given again.
 void turn_huge(HugePage& hp) noexcept {
-    if (hp.state != HugePage::filler && hp.state != HugePage::large) return;
     void* base = reinterpret_cast<void*>(hp.base());
+    if (hp.no_thp) {
+        (void)os::advise_huge(base, kHuge, false);
+        return;
+    }
+    if (hp.state != HugePage::filler && hp.state != HugePage::large) return;
     const std::size_t resident = os::resident_pages(base, kHuge);
     if (resident == 0) return;
     if (resident == SIZE_MAX || !sparsely_touched(resident, kHuge / kPage)) os::collapse_huge(base, kHuge);
@@ -239,13 +244,7 @@ bool thp_when_big() noexcept {
         Arena* a = H.arenas[i];
         if (a->rung != Rung::thp || a->direct) continue;
         os::advise_huge(reinterpret_cast<void*>(a->base), a->size, true);
-        for (unsigned k = 0; k < a->ninit; ++k) {
-            HugePage& h = a->hp[k];
-            // Kept small already (a buffer judged sparse on the small heap): the arena's
-            // advice just cleared its own, so it is given again.
-            if (h.no_thp) (void)os::advise_huge(reinterpret_cast<void*>(h.base()), kHuge, false);
-            else turn_huge(h);
-        }
+        for (unsigned k = 0; k < a->ninit; ++k) turn_huge(a->hp[k]);
     }
     return true;
 }

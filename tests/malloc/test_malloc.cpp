@@ -435,11 +435,17 @@ enum class First { plain, realloc_grown, untouched };
 // 400 blocks of 288 KiB, each written at both ends (touch_all: every byte), read back.
 // Exits 0 when `ok(the mapping of block `at`, pm_stats, bytes of the blocks)` holds, 2 when
 // the heap is not on THP (nothing to check), else 1; the figures on stderr.
+// Densely written blocks of 100000 bytes, `bytes` of them (24 MiB by default: over
+// THP_AFTER_MB's 16, so the heap is made big, on huge pages). Kept live by the caller.
+std::vector<void*> dense_blocks(std::size_t bytes = std::size_t{24} << 20) {
+    std::vector<void*> v;
+    for (std::size_t total = 0; total < bytes; total += 100000) v.push_back(std::memset(pm_malloc(100000), 1, 100000));
+    return v;
+}
+
 template <class Ok>
 void sparse_child(bool touch_all, Ok ok, First first = First::plain, std::size_t at = 200) {
-    std::vector<void*> dense;
-    for (std::size_t total = 0; total < (std::size_t{24} << 20); total += 100000)
-        dense.push_back(std::memset(pm_malloc(100000), 1, 100000));
+    std::vector<void*> dense = dense_blocks();
     constexpr std::size_t kSize = 288 << 10, kCount = 400;
     if (first == First::realloc_grown) {
         auto* p = static_cast<unsigned char*>(pm_malloc(kSize));
@@ -546,9 +552,7 @@ TEST(LargeSparse, BlocksPlacedBeforeTheHeapTurnsHugeKeepFewPages) {
             p[0] = p[kSize - 1] = static_cast<unsigned char>(i + 1);
             early.push_back(p);
         }
-        std::vector<void*> dense;
-        for (std::size_t total = 0; total < (std::size_t{32} << 20); total += 100000)
-            dense.push_back(std::memset(pm_malloc(100000), 1, 100000));
+        std::vector<void*> dense = dense_blocks(std::size_t{32} << 20);
         pm_stats_t s;
         pm_stats(&s);
         if (s.backing != 3 || !s.thp_pages_in_use) std::_Exit(2);  // not on THP: nothing to check
@@ -584,8 +588,7 @@ TEST(LargeSparse, ABufferGrownByReallocAndWrittenAtItsEndsStaysSmall) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     auto child = [] {
         constexpr std::size_t M = std::size_t{1} << 20, kStart = 64 * M;
-        std::vector<void*> heap;  // the heap made big first (on huge pages)
-        for (std::size_t total = 0; total < 24 * M; total += 100000) heap.push_back(std::memset(pm_malloc(100000), 1, 100000));
+        std::vector<void*> heap = dense_blocks();  // the heap made big first (on huge pages)
         auto* b = static_cast<unsigned char*>(pm_malloc(kStart));
         b[0] = 7, b[kStart - 1] = 1;
         for (std::size_t n = kStart + M; n <= 2 * kStart; n += M) {
@@ -623,8 +626,7 @@ TEST(LargeSparse, ABufferJudgedSparseOnASmallHeapStaysSmallWhenItTurnsHuge) {
         b[0] = b[kSize - 1] = 1;
         b = static_cast<unsigned char*>(pm_realloc(b, kSize + M));  // judged: sparse
         if (!b) std::_Exit(1);
-        std::vector<void*> heap;  // then the heap is made big (on huge pages)
-        for (std::size_t total = 0; total < 24 * M; total += 100000) heap.push_back(std::memset(pm_malloc(100000), 1, 100000));
+        std::vector<void*> heap = dense_blocks();  // then the heap is made big (on huge pages)
         pm_stats_t s;
         pm_stats(&s);
         if (s.backing != 3 || !s.thp_pages_in_use) std::_Exit(2);
@@ -650,8 +652,7 @@ TEST(LargeSparse, TheNextObjectInACachedSpanIsJudgedAfresh) {
         void* room = pm_malloc(16 * M);  // the room after it, kept while the heap is made big
         if (!b || !room) std::_Exit(1);
         pm_free(b);
-        std::vector<void*> heap;
-        for (std::size_t total = 0; total < 24 * M; total += 100000) heap.push_back(std::memset(pm_malloc(100000), 1, 100000));
+        std::vector<void*> heap = dense_blocks();
         pm_free(room);
         pm_stats_t s;
         pm_stats(&s);
@@ -704,8 +705,7 @@ TEST(LargeSparse, TheBlockThatTurnsTheHeapHugeHoldsWhatItTouched) {
 // not 2 MiB each: a large object (under 256 MiB) and a mapping of its own alike.
 void sparse_big_buffer_child(std::size_t size) {
     constexpr std::size_t M = std::size_t{1} << 20;
-    std::vector<void*> heap;  // the heap made big first (on huge pages)
-    for (std::size_t total = 0; total < 24 * M; total += 100000) heap.push_back(std::memset(pm_malloc(100000), 1, 100000));
+    std::vector<void*> heap = dense_blocks();  // the heap made big first (on huge pages)
     auto* b = static_cast<unsigned char*>(pm_malloc(size));
     if (!b) std::_Exit(1);
     const std::size_t marks[] = {0, 3 * 4096 + 5, 1 * M + 7, size - 2 * M + 9, size - 1};
@@ -742,8 +742,7 @@ TEST(LargeSparse, ABufferOf32MiBWrittenAtItsEndsHoldsFewPages) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     auto child = [] {
         constexpr std::size_t M = std::size_t{1} << 20, kSize = 32 * M;
-        std::vector<void*> heap;  // the heap made big first (on huge pages)
-        for (std::size_t total = 0; total < 24 * M; total += 100000) heap.push_back(std::memset(pm_malloc(100000), 1, 100000));
+        std::vector<void*> heap = dense_blocks();  // the heap made big first (on huge pages)
         pm_stats_t s;
         pm_stats(&s);
         if (s.backing != 3 || !s.thp_pages_in_use) std::_Exit(2);
@@ -776,9 +775,7 @@ TEST(LargeSparse, SmallObjectPagesTouchedSparselyStaySmallUntilTheyFill) {
         constexpr std::size_t kHuge = std::size_t{2} << 20;
         std::vector<unsigned char*> few;
         for (int i = 0; i < 40; ++i) few.push_back(static_cast<unsigned char*>(std::memset(pm_malloc(200), i + 1, 200)));
-        std::vector<void*> heap;
-        for (std::size_t total = 0; total < (std::size_t{24} << 20); total += 100000)
-            heap.push_back(std::memset(pm_malloc(100000), 1, 100000));
+        std::vector<void*> heap = dense_blocks();
         pm_stats_t s;
         pm_stats(&s);
         if (s.backing != 3 || !s.thp_pages_in_use) std::_Exit(2);
@@ -899,8 +896,7 @@ TEST(Purge, GrowingIntoNewPagesPurgesPagesEmptyForAWhile) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     auto child = [] {
         constexpr std::size_t M = std::size_t{1} << 20;
-        std::vector<void*> heap;  // the heap made big (a freed large object's pages wait then)
-        for (std::size_t total = 0; total < 24 * M; total += 100000) heap.push_back(std::memset(pm_malloc(100000), 1, 100000));
+        std::vector<void*> heap = dense_blocks();  // the heap made big (a freed large object's pages wait then)
         auto empty_after = [&](bool wait) {
             void* a = std::memset(pm_malloc(8 * M), 2, 8 * M);
             void* b = std::memset(pm_malloc(8 * M), 3, 8 * M);

@@ -23,12 +23,11 @@ __thread char t_mark __attribute__((tls_model("initial-exec")));
 
 void SpinLock::lock() noexcept {
     for (;;) {
-        if (!held_.exchange(true, std::memory_order_acquire)) {
-            holder_.store(&t_mark, std::memory_order_relaxed);
+        const void* holder = nullptr;
+        if (holder_.compare_exchange_strong(holder, &t_mark, std::memory_order_acquire, std::memory_order_relaxed))
             return;
-        }
-        if (holder_.load(std::memory_order_relaxed) == &t_mark) lock_reentered();
-        for (unsigned spins = 0; held_.load(std::memory_order_relaxed); ++spins) {
+        if (holder == &t_mark) lock_reentered();
+        for (unsigned spins = 0; holder_.load(std::memory_order_relaxed); ++spins) {
             if (spins < 100) __builtin_ia32_pause();
             else os::yield();
         }

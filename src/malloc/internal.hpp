@@ -95,18 +95,14 @@ constexpr std::size_t kDirectMin = std::size_t{256} << 20;  // spans this big ma
 class SpinLock {
 public:
     void lock() noexcept;
-    void unlock() noexcept {
-        holder_.store(nullptr, std::memory_order_relaxed);
-        held_.store(false, std::memory_order_release);
-    }
+    void unlock() noexcept { holder_.store(nullptr, std::memory_order_release); }
     // After fork in the child: the lock was held by a thread that no longer exists.
-    void reset() noexcept {
-        holder_.store(nullptr, std::memory_order_relaxed);
-        held_.store(false, std::memory_order_relaxed);
-    }
+    void reset() noexcept { holder_.store(nullptr, std::memory_order_relaxed); }
 private:
-    std::atomic<bool> held_{false};
-    std::atomic<const void*> holder_{nullptr};  // the holding thread's mark (heap.cpp)
+    // The holding thread's mark (heap.cpp), nullptr when free: held and holder in one word,
+    // so a signal handler that interrupts the owner anywhere sees it is the owner (a flag
+    // and a holder stored apart left a window where it saw neither, and spun forever).
+    std::atomic<const void*> holder_{nullptr};
 };
 
 struct LockGuard {

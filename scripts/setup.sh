@@ -12,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake ninja-build g++ libgtest-dev pkgconf nlohmann-json3-dev python3-venv sqlite3
+  redis-server redis-tools  # the redis suite: a real server under each allocator
   liburing-dev  # the paged array's asynchronous I/O
   libstxxl-dev  # the paging suite's out-of-core peer
   # peers the lab measures against: allocators (LD_PRELOAD) and BLAS (dlopen)

@@ -3,6 +3,8 @@
 #include "process.hpp"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/personality.h>
 #include <sys/wait.h>
@@ -98,6 +100,43 @@ ChildResult run_child(const std::string& path, const std::vector<std::string>& a
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, describe(status), std::move(out)};
+}
+
+int spawn(const std::string& path, const std::vector<std::string>& argv,
+          const std::vector<std::string>& env, const std::string& log_path) {
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    auto av = c_strings(argv), ev = c_strings(env);
+    pid_t pid = 0;
+    int err = ::posix_spawn(&pid, path.c_str(), &fa, nullptr, av.data(), ev.data());
+    posix_spawn_file_actions_destroy(&fa);
+    if (err != 0) fail("posix_spawn " + path, err);
+    return pid;
+}
+
+bool running(int pid, std::string* how) {
+    int status = 0;
+    pid_t got = ::waitpid(pid, &status, WNOHANG);
+    if (got == 0) return true;
+    if (how) *how = got == pid ? describe(status) : "gone";
+    return false;
+}
+
+std::string stop(int pid, int sig, double grace_s) {
+    std::string how;
+    if (!running(pid, &how)) return how;
+    ::kill(pid, sig);
+    for (double waited = 0; waited < grace_s; waited += 0.01) {
+        if (!running(pid, &how)) return how;
+        ::usleep(10000);
+    }
+    ::kill(pid, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return describe(status) + " (killed after " + std::to_string(grace_s) + " s)";
 }
 
 std::string run_capture(const std::string& path, const std::vector<std::string>& argv,

@@ -37,6 +37,18 @@ struct ChildResult {
 ChildResult run_child(const std::string& path, const std::vector<std::string>& argv,
                       const std::vector<std::string>& env, bool merge_stderr = false);
 
+// A child left running (a server the program measures): started by spawn() with its
+// stdout and stderr appended to `log_path`, ended by stop().
+// Returns the pid; throws std::runtime_error when the child cannot be started.
+int spawn(const std::string& path, const std::vector<std::string>& argv,
+          const std::vector<std::string>& env, const std::string& log_path);
+// Whether the spawned child `pid` still runs; when it has ended, reaps it and sets *how
+// ("exit N", "signal N"). A child reaped already reads as ended ("gone").
+bool running(int pid, std::string* how);
+// Ends the spawned child `pid`: sends `sig`, waits up to `grace_s`, then SIGKILL. Returns
+// how it ended ("exit 0", "signal 9", ...; "gone" when it was reaped already).
+std::string stop(int pid, int sig, double grace_s);
+
 // Runs `path` with exactly `argv` and `env` (nothing inherited but the personality,
 // which exec keeps), waits for it and returns its stdout. Throws std::runtime_error
 // naming the child's exit status (and the start of its stdout) unless it exits 0.

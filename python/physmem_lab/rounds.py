@@ -24,7 +24,7 @@ from . import load
 from .spread import across_within, group
 from .units import format_size
 
-SHOWN_PARAMS = ("access", "layout", "block_size")   # the params that tell points apart
+SHOWN_PARAMS = ("access", "layout", "block_size", "alloc", "workload")   # the params that tell points apart
 
 
 def _pooled_timing(parts: List[dict]) -> dict:

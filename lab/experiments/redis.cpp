@@ -1,0 +1,328 @@
+// lab/experiments/redis.cpp — a real server under each malloc: Debian's redis-server with
+// the allocator preloaded, driven by redis-benchmark and by the program's own client.
+//
+//   physmem_lab_redis --variant malloc-thp --size 128M --param alloc=physmem
+//
+// Variant malloc-B as in alloc.cpp: alloc=physmem preloads libphysmem.so with
+// PHYSMEM_MALLOC_BACKING=B; the peers (malloc-4k only) run on their own defaults. Debian's
+// redis-server links jemalloc, so every allocator is preloaded, glibc's too (libc.so.6
+// first in the search order is what makes its malloc the one redis calls).
+//
+// Two servers per process, each on a Unix socket in a private directory, persistence off:
+// 1. Throughput: one redis-benchmark run per pass (--param requests requests, a keyspace of
+//    as many keys, --param clients connections, --param pipeline deep, --param value-byte
+//    values) for each command of --param commands; the first command is the record's
+//    timing, the others its phases (ns per request, the benchmark's start-up included;
+//    the benchmark's own requests/s are kept beside). LPOP's passes each pop what an
+//    untimed LPUSH of the same count pushed just before.
+// 2. Footprint: keys of 16-1024 bytes (deterministic from --seed) until their values total
+//    --size bytes, then 70% of them deleted, then --param idle-ms with no client call: the
+//    server's peak RSS, its RSS after the idle time and what redis counts as used. Every
+//    kept value is read back and compared, and every deleted key must be gone.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "context.hpp"
+#include "kernels/alloc_procfs.hpp"
+#include "preload.hpp"
+#include "process.hpp"
+#include "resp.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace procfs = lab::alloc::procfs;
+
+const lab::ProgramSpec kSpec{
+    .name = "physmem_lab_redis",
+    .experiment = "redis",
+    .unit = "request",
+    .kinds = {lab::Kind::malloc},
+    .default_block_size = 64 << 10,
+    .params = {{"alloc", "glibc", {"glibc", "physmem", "jemalloc", "tcmalloc", "mimalloc"}, "which malloc serves redis-server"},
+               {"commands", "set,get,lpush,lpop,sadd,hset", {}, "redis-benchmark tests timed, comma-separated (-t)"},
+               {"requests", "100000", {}, "requests per benchmark pass (-n), also the keyspace (-r)"},
+               {"clients", "50", {}, "benchmark connections (-c)"},
+               {"pipeline", "16", {}, "requests in flight per connection (-P)"},
+               {"value-bytes", "64", {}, "value size of SET and the others (-d)"},
+               {"idle-ms", "2000", {}, "ms the footprint server is left without client calls after the deletes"}},
+};
+
+// `name` on $PATH (or /usr/bin), or "" when not installed.
+std::string find_program(const std::string& name) {
+    const char* path = std::getenv("PATH");
+    std::istringstream dirs(path && *path ? path : "/usr/bin");
+    for (std::string d; std::getline(dirs, d, ':');)
+        if (!d.empty() && ::access((d + "/" + name).c_str(), X_OK) == 0) return d + "/" + name;
+    return "";
+}
+
+std::string need_program(const std::string& name) {
+    std::string p = find_program(name);
+    if (p.empty()) throw physmem::backing_unavailable(name + " not installed (apt-get install redis-server redis-tools)");
+    return p;
+}
+
+// The shared object preloaded into the server for allocator `a` (glibc: the C library).
+std::string allocator_library(const std::string& a) {
+    if (a == "glibc") return lab::process::object_of(reinterpret_cast<void*>(&::getpid));
+    std::string why;
+    std::string lib = lab::preload::library(a, &why);
+    if (lib.empty()) throw physmem::backing_unavailable(why);
+    return fs::weakly_canonical(lib).string();  // as /proc/PID/maps names it
+}
+
+// The server's environment: ours without LD_PRELOAD, plus the allocator's.
+std::vector<std::string> server_env(const lab::Settings& s, const std::string& lib) {
+    std::vector<std::string> env;
+    for (const std::string& e : lab::process::own_env())
+        if (e.rfind("LD_PRELOAD=", 0) != 0 && e.rfind("PHYSMEM_MALLOC_BACKING=", 0) != 0) env.push_back(e);
+    env.push_back("LD_PRELOAD=" + lib);
+    if (s.param("alloc") == "physmem")
+        env.push_back("PHYSMEM_MALLOC_BACKING=" + std::string(physmem::to_string(s.backing)));
+    return env;
+}
+
+// One redis-server in a private directory, stopped (and the directory removed) on
+// destruction.
+class Server {
+  public:
+    Server(const lab::Settings& s, const std::string& lib, const std::string& name) {
+        std::string tmpl = (fs::temp_directory_path() / "physmem-redis-XXXXXX").string();
+        if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
+        dir_ = tmpl;
+        socket_ = dir_ + "/redis.sock";
+        const std::string exe = need_program("redis-server");
+        pid_ = lab::process::spawn(exe,
+                                   {exe, "--port", "0", "--unixsocket", socket_, "--unixsocketperm", "700",
+                                    "--save", "", "--appendonly", "no", "--dir", dir_, "--daemonize", "no",
+                                    "--loglevel", "warning", "--logfile", "", "--databases", "1"},
+                                   server_env(s, lib), dir_ + "/server.log");
+        wait_ready(name);
+    }
+    ~Server() {
+        if (pid_ > 0) lab::process::stop(pid_, SIGTERM, 5.0);
+        std::error_code ec;
+        fs::remove_all(dir_, ec);
+    }
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    const std::string& socket() const { return socket_; }
+    std::size_t status_bytes(const std::string& key) const {
+        return procfs::field_kb("/proc/" + std::to_string(pid_) + "/status", key);
+    }
+    std::size_t rollup_bytes(const std::string& key) const {
+        return procfs::field_kb("/proc/" + std::to_string(pid_) + "/smaps_rollup", key);
+    }
+    // Whether `lib` is mapped in the server (the preload took).
+    bool maps(const std::string& lib) const {
+        std::ifstream in("/proc/" + std::to_string(pid_) + "/maps");
+        for (std::string line; std::getline(in, line);)
+            if (line.find(lib) != std::string::npos) return true;
+        return false;
+    }
+
+  private:
+    void wait_ready(const std::string& name) {
+        for (int i = 0; i < 1000; ++i) {
+            std::string how;
+            if (!lab::process::running(pid_, &how)) {
+                pid_ = -1;
+                throw std::runtime_error(name + ": redis-server ended at start-up (" + how + "): " + log());
+            }
+            try {
+                lab::resp::Client c(socket_);
+                if (c.call({"PING"}).text == "PONG") return;
+            } catch (const std::runtime_error&) {
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        }
+        throw std::runtime_error(name + ": redis-server did not answer within 10 s: " + log());
+    }
+    std::string log() const {
+        std::ifstream in(dir_ + "/server.log");
+        std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        return all.substr(0, 400);
+    }
+
+    std::string dir_, socket_;
+    int pid_ = -1;
+};
+
+std::vector<std::string> split(const std::string& csv) {
+    std::vector<std::string> out;
+    std::istringstream in(csv);
+    for (std::string x; std::getline(in, x, ',');)
+        if (!x.empty()) out.push_back(x);
+    return out;
+}
+
+// One redis-benchmark run of `command`; returns the requests/s it reports. Throws when it
+// fails or prints no rate.
+double benchmark(const lab::Settings& s, const std::string& socket, const std::string& command) {
+    const std::string exe = need_program("redis-benchmark");
+    lab::process::ChildResult r = lab::process::run_child(
+        exe, {exe, "-s", socket, "-n", s.param("requests"), "-r", s.param("requests"), "-c", s.param("clients"),
+              "-P", s.param("pipeline"), "-d", s.param("value-bytes"), "-t", command, "--csv"},
+        {"PATH=/usr/bin:/bin"}, true);
+    // --csv: a header line, then "NAME","rps",...
+    std::istringstream in(r.out);
+    for (std::string line; std::getline(in, line);) {
+        auto cells = split(line);
+        if (cells.size() >= 2 && cells[0] != "\"test\"" && cells[1].size() > 2) {
+            double rps = std::strtod(cells[1].c_str() + 1, nullptr);
+            if (r.exit_code == 0 && rps > 0) return rps;
+        }
+    }
+    throw std::runtime_error("redis-benchmark -t " + command + " ended with " + r.status + ": " + r.out.substr(0, 300));
+}
+
+// The throughput half: each command timed through redis-benchmark (see the file comment).
+lab::Json throughput(lab::Context& ctx, const std::string& lib) {
+    const lab::Settings& s = ctx.settings();
+    Server server(s, lib, "throughput");
+    const std::uint64_t requests = s.param_size("requests");
+    lab::Json rps = lab::Json::object();
+    bool first = true;
+    for (const std::string& c : split(s.param("commands"))) {
+        std::vector<double> seen;
+        auto pass = [&] {
+            seen.push_back(benchmark(s, server.socket(), c));
+            return std::uint64_t(seen.back());
+        };
+        std::function<void()> refill;
+        if (c == "lpop") refill = [&] { benchmark(s, server.socket(), "lpush"); };
+        if (first) ctx.measure(requests, pass, refill);
+        else ctx.measure_phase(c, requests, pass, refill);
+        first = false;
+        rps[c] = seen;
+    }
+    return {{"benchmark_rps", rps}, {"peak_rss_bytes", server.status_bytes("VmHWM")},
+            {"mapped", server.maps(lib)}};
+}
+
+// Key i's value: 16-1024 bytes, every byte from the seed and i.
+std::string value_of(std::uint64_t seed, std::uint64_t i) {
+    std::uint64_t x = (seed ^ (i * 0x9e3779b97f4a7c15ULL)) + 0x632be59bd9b4e019ULL;
+    auto next = [&] {
+        x += 0x9e3779b97f4a7c15ULL;
+        std::uint64_t z = x;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return z ^ (z >> 31);
+    };
+    std::string v(16 + next() % 1009, '\0');
+    for (std::size_t at = 0; at < v.size(); at += 8) {
+        std::uint64_t w = next();
+        std::memcpy(v.data() + at, &w, std::min<std::size_t>(8, v.size() - at));
+    }
+    return v;
+}
+
+bool deleted(std::uint64_t seed, std::uint64_t i) { return (value_of(seed ^ 0x5bd1e995, i)[0] & 0xff) % 10 < 7; }
+
+// Sends `make(i)` for i in [0, n) in pipelined batches; counts the replies `ok` accepts.
+template <class Make, class Ok>
+std::uint64_t pipelined(lab::resp::Client& c, std::uint64_t n, Make make, Ok ok) {
+    std::uint64_t good = 0;
+    for (std::uint64_t at = 0; at < n; at += 1000) {
+        std::uint64_t end = std::min(n, at + 1000);
+        for (std::uint64_t i = at; i < end; ++i) c.queue(make(i));
+        for (std::uint64_t i = at; i < end; ++i) good += ok(i, c.read()) ? 1 : 0;
+    }
+    return good;
+}
+
+std::size_t info_field(lab::resp::Client& c, const std::string& key) {
+    std::istringstream in(c.call({"INFO", "memory"}).text);
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind(key + ":", 0) == 0) return std::strtoull(line.c_str() + key.size() + 1, nullptr, 10);
+    return 0;
+}
+
+// The footprint half (see the file comment). Sets ok when every check held.
+lab::Json footprint(lab::Context& ctx, const std::string& lib, bool& ok) {
+    const lab::Settings& s = ctx.settings();
+    Server server(s, lib, "footprint");
+    lab::resp::Client c(server.socket());
+    const std::uint64_t seed = s.seed;
+    std::uint64_t n = 0, bytes = 0, kept_bytes = 0, digest = 0xcbf29ce484222325ULL;
+    for (; bytes < s.size_bytes; ++n) bytes += value_of(seed, n).size();
+    auto key = [](std::uint64_t i) { return "fp:" + std::to_string(i); };
+    auto is = [](const char* text) { return [text](std::uint64_t, const lab::resp::Reply& r) { return r.text == text; }; };
+    std::uint64_t set = pipelined(c, n, [&](std::uint64_t i) { return std::vector<std::string>{"SET", key(i), value_of(seed, i)}; }, is("OK"));
+    const std::size_t peak = server.status_bytes("VmRSS");
+    std::uint64_t gone = 0, kept = 0;
+    for (std::uint64_t i = 0; i < n; ++i) deleted(seed, i) ? ++gone : (kept_bytes += value_of(seed, i).size(), ++kept);
+    std::uint64_t del = pipelined(
+        c, n, [&](std::uint64_t i) { return std::vector<std::string>{deleted(seed, i) ? "DEL" : "EXISTS", key(i)}; },
+        [](std::uint64_t, const lab::resp::Reply& r) { return r.type == lab::resp::Type::integer && r.integer == 1; });
+    const unsigned idle_ms = static_cast<unsigned>(s.param_size("idle-ms"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(idle_ms));
+    const std::size_t rss_after = server.status_bytes("VmRSS"), hwm = server.status_bytes("VmHWM");
+    const std::size_t anon = server.rollup_bytes("Anonymous"), thp = server.rollup_bytes("AnonHugePages");
+    const std::size_t used = info_field(c, "used_memory");
+    std::uint64_t read_back = pipelined(
+        c, n, [&](std::uint64_t i) { return std::vector<std::string>{"GET", key(i)}; },
+        [&](std::uint64_t i, const lab::resp::Reply& r) {
+            for (unsigned char ch : r.text) digest = (digest ^ ch) * 0x100000001b3ULL;  // FNV-1a
+            return deleted(seed, i) ? r.type == lab::resp::Type::nil : r.type == lab::resp::Type::bulk && r.text == value_of(seed, i);
+        });
+    const lab::resp::Reply size = c.call({"DBSIZE"});
+    ok = set == n && del == n && read_back == n && size.integer == std::int64_t(kept) && server.maps(lib);
+    ctx.set_elements(n);
+    ctx.checksum(digest);  // of the values read back: the same under every allocator
+    return {{"keys", n}, {"value_bytes", bytes}, {"kept_keys", kept}, {"kept_value_bytes", kept_bytes},
+            {"rss_after_fill_bytes", peak}, {"peak_rss_bytes", hwm}, {"idle_ms", idle_ms},
+            {"rss_after_idle_bytes", rss_after}, {"anon_after_idle_bytes", anon}, {"thp_after_idle_bytes", thp},
+            {"used_memory_after_bytes", used}, {"rss_over_used", used ? double(rss_after) / double(used) : 0.0},
+            {"checks", {{"set_ok", set}, {"deletes_ok", del}, {"read_back_ok", read_back}, {"dbsize", size.integer}}}};
+}
+
+std::string server_version() {
+    std::string exe = find_program("redis-server");
+    if (exe.empty()) return "";
+    lab::process::ChildResult r = lab::process::run_child(exe, {exe, "--version"}, {"PATH=/usr/bin:/bin"});
+    return r.out.substr(0, r.out.find('\n'));
+}
+
+void body(lab::Context& ctx) {
+    const lab::Settings& s = ctx.settings();
+    const std::string& a = s.param("alloc");
+    if (a != "physmem" && s.backing != physmem::Backing::page_4k)
+        lab::usage_error(kSpec, "--variant: " + a + " runs on its own defaults: malloc-4k only");
+    if (s.param_size("requests") < 1 || s.param_size("clients") < 1 || s.param_size("pipeline") < 1)
+        lab::usage_error(kSpec, "--param requests, clients, pipeline: must be >= 1");
+    need_program("redis-server");
+    need_program("redis-benchmark");
+    const std::string lib = allocator_library(a);
+    bool ok = false;
+    lab::Json fp = footprint(ctx, lib, ok);
+    lab::Json tp = throughput(ctx, lib);
+    ctx.set_field("redis", {{"allocator", a}, {"library", lib}, {"server", server_version()},
+                            {"transport", "unix socket"}, {"clients", s.param_size("clients")},
+                            {"pipeline", s.param_size("pipeline")}, {"value_bytes", s.param_size("value-bytes")},
+                            {"requests", s.param_size("requests")},
+                            {"physmem_backing", a == "physmem" ? std::string(physmem::to_string(s.backing)) : ""},
+                            {"throughput", tp}, {"footprint", fp}});
+    ctx.verify(ok && tp["mapped"].get<bool>(),
+               "every SET answered OK, every deleted key gone and every kept value read back byte for byte, "
+               "DBSIZE equal to the keys kept, and the allocator's library mapped in both servers");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return lab::run(kSpec, argc, argv, body); }

@@ -1,0 +1,132 @@
+"""The redis suite: its goal and report on synthetic records (MET and MISSED), and the real
+program run by ``physmem bench --suite redis --scale tiny`` (skipped unless built; fails
+under PHYSMEM_LAB_REQUIRE_BUILD=1 like conftest.real_bin). The packages redis-server and
+redis-tools are installed by scripts/setup.sh: without them the real runs fail here."""
+
+import json
+import subprocess
+
+import pytest
+
+import synth
+from conftest import lab_bin, tiny_bench
+from physmem_lab import analysis
+from physmem_lab.schema import validate_record
+from physmem_lab.suite_redis import ALLOCATORS, COMMANDS, SUITE, goals
+
+M = 1 << 20
+
+
+def _rec(alloc, ns, rss_after=30 * M):
+    """A redis record whose every command takes ``ns`` per request (SET as the timing)."""
+    variant = "malloc-thp" if alloc == "physmem" else "malloc-4k"
+    phases = {c: {"reps": 3, "warmup": 0, "passes_per_rep": 1, "ops_per_pass": 100000,
+                  "ns_per_op": [ns] * 3, "median_ns": ns, "min_ns": ns, "max_ns": ns, "rel_spread": 0.0}
+              for c in COMMANDS[1:]}
+    r = synth.record("redis", variant, 64 * M, [ns] * 3, params={"alloc": alloc}, phases=phases)
+    r["unit"] = "request"
+    r["redis"] = {"allocator": alloc, "library": f"/lib/{alloc}.so", "server": "Redis server v=7.0.15",
+                  "transport": "unix socket", "clients": 50, "pipeline": 16, "value_bytes": 64,
+                  "requests": 100000, "physmem_backing": "",
+                  "throughput": {"benchmark_rps": {c: [1e9 / ns] * 3 for c in COMMANDS},
+                                 "peak_rss_bytes": 40 * M, "mapped": True},
+                  "footprint": {"keys": 129000, "value_bytes": 64 * M, "kept_keys": 38700,
+                                "kept_value_bytes": 19 * M, "peak_rss_bytes": 90 * M, "idle_ms": 1000,
+                                "rss_after_idle_bytes": rss_after, "anon_after_idle_bytes": rss_after,
+                                "thp_after_idle_bytes": 0, "used_memory_after_bytes": 25 * M,
+                                "rss_over_used": rss_after / (25 * M), "checks": {}}}
+    return r
+
+
+def _results(physmem_ns=900.0, tcmalloc_ns=1000.0):
+    ns = {"glibc": 1200.0, "jemalloc": 1100.0, "tcmalloc": tcmalloc_ns, "mimalloc": 1050.0, "physmem": physmem_ns}
+    return synth.results([_rec(a, ns[a]) for a in ALLOCATORS], suite="redis")
+
+
+def test_synthetic_records_are_valid():
+    for r in _results()["records"]:
+        validate_record(r)
+
+
+def test_goal_met_when_physmem_is_fastest_on_every_command():
+    g = goals(analysis.Records(_results()))[0]
+    assert g.number == "redis-1" and g.verdict == "MET"
+    assert len(g.items) == len(COMMANDS)
+    assert all("tcmalloc (fastest peer)" in i.what for i in g.items)
+    assert abs(g.items[0].ratio.value - 0.9) < 1e-9
+
+
+def test_goal_missed_when_a_peer_is_faster_on_one_command():
+    res = _results()
+    tc = next(r for r in res["records"] if r["params"]["alloc"] == "tcmalloc")
+    tc["phases"]["hset"].update(median_ns=800.0, min_ns=800.0, max_ns=800.0, ns_per_op=[800.0] * 3)
+    g = goals(analysis.Records(res))[0]
+    assert g.verdict == "MISSED"
+    missed = [i for i in g.items if not i.met]
+    assert [i.what for i in missed] == ["HSET: physmem / tcmalloc (fastest peer)"]
+    assert abs(missed[0].ratio.value - 900 / 800) < 1e-9
+
+
+def test_goal_not_measured_without_physmem_and_says_which_peer_is_missing():
+    res = _results()
+    res["records"] = [r for r in res["records"] if r["params"]["alloc"] != "physmem"]
+    assert goals(analysis.Records(res))[0].verdict == "NOT MEASURED"
+    res = _results()
+    res["records"] = [r for r in res["records"] if r["params"]["alloc"] != "mimalloc"]
+    g = goals(analysis.Records(res))[0]
+    assert g.verdict == "MET" and "mimalloc: no record" in g.missing
+
+
+def test_report_shows_both_rates_and_the_footprint(tmp_path):
+    from physmem_lab.document import Doc
+    d = Doc()
+    SUITE.report(d, analysis.Records(_results()), _results(), tmp_path)
+    md = d.markdown()
+    assert "| physmem | malloc-thp | 1111 (1111) |" in md   # 1e6 / 900 ns, and the benchmark's own
+    assert "RSS after deletes + idle MiB" in md and "| glibc | 129000 | 64 | 90 | 30 |" in md
+
+
+def test_the_main_job_runs_it_within_its_budget():
+    from physmem_lab import suites
+    pl = suites.plan("redis")
+    assert len(pl.points) == len(ALLOCATORS) and not pl.dropped
+    assert all(p.rounds == 2 for p in pl.points)
+    assert pl.total_est_s <= SUITE.scales["default"]["budget_s"]
+
+
+@pytest.fixture(scope="module")
+def redis_bin():
+    return lab_bin(("redis",))
+
+
+def test_program_rejects_bad_input(redis_bin):
+    prog = str(redis_bin / "physmem_lab_redis")
+    for extra in (["--variant", "malloc-thp", "--param", "alloc=glibc"],
+                  ["--variant", "malloc-4k", "--param", "requests=0"],
+                  ["--variant", "array-4k"]):
+        p = subprocess.run([prog, "--size", "1M"] + extra, capture_output=True, text=True, timeout=60)
+        assert p.returncode == 2, (extra, p.stderr)
+
+
+def test_program_reads_back_what_it_stored(redis_bin):
+    p = subprocess.run([str(redis_bin / "physmem_lab_redis"), "--variant", "malloc-thp", "--size", "2M",
+                        "--reps", "1", "--warmup", "0", "--min-rep-ms", "0", "--param", "alloc=physmem",
+                        "--param", "requests=5000", "--param", "idle-ms=0", "--param", "commands=set,lpop"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    validate_record(r)
+    f = r["redis"]["footprint"]
+    assert r["verified"] and r["redis"]["throughput"]["mapped"]
+    assert f["checks"]["read_back_ok"] == f["keys"] and f["checks"]["dbsize"] == f["kept_keys"]
+    assert 0.25 < f["kept_keys"] / f["keys"] < 0.35          # 70% deleted
+    assert list(r["phases"]) == ["lpop"] and r["redis"]["throughput"]["benchmark_rps"]["set"]
+
+
+def test_tiny_bench_on_the_real_program(redis_bin, tmp_path):
+    res = tiny_bench("redis", redis_bin, tmp_path, "--no-reserve")
+    assert not res["errors"] and not res["skipped"]
+    assert {r["params"]["alloc"] for r in res["records"]} == set(ALLOCATORS)
+    assert len({r["checksum"] for r in res["records"]}) == 1      # the same values under every malloc
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"## {SUITE.title}" in md and "redis-1" in md

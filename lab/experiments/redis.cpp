@@ -13,8 +13,9 @@
 //    as many keys, --param clients connections, --param pipeline deep, --param value-byte
 //    values) for each command of --param commands; the first command is the record's
 //    timing, the others its phases (ns per request, the benchmark's start-up included;
-//    the benchmark's own requests/s are kept beside). LPOP's passes each pop what an
-//    untimed LPUSH of the same count pushed just before.
+//    the benchmark's own requests/s are kept beside). Every pass starts from an empty
+//    server; GET's reads what an untimed SET wrote just before, LPOP's pops what an
+//    untimed LPUSH pushed.
 // 2. Footprint: keys of 16-1024 bytes (deterministic from --seed) until their values total
 //    --size bytes, then 70% of them deleted, then --param idle-ms with no client call: the
 //    server's peak RSS, its RSS after the idle time and what redis counts as used. Every
@@ -190,6 +191,17 @@ double benchmark(const lab::Settings& s, const std::string& socket, const std::s
     throw std::runtime_error("redis-benchmark -t " + command + " ended with " + r.status + ": " + r.out.substr(0, 300));
 }
 
+// Before each timed pass of `command`, untimed: FLUSHALL, then for the commands that read
+// or consume data (GET, LPOP) one run of the command that writes it (SET, LPUSH). Every
+// pass then starts from the same state (without it SET and LPUSH slow down pass after pass
+// as the data grows, and the spread says more about the pass's number than the allocator).
+void fresh_data(const lab::Settings& s, const std::string& socket, const std::string& command) {
+    lab::resp::Client c(socket);
+    if (c.call({"FLUSHALL"}).text != "OK") throw std::runtime_error("FLUSHALL refused");
+    if (command == "get") benchmark(s, socket, "set");
+    if (command == "lpop") benchmark(s, socket, "lpush");
+}
+
 // The throughput half: each command timed through redis-benchmark (see the file comment).
 lab::Json throughput(lab::Context& ctx, const std::string& lib) {
     const lab::Settings& s = ctx.settings();
@@ -203,10 +215,9 @@ lab::Json throughput(lab::Context& ctx, const std::string& lib) {
             seen.push_back(benchmark(s, server.socket(), c));
             return std::uint64_t(seen.back());
         };
-        std::function<void()> refill;
-        if (c == "lpop") refill = [&] { benchmark(s, server.socket(), "lpush"); };
-        if (first) ctx.measure(requests, pass, refill);
-        else ctx.measure_phase(c, requests, pass, refill);
+        auto reset = [&] { fresh_data(s, server.socket(), c); };
+        if (first) ctx.measure(requests, pass, reset);
+        else ctx.measure_phase(c, requests, pass, reset);
         first = false;
         rps[c] = seen;
     }

@@ -2,10 +2,10 @@
 // with free objects, and the class's transfer cache (transfer.hpp).
 //
 // One lock per class (Central::lock) guards its partial-span list, its transfer cache,
-// and the free list, counters and bitmap of each of its spans. Thread caches
-// (thread_cache.cpp) refill from and spill to these lists in batches (central.hpp); a
-// span whose objects are all free again goes back to the filler (filler.cpp), except
-// the last partial span of a class, kept warm. New spans come from the filler.
+// and the counters and bitmap of each of its spans (a span's free set is its bitmap).
+// Thread caches (thread_cache.cpp) refill from and spill to these lists in batches
+// (central.hpp); a span whose objects are all free again goes back to the filler
+// (filler.cpp), except the last partial span of a class, kept warm. New spans come from the filler.
 //
 // The span bitmap (one bit per object, set while the object is on the central list or
 // never handed out) is updated only when objects move between a cache and the central
@@ -58,7 +58,6 @@ void init_small(Span* s, unsigned cls) noexcept {
     s->nobj = c.nobj;
     s->nfree = c.nobj;
     s->fresh = 0;
-    s->freelist = nullptr;
     s->recip = ((std::uint64_t{1} << 40) + c.size - 1) / c.size;
     std::memset(s->freebits, 0, sizeof s->freebits);
     for (unsigned i = 0; i < c.nobj; ++i) s->freebits[i / 64] |= std::uint64_t{1} << (i % 64);
@@ -74,15 +73,37 @@ bool flip_bit(Span* s, void* p, bool to_central) noexcept {
     return true;
 }
 
-// pre: under the class lock, s has a free object. The object leaves the central list.
-void* pop_object(Span* s, unsigned cls) noexcept {
-    void* p = s->freelist;
-    if (p && !tagged_free(p)) free_list_corrupt(p, cls);  // before its link is followed
-    if (p) s->freelist = next_of(p);
-    else p = reinterpret_cast<void*>(s->start + std::uintptr_t{s->fresh++} * s->size);
-    --s->nfree;
-    if (!flip_bit(s, p, false)) free_list_corrupt(p, cls);
-    return p;
+// Object idx of small span s, handed out: checked (see take_objects), fresh moved past it,
+// pushed on `head`.
+void take_one(Span* s, unsigned cls, std::uint32_t idx, void*& head) noexcept {
+    void* p = reinterpret_cast<void*>(s->start + std::uintptr_t{idx} * s->size);
+    if (idx < s->fresh && !tagged_free(p)) free_list_corrupt(p, cls);
+    if (idx >= s->fresh) s->fresh = idx + 1;
+    link_free(p, head);
+    head = p;
+}
+
+// pre: under the class lock. Moves up to `want` of s's free objects, lowest address
+// first, from s's bitmap onto the front of list `head` (each in front of the one before:
+// the list hands out the highest first, as it always did for a span's new objects);
+// returns how many. The free set is the bitmap alone: taking objects reads no object's
+// link, so the loads of a batch do not wait for one another (a linked free list walked in
+// the order objects were freed is a chain of cache misses), and giving one back (to_span)
+// writes nothing into it. An object below `fresh` was handed out before and freed, so it must
+// still carry its free tag (misuse.cpp): checked before it is handed out again.
+std::uint32_t take_objects(Span* s, unsigned cls, std::uint32_t want, void*& head) noexcept {
+    std::uint32_t got = 0;
+    for (unsigned w = 0; w < (s->nobj + 63) / 64 && got < want; ++w) {
+        std::uint64_t& bits = s->freebits[w];
+        while (bits && got < want) {
+            std::uint32_t idx = w * 64 + static_cast<std::uint32_t>(__builtin_ctzll(bits));
+            bits &= bits - 1;
+            take_one(s, cls, idx, head);
+            ++got;
+        }
+    }
+    s->nfree -= got;
+    return got;
 }
 
 // Pops the top of list b (of class cls); aborts when the list is shorter than its count.
@@ -101,9 +122,7 @@ void to_span(Central& c, void* p) noexcept {
     Span* s = span_of(p);
     if (!flip_bit(s, p, true))
         fatal("free(): double free of %p (%u-byte object; found when a cache was drained)", p, s->size);
-    link_free(p, s->freelist);
-    s->freelist = p;
-    ++s->nfree;
+    ++s->nfree;  // p keeps the free tag its cache gave it (take_objects checks it)
     if (!s->in_partial) add_partial(c, s);
     if (s->nfree == s->nobj && c.partial.size() > 1) {  // keep one span per class warm
         remove_partial(c, s);
@@ -139,12 +158,7 @@ std::uint32_t central_pop(unsigned cls, std::uint32_t n, void*& head) noexcept {
             if (!s) break;
             add_partial(c, s);
         }
-        while (got < n && s->nfree > 0) {
-            void* p = pop_object(s, cls);
-            link_free(p, head);
-            head = p;
-            ++got;
-        }
+        got += take_objects(s, cls, n - got, head);
         if (s->nfree == 0) remove_partial(c, s);
     }
     g_outstanding.fetch_add(std::size_t{got} * g_classes[cls].size, std::memory_order_relaxed);

@@ -163,9 +163,8 @@ struct Span {
     bool zeroed;                // large/direct: every page reads as zero (never handed out
                                 // since mapped or discarded): calloc writes nothing
     // small objects
-    std::uint32_t nfree;        // objects on freelist or never handed out
+    std::uint32_t nfree;        // objects free in the span (freebits' set bits)
     std::uint32_t fresh;        // objects [fresh, nobj) never handed out
-    void* freelist;
     Span* prev;
     Span* next;
     bool in_partial;

@@ -6,12 +6,13 @@
 //   - free tag: a freed object's second word holds tag(p) = key ^ p ^ link (key: random
 //     per process; link: the object's first word, its free-list successor); free aborts
 //     when it is already there (double free, caught at once on any thread while the
-//     object sits in a cache, a central list or a span's list); malloc clears it. A live
+//     object sits in a cache, a central list or a span (its bitmap); malloc clears it. A live
 //     object whose bytes 8..15 happen to equal tag(p) would be reported falsely: chance
 //     2^-64 per free for data not derived from freed memory.
-//   - a pop from a thread cache or a span list checks the object's tag before following
-//     its link (a free object overwritten after free, use after free, aborts with a
-//     message instead of handing out, or crashing on, a wild pointer);
+//   - a pop from a thread cache checks the object's tag before following its link, and an
+//     object taken from a span that was handed out before is checked for it too (a free
+//     object overwritten after free, use after free, aborts with a message instead of
+//     being handed out, or the cache crashing on a wild pointer);
 //   - the span bitmap (one bit per object, set while the object is on the central list or
 //     never handed out) is updated only when objects move between a cache and the central
 //     list, under the class lock: a duplicate that slipped past the tag (the tag was

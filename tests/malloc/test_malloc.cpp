@@ -1233,6 +1233,51 @@ TEST(MallocDeath, DoubleFreeWithAWipedTagThroughTheTransferCacheIsCaught) {
     EXPECT_DEATH(child(), "double free of 0x[0-9a-f]+ .*found when a cache was drained");
 }
 
+// A span's free set is its bitmap (central.cpp): objects freed in any order come back
+// from their span in address order (a batch's highest first), and taking them follows no
+// object's link (a free list walked in the order of the frees is a chain of cache misses:
+// redis's SET spent 9% of its time there). Half of 4000 objects freed in a shuffled order,
+// the caches drained to the spans; the next 1000 allocations may step up only where they
+// move to another batch or span, not at every other object as a list in free order does.
+TEST(Central, FreedObjectsAreHandedOutAgainInAddressOrder) {
+    std::thread([] {
+        std::vector<void*> all(4000);
+        for (auto& x : all) x = pm_malloc(96);
+        std::vector<void*> freed;
+        for (std::size_t i = 0; i < all.size(); i += 2) freed.push_back(all[i]);
+        std::uint64_t r = 88172645463325252ull;
+        for (std::size_t i = freed.size() - 1; i > 0; --i) {
+            r ^= r << 13, r ^= r >> 7, r ^= r << 17;
+            std::swap(freed[i], freed[r % (i + 1)]);
+        }
+        for (void* x : freed) pm_free(x);
+        pm_collect(0);
+        std::vector<void*> again(1000);
+        for (auto& x : again) x = pm_malloc(96);
+        std::size_t back = 0;
+        for (std::size_t i = 1; i < again.size(); ++i) back += again[i] > again[i - 1];
+        EXPECT_LT(back, 100u) << "steps up to a higher address in 1000 allocations";
+        for (void* x : again) pm_free(x);
+        for (std::size_t i = 1; i < all.size(); i += 2) pm_free(all[i]);
+    }).join();
+}
+
+// An object overwritten while it waits free in its span (not in a cache) is reported when
+// the span hands it out again, as one on a cache list is when popped.
+TEST(MallocDeath, AnObjectOverwrittenWhileFreeInItsSpanIsReported) {
+    auto child = [] {
+        std::vector<void*> all(3000);
+        for (auto& x : all) x = pm_malloc(112);
+        for (std::size_t i = 0; i < all.size(); i += 2) pm_free(all[i]);
+        pm_collect(0);  // the freed objects are back in their spans
+        static_cast<std::uintptr_t*>(all[1000])[1] = 0x4141;  // use after free: the tag word
+        for (int i = 0; i < 3000; ++i) pm_malloc(112);
+        std::fprintf(stderr, "no abort\n");
+        std::_Exit(0);
+    };
+    EXPECT_DEATH(child(), "overwritten after it was freed");
+}
+
 TEST(MallocDeath, DoubleFreeOfALargeObjectAborts) {
     void* p = pm_malloc(1 << 20);
     pm_free(p);

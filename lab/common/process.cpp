@@ -1,4 +1,4 @@
-// lab/common/process.cpp — see process.hpp. The lab's only exec, spawn, personality and
+// lab/common/process.cpp — see process.hpp. The lab's only exec, spawn, fork, personality and
 // dlopen calls.
 #include "process.hpp"
 
@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/personality.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -104,15 +105,24 @@ ChildResult run_child(const std::string& path, const std::vector<std::string>& a
 
 int spawn(const std::string& path, const std::vector<std::string>& argv,
           const std::vector<std::string>& env, const std::string& log_path) {
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
     auto av = c_strings(argv), ev = c_strings(env);
-    pid_t pid = 0;
-    int err = ::posix_spawn(&pid, path.c_str(), &fa, nullptr, av.data(), ev.data());
-    posix_spawn_file_actions_destroy(&fa);
-    if (err != 0) fail("posix_spawn " + path, err);
+    const pid_t parent = ::getpid();
+    int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (log < 0) fail("open " + log_path, errno);
+    pid_t pid = ::fork();
+    if (pid == 0) {  // the child: async-signal-safe calls only
+        // It dies with this process, even when this one is killed (a point's timeout):
+        // a server left running would hold its memory until the machine restarts.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) ::_exit(127);
+        ::dup2(log, 1);
+        ::dup2(log, 2);
+        ::execve(path.c_str(), av.data(), ev.data());
+        ::_exit(127);
+    }
+    int err = errno;
+    ::close(log);
+    if (pid < 0) fail("fork for " + path, err);
     return pid;
 }
 

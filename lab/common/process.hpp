@@ -38,7 +38,8 @@ ChildResult run_child(const std::string& path, const std::vector<std::string>& a
                       const std::vector<std::string>& env, bool merge_stderr = false);
 
 // A child left running (a server the program measures): started by spawn() with its
-// stdout and stderr appended to `log_path`, ended by stop().
+// stdout and stderr appended to `log_path`, ended by stop(); killed by the kernel when
+// this process dies first (PR_SET_PDEATHSIG), so nothing outlives a killed program.
 // Returns the pid; throws std::runtime_error when the child cannot be started.
 int spawn(const std::string& path, const std::vector<std::string>& argv,
           const std::vector<std::string>& env, const std::string& log_path);

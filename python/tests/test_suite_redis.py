@@ -130,3 +130,36 @@ def test_tiny_bench_on_the_real_program(redis_bin, tmp_path):
     assert len({r["checksum"] for r in res["records"]}) == 1      # the same values under every malloc
     md = (tmp_path / "rep" / "report.md").read_text()
     assert f"## {SUITE.title}" in md and "redis-1" in md
+
+
+def test_a_killed_program_leaves_no_server_running(redis_bin):
+    """A point's timeout kills the program with SIGKILL: its redis-server must die with it
+    (PR_SET_PDEATHSIG), not hold its memory until the machine restarts."""
+    import os
+    import signal
+    import time
+    p = subprocess.Popen([str(redis_bin / "physmem_lab_redis"), "--variant", "malloc-4k", "--size", "1M",
+                          "--param", "alloc=glibc", "--param", "idle-ms=20000", "--reps", "1", "--warmup", "0"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = None
+    for _ in range(200):
+        kids = subprocess.run(["pgrep", "-P", str(p.pid)], capture_output=True, text=True).stdout.split()
+        if kids:
+            server = int(kids[0])
+            break
+        time.sleep(0.05)
+    assert server, "the program started no server"
+    os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+
+    def alive():
+        try:
+            with open(f"/proc/{server}/status") as f:
+                return "State:\tZ" not in f.read()
+        except FileNotFoundError:
+            return False
+    for _ in range(100):
+        if not alive():
+            break
+        time.sleep(0.02)
+    assert not alive(), f"redis-server {server} still runs after its program was killed"

@@ -1,28 +1,36 @@
 // lab/experiments/redis.cpp — a real server under each malloc: Debian's redis-server with
 // the allocator preloaded, driven by redis-benchmark and by the program's own client.
 //
-//   physmem_lab_redis --variant malloc-thp --size 128M --param alloc=physmem
+//   physmem_lab_redis --variant malloc-thp --size 64M --param alloc=physmem
+//                     --param peers=glibc,jemalloc,tcmalloc,mimalloc     (one line)
 //
-// Variant malloc-B as in alloc.cpp: alloc=physmem preloads libphysmem.so with
-// PHYSMEM_MALLOC_BACKING=B; the peers (malloc-4k only) run on their own defaults. Debian's
+// Variant malloc-B as in alloc.cpp: physmem (as alloc or a peer) preloads libphysmem.so
+// with PHYSMEM_MALLOC_BACKING=B; the others run on their own defaults (as alloc: malloc-4k
+// only). Debian's
 // redis-server links jemalloc, so every allocator is preloaded, glibc's too (libc.so.6
 // first in the search order is what makes its malloc the one redis calls).
 //
-// Two servers per process, each on a Unix socket in a private directory, persistence off:
+// --param peers names allocators measured in the same process beside --param alloc, so that
+// their ratios are taken side by side (this machine's speed drifts by tens of percent over
+// minutes; pairs of passes a second apart drift together). Per allocator, two servers, each
+// on a Unix socket in a private directory, persistence off:
 // 1. Throughput: one redis-benchmark run per pass (--param requests requests, a keyspace of
 //    as many keys, --param clients connections, --param pipeline deep, --param value-byte
-//    values) for each command of --param commands; the first command is the record's
-//    timing, the others its phases (ns per request, the benchmark's start-up included;
-//    the benchmark's own requests/s are kept beside). Every pass starts from an empty
-//    server; GET's reads what an untimed SET wrote just before, LPOP's pops what an
-//    untimed LPUSH pushed.
-// 2. Footprint: keys of 16-1024 bytes (deterministic from --seed) until their values total
-//    --size bytes, then 70% of them deleted, then --param idle-ms with no client call: the
-//    server's peak RSS, its RSS after the idle time and what redis counts as used. Every
-//    kept value is read back and compared, and every deleted key must be gone.
+//    values) for each command of --param commands. Before each of --param alloc's passes,
+//    every peer runs one pass of the same command (timed here the same way); the first
+//    command is the record's timing, the others its phases (ns per request, the
+//    benchmark's start-up included; the benchmark's own requests/s are kept beside). Every
+//    pass starts from an empty server; GET's reads what an untimed SET wrote just before,
+//    LPOP's pops what an untimed LPUSH pushed.
+// 2. Footprint, one allocator after the other: keys of 16-1024 bytes (deterministic from
+//    --seed) until their values total --size bytes, then 70% of them deleted, then --param
+//    idle-ms with no client call: the server's peak RSS, its RSS after the idle time and
+//    what redis counts as used. Every kept value is read back and compared, and every
+//    deleted key must be gone; the values' digest must be the same under every allocator.
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -30,6 +38,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <memory>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -53,6 +63,7 @@ const lab::ProgramSpec kSpec{
     .kinds = {lab::Kind::malloc},
     .default_block_size = 64 << 10,
     .params = {{"alloc", "glibc", {"glibc", "physmem", "jemalloc", "tcmalloc", "mimalloc"}, "which malloc serves redis-server"},
+               {"peers", "", {}, "allocators measured beside it, comma-separated (e.g. glibc,jemalloc): their passes interleaved with its own"},
                {"commands", "set,get,lpush,lpop,sadd,hset", {}, "redis-benchmark tests timed, comma-separated (-t)"},
                {"requests", "100000", {}, "requests per benchmark pass (-n), also the keyspace (-r)"},
                {"clients", "50", {}, "benchmark connections (-c)"},
@@ -85,14 +96,19 @@ std::string allocator_library(const std::string& a) {
     return fs::weakly_canonical(lib).string();  // as /proc/PID/maps names it
 }
 
-// The server's environment: ours without LD_PRELOAD, plus the allocator's.
-std::vector<std::string> server_env(const lab::Settings& s, const std::string& lib) {
+// One allocator under test: its name and the library preloaded for it.
+struct Malloc {
+    std::string name, lib;
+};
+
+// The server's environment: ours without LD_PRELOAD, plus the allocator's (physmem's
+// backing: the variant's).
+std::vector<std::string> server_env(const lab::Settings& s, const Malloc& m) {
     std::vector<std::string> env;
     for (const std::string& e : lab::process::own_env())
         if (e.rfind("LD_PRELOAD=", 0) != 0 && e.rfind("PHYSMEM_MALLOC_BACKING=", 0) != 0) env.push_back(e);
-    env.push_back("LD_PRELOAD=" + lib);
-    if (s.param("alloc") == "physmem")
-        env.push_back("PHYSMEM_MALLOC_BACKING=" + std::string(physmem::to_string(s.backing)));
+    env.push_back("LD_PRELOAD=" + m.lib);
+    if (m.name == "physmem") env.push_back("PHYSMEM_MALLOC_BACKING=" + std::string(physmem::to_string(s.backing)));
     return env;
 }
 
@@ -100,7 +116,7 @@ std::vector<std::string> server_env(const lab::Settings& s, const std::string& l
 // destruction.
 class Server {
   public:
-    Server(const lab::Settings& s, const std::string& lib, const std::string& name) {
+    Server(const lab::Settings& s, const Malloc& m, const std::string& name) {
         std::string tmpl = (fs::temp_directory_path() / "physmem-redis-XXXXXX").string();
         if (!::mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
         dir_ = tmpl;
@@ -110,7 +126,7 @@ class Server {
                                    {exe, "--port", "0", "--unixsocket", socket_, "--unixsocketperm", "700",
                                     "--save", "", "--appendonly", "no", "--dir", dir_, "--daemonize", "no",
                                     "--loglevel", "warning", "--logfile", "", "--databases", "1"},
-                                   server_env(s, lib), dir_ + "/server.log");
+                                   server_env(s, m), dir_ + "/server.log");
         wait_ready(name);
     }
     ~Server() {
@@ -202,27 +218,47 @@ void fresh_data(const lab::Settings& s, const std::string& socket, const std::st
     if (command == "lpop") benchmark(s, socket, "lpush");
 }
 
-// The throughput half: each command timed through redis-benchmark (see the file comment).
-lab::Json throughput(lab::Context& ctx, const std::string& lib) {
+// The throughput half: each command timed through redis-benchmark on one server per
+// allocator, the allocators' passes interleaved (see the file comment). Returns, per
+// allocator, its ns per request and the benchmark's requests/s per pass and command.
+lab::Json throughput(lab::Context& ctx, const std::vector<Malloc>& all) {
     const lab::Settings& s = ctx.settings();
-    Server server(s, lib, "throughput");
+    std::vector<std::unique_ptr<Server>> servers;
+    for (const Malloc& m : all) servers.push_back(std::make_unique<Server>(s, m, "throughput, " + m.name));
     const std::uint64_t requests = s.param_size("requests");
-    lab::Json rps = lab::Json::object();
+    lab::Json out = lab::Json::object();
+    for (const Malloc& m : all) out[m.name] = {{"ns_per_request", lab::Json::object()}, {"benchmark_rps", lab::Json::object()}};
     bool first = true;
     for (const std::string& c : split(s.param("commands"))) {
-        std::vector<double> seen;
-        auto pass = [&] {
-            seen.push_back(benchmark(s, server.socket(), c));
-            return std::uint64_t(seen.back());
+        std::vector<std::vector<double>> ns(all.size()), rps(all.size());
+        auto pass = [&] {  // the first allocator's: timed by measure()
+            rps[0].push_back(benchmark(s, servers[0]->socket(), c));
+            return std::uint64_t(rps[0].back());
         };
-        auto reset = [&] { fresh_data(s, server.socket(), c); };
-        if (first) ctx.measure(requests, pass, reset);
-        else ctx.measure_phase(c, requests, pass, reset);
+        auto reset = [&] {  // the others' passes, each timed here, then a fresh first server
+            for (std::size_t i = 1; i < all.size(); ++i) {
+                fresh_data(s, servers[i]->socket(), c);
+                auto t0 = std::chrono::steady_clock::now();
+                rps[i].push_back(benchmark(s, servers[i]->socket(), c));
+                ns[i].push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
+                                double(requests));
+            }
+            fresh_data(s, servers[0]->socket(), c);
+        };
+        lab::Timing t = first ? ctx.measure(requests, pass, reset) : ctx.measure_phase(c, requests, pass, reset);
         first = false;
-        rps[c] = seen;
+        ns[0] = t.ns_per_op;
+        const std::size_t warm = rps[0].size() - t.ns_per_op.size();  // warm-up passes: not kept
+        for (std::size_t i = 0; i < all.size(); ++i) {
+            out[all[i].name]["ns_per_request"][c] = i ? std::vector<double>(ns[i].begin() + warm, ns[i].end()) : ns[0];
+            out[all[i].name]["benchmark_rps"][c] = std::vector<double>(rps[i].begin() + warm, rps[i].end());
+        }
     }
-    return {{"benchmark_rps", rps}, {"peak_rss_bytes", server.status_bytes("VmHWM")},
-            {"mapped", server.maps(lib)}};
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        out[all[i].name]["peak_rss_bytes"] = servers[i]->status_bytes("VmHWM");
+        out[all[i].name]["mapped"] = servers[i]->maps(all[i].lib);
+    }
+    return out;
 }
 
 // Key i's value: 16-1024 bytes, every byte from the seed and i.
@@ -265,9 +301,9 @@ std::size_t info_field(lab::resp::Client& c, const std::string& key) {
 }
 
 // The footprint half (see the file comment). Sets ok when every check held.
-lab::Json footprint(lab::Context& ctx, const std::string& lib, bool& ok) {
+lab::Json footprint(lab::Context& ctx, const Malloc& m, bool& ok) {
     const lab::Settings& s = ctx.settings();
-    Server server(s, lib, "footprint");
+    Server server(s, m, "footprint, " + m.name);
     lab::resp::Client c(server.socket());
     const std::uint64_t seed = s.seed;
     std::uint64_t n = 0, bytes = 0, kept_bytes = 0, digest = 0xcbf29ce484222325ULL;
@@ -293,13 +329,13 @@ lab::Json footprint(lab::Context& ctx, const std::string& lib, bool& ok) {
             return deleted(seed, i) ? r.type == lab::resp::Type::nil : r.type == lab::resp::Type::bulk && r.text == value_of(seed, i);
         });
     const lab::resp::Reply size = c.call({"DBSIZE"});
-    ok = set == n && del == n && read_back == n && size.integer == std::int64_t(kept) && server.maps(lib);
+    ok = set == n && del == n && read_back == n && size.integer == std::int64_t(kept) && server.maps(m.lib);
     ctx.set_elements(n);
-    ctx.checksum(digest);  // of the values read back: the same under every allocator
     return {{"keys", n}, {"value_bytes", bytes}, {"kept_keys", kept}, {"kept_value_bytes", kept_bytes},
             {"rss_after_fill_bytes", peak}, {"peak_rss_bytes", hwm}, {"idle_ms", idle_ms},
             {"rss_after_idle_bytes", rss_after}, {"anon_after_idle_bytes", anon}, {"thp_after_idle_bytes", thp},
             {"used_memory_after_bytes", used}, {"rss_over_used", used ? double(rss_after) / double(used) : 0.0},
+            {"digest", digest},  // of the values read back: the same under every allocator
             {"checks", {{"set_ok", set}, {"deletes_ok", del}, {"read_back_ok", read_back}, {"dbsize", size.integer}}}};
 }
 
@@ -310,6 +346,20 @@ std::string server_version() {
     return r.out.substr(0, r.out.find('\n'));
 }
 
+// The allocators of this run: --param alloc first (the record's timing), then --param
+// peers not already named.
+std::vector<Malloc> mallocs(const lab::Settings& s) {
+    std::vector<Malloc> all{{s.param("alloc"), allocator_library(s.param("alloc"))}};
+    for (const std::string& p : split(s.param("peers"))) {
+        const auto& known = lab::preload::allocators();
+        if (std::find(known.begin(), known.end(), p) == known.end())
+            lab::usage_error(kSpec, "--param peers: unknown allocator '" + p + "'");
+        if (std::none_of(all.begin(), all.end(), [&](const Malloc& m) { return m.name == p; }))
+            all.push_back({p, allocator_library(p)});
+    }
+    return all;
+}
+
 void body(lab::Context& ctx) {
     const lab::Settings& s = ctx.settings();
     const std::string& a = s.param("alloc");
@@ -317,21 +367,31 @@ void body(lab::Context& ctx) {
         lab::usage_error(kSpec, "--variant: " + a + " runs on its own defaults: malloc-4k only");
     if (s.param_size("requests") < 1 || s.param_size("clients") < 1 || s.param_size("pipeline") < 1)
         lab::usage_error(kSpec, "--param requests, clients, pipeline: must be >= 1");
+    if (split(s.param("commands")).empty()) lab::usage_error(kSpec, "--param commands: name at least one");
     need_program("redis-server");
     need_program("redis-benchmark");
-    const std::string lib = allocator_library(a);
-    bool ok = false;
-    lab::Json fp = footprint(ctx, lib, ok);
-    lab::Json tp = throughput(ctx, lib);
-    ctx.set_field("redis", {{"allocator", a}, {"library", lib}, {"server", server_version()},
-                            {"transport", "unix socket"}, {"clients", s.param_size("clients")},
-                            {"pipeline", s.param_size("pipeline")}, {"value_bytes", s.param_size("value-bytes")},
-                            {"requests", s.param_size("requests")},
-                            {"physmem_backing", a == "physmem" ? std::string(physmem::to_string(s.backing)) : ""},
-                            {"throughput", tp}, {"footprint", fp}});
-    ctx.verify(ok && tp["mapped"].get<bool>(),
-               "every SET answered OK, every deleted key gone and every kept value read back byte for byte, "
-               "DBSIZE equal to the keys kept, and the allocator's library mapped in both servers");
+    const std::vector<Malloc> all = mallocs(s);
+    bool ok = true;
+    lab::Json per = throughput(ctx, all);
+    std::set<std::uint64_t> digests;
+    for (const Malloc& m : all) {
+        bool fine = false;
+        per[m.name]["footprint"] = footprint(ctx, m, fine);
+        per[m.name]["library"] = m.lib;
+        digests.insert(per[m.name]["footprint"]["digest"].get<std::uint64_t>());
+        ok = ok && fine && per[m.name]["mapped"].get<bool>();
+    }
+    ctx.checksum(*digests.begin());
+    ctx.set_field("redis", {{"allocator", a}, {"order", "per pass of each command, the others' passes then this allocator's"},
+                            {"server", server_version()}, {"transport", "unix socket"},
+                            {"clients", s.param_size("clients")}, {"pipeline", s.param_size("pipeline")},
+                            {"value_bytes", s.param_size("value-bytes")}, {"requests", s.param_size("requests")},
+                            {"physmem_backing", std::string(physmem::to_string(s.backing))},
+                            {"commands", split(s.param("commands"))}, {"allocators", per}});
+    ctx.verify(ok && digests.size() == 1,
+               "under every allocator: every SET answered OK, every deleted key gone and every kept value read "
+               "back byte for byte (the same digest), DBSIZE equal to the keys kept, and its library mapped in "
+               "both servers");
 }
 
 }  // namespace

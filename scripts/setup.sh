@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 PACKAGES=(cmake ninja-build g++ libgtest-dev pkgconf nlohmann-json3-dev python3-venv sqlite3
   redis-server redis-tools  # the redis suite: a real server under each allocator
   liburing-dev  # the paged array's asynchronous I/O
-  libstxxl-dev  # the paging suite's out-of-core peer
+  libstxxl-dev fio  # the paging suite's out-of-core peer, and its bar: the device read by fio
   # peers the lab measures against: allocators (LD_PRELOAD) and BLAS (dlopen)
   libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 libopenblas0-pthread libblas3)
 

@@ -35,6 +35,8 @@ constexpr KindInfo kKinds[] = {
     {"stxxl", "STXXL's stxxl::vector (an out-of-core vector with its own block cache of the budget)", 0},
     {"tree", "a physmem::TreeArray of --block-size blocks, read every way the program's kernels read "
              "(iterators, operator[], segmented algorithms)", 1},
+    {"device", "the storage device under a file of --size bytes, read by fio with O_DIRECT in --block-size "
+               "requests (the limit a pager reading that file can reach)", 0},
 };
 
 constexpr physmem::Backing kBackings[] = {physmem::Backing::page_4k, physmem::Backing::thp,

@@ -79,6 +79,13 @@ class Context {
                          const std::function<std::uint64_t()>& pass, std::function<void()> reset, unsigned reps,
                          unsigned warmup);
 
+    // The record's timing when the program's passes are timed by a tool it runs (e.g. fio,
+    // whose own start-up would swamp a wall-clock timing): `ns_per_op` one value per
+    // repetition, `source` saying who timed them (kept in the record's notes). Counters are
+    // recorded as unavailable. pre: !ns_per_op.empty(), ops_per_pass > 0.
+    void reported_timing(const std::vector<double>& ns_per_op, std::uint64_t ops_per_pass, unsigned warmup,
+                         const std::string& source);
+
     // One point of a sweep the program reports itself (e.g. under a field of its own):
     // timed like measure() with this run's settings, nothing recorded. Returns the
     // timing summary {"median_ns", "min_ns", "max_ns", "rel_spread"} (ns per op).

@@ -25,10 +25,11 @@ enum class Kind {
     array, tree_index, tree_iter, tree_seg, malloc, pool, contiguous, split, split_pool, tree_fixed,
     paged, mapped, stxxl,  // the paging suite: data larger than a memory budget
     tree,                  // the algorithms suite: a TreeArray read every way its kernels read
+    device,                // the paging suite's bar: the file's storage device, read by fio
 };
 
 // "array", "tree-index", "tree-iter", "tree-seg", "malloc", "pool", "contiguous", "split",
-// "split-pool", "tree-fixed", "paged", "mapped", "stxxl", "tree".
+// "split-pool", "tree-fixed", "paged", "mapped", "stxxl", "tree", "device".
 std::string_view to_string(Kind k) noexcept;
 
 // What a kind means and what it maps, as --list declares it (args.cpp's one table).

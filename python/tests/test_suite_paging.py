@@ -34,8 +34,20 @@ def _rec(kind, kernel, ratio, ns, faults=0, major=0, block=64 << 10, within=0.02
     return r
 
 
+def _dev(pattern, block, bw):
+    """A device record: fio reading at ``bw`` bytes/s in ``block``-byte requests."""
+    r = synth.record("device", "device-4k", 64 * M, [1e9 * block / bw] * 3,
+                     params={"pattern": pattern, "engine": "io_uring", "depth": "128"}, block_size=block)
+    r["unit"] = "read"
+    r["device"] = {"pattern": pattern, "engine": "io_uring", "depth": 128, "block_bytes": block, "file_bytes": 64 * M,
+                   "dir": "/var/tmp", "direct": True, "fio": "fio-3.33",
+                   "passes": [{"iops": bw / block, "bw_bytes": bw, "io_bytes": int(bw * 0.3), "runtime_ms": 300,
+                               "lat_mean_ns": 50000.0}] * 3}
+    return r
+
+
 def _recs(seq_mapped=6.0, seq_stxxl=14.0, gups_mapped=27000.0, fits=1.0, faults=0, major=0, seq_mem=0.2,
-          seq_paged=None, within=0.02):
+          seq_paged=None, within=0.02, dev_seq_bw=1.3e9):
     """``seq_mem``, ``seq_paged``: the seq kernel's in-memory and paged 1x times (None:
     ``fits`` x in memory, as every kernel's)."""
     recs = []
@@ -49,6 +61,8 @@ def _recs(seq_mapped=6.0, seq_stxxl=14.0, gups_mapped=27000.0, fits=1.0, faults=
     recs.append(_rec("stxxl", "seq", "2", seq_stxxl))
     recs.append(_rec("mapped", "strided", "2", 30.0))
     recs.append(_rec("mapped", "gups", "2", gups_mapped, block=4096))
+    recs.append(_dev("read", 65536, dev_seq_bw))
+    recs.append(_dev("randread", 4096, 4e8))
     return recs
 
 
@@ -84,7 +98,9 @@ def test_report_section_has_a_table_per_kernel(tmp_path):
 
 def test_goals_met():
     g = {x.number: x for x in goals(analysis.Records(_results()))}
-    assert [g[f"paging-{i}"].verdict for i in range(1, 5)] == ["MET"] * 4
+    assert [g[f"paging-{i}"].verdict for i in range(1, 6)] == ["MET"] * 5
+    # the scan at 2x: 8 bytes per 1.5 ns of data against fio's 1.3 GB/s
+    assert abs(g["paging-5"].items[0].ratio.value - 1.3e9 / (8 / 1.5e-9)) < 1e-9
     assert abs(g["paging-1"].items[0].ratio.value - 1.5 / 6.0) < 1e-9
     assert any("strided 2x: paged / mapped" in n for n in g["paging-1"].notes)
 
@@ -93,6 +109,7 @@ def test_goals_met():
     ({"seq_mapped": 1.7}, "paging-1"),       # paged only 1.13x the mapping's throughput
     ({"seq_stxxl": 1.4}, "paging-1"),        # slower than STXXL
     ({"gups_mapped": 15000.0}, "paging-2"),  # only 2.7x the mapping
+    ({"dev_seq_bw": 8e9}, "paging-5"),       # the scan's 5.3 GB/s of data under fio's 8 GB/s
     ({"fits": 1.2}, "paging-3"),             # 1.2x the in-memory array at 1x
     ({"faults": 2}, "paging-4"),             # faults in the timed repetitions
     ({"major": 1}, "paging-4"),              # a major fault in the measured region
@@ -188,7 +205,7 @@ def test_sanity_lets_a_mapping_that_held_everything_beat_the_tree():
 
 def test_rows_give_stxxl_the_paged_arrays_block_size():
     blocks = {}
-    for row in SUITE.rows:
+    for row in [r for r in SUITE.rows if r.experiment == "paging"]:
         for v in row.variants:
             for p in row.params:
                 blocks.setdefault(p["kernel"], {}).setdefault(v.kind, set()).update(row.block_sizes)
@@ -198,12 +215,19 @@ def test_rows_give_stxxl_the_paged_arrays_block_size():
 
 @pytest.fixture(scope="module")
 def paging_bin():
-    return lab_bin(("paging",))
+    return lab_bin(("paging", "device"))
 
 
 def test_tiny_bench_on_the_real_program(paging_bin, tmp_path):
     res = tiny_bench("paging", paging_bin, tmp_path, "--rounds", "2", "--no-reserve")
     assert not res["errors"] and res["records"]
+    devices = [r for r in res["records"] if r["experiment"] == "device"]
+    assert {(r["device"]["pattern"], r["device"]["engine"]) for r in devices} == {
+        ("read", "io_uring"), ("read", "psync"), ("randread", "io_uring"), ("randread", "psync")}
+    assert all(r["verified"] and r["device"]["direct"] and min(p["iops"] for p in r["device"]["passes"]) > 0
+               for r in devices)
+    res["records"] = [r for r in res["records"] if r["experiment"] == "paging"]
+    res["round_runs"] = [r for r in res["round_runs"] if r["experiment"] == "paging"]
     # one record per point, pooled over both rounds (no run-dependent count in params
     # splits a point), and the counters' ops cover at least the timed repetitions
     keys = [(r["variant"], r["size_bytes"], r["paging"]["block_bytes"], r["params"]["kernel"],
@@ -250,3 +274,25 @@ def test_bytes_per_op_divide_by_the_ops_the_counters_covered():
     del r["paging"]["measured"]["ops"]                               # an older record: estimated
     assert _io(r) == "1000.0 / 500.0"
 
+
+
+def test_device_program_leaves_no_file_and_rejects_bad_input(paging_bin, tmp_path):
+    """The device program's file is unlinked while fio reads it through /proc/self/fd:
+    nothing is left in the directory, whatever happens after its creation."""
+    import json
+    import subprocess
+    prog = str(paging_bin / "physmem_lab_device")
+    p = subprocess.run([prog, "--variant", "device-4k", "--size", "4M", "--block-size", "4K", "--reps", "2",
+                        "--warmup", "0", "--param", "runtime-ms=50", "--param", f"dir={tmp_path}"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["verified"] and len(r["device"]["passes"]) == r["reps"] == 2
+    assert r["median_ns"] == pytest.approx(1e9 / sorted(x["iops"] for x in r["device"]["passes"])[0], rel=0.5)
+    assert list(tmp_path.iterdir()) == []
+    for extra in (["--param", "depth=0"], ["--param", "pattern=write"], ["--param", "runtime-ms=1"],
+                  ["--block-size", "8M"], ["--variant", "device-thp"]):
+        argv = [prog, "--variant", "device-4k", "--size", "4M", "--block-size", "4K"]
+        argv += extra
+        q = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        assert q.returncode == 2, (extra, q.stderr)

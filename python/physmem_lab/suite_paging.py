@@ -60,7 +60,10 @@ ROWS = (
 
 # The device's own limits (issue 30): fio with O_DIRECT on a file of the data's size in the
 # same directory, at the pager's request sizes: 4 KiB random reads and 64 KiB sequential
-# reads, io_uring at the pager's queue depth (128) and psync one at a time.
+# reads, io_uring at the pager's queue depth (128) and psync one at a time; sequential reads
+# also into 2 MiB hugetlb buffers (iomem=shmhuge; root reserves them for the run), as the
+# paged array's frames are huge pages (the development VM: 2.5 GB/s into them, 1.3 GB/s into
+# 4 KiB pages).
 DEVICE = "device"
 _DEV = Variant("device", "4k")
 ROWS += (
@@ -68,6 +71,7 @@ ROWS += (
                                  {"pattern": "randread", "engine": "psync"}),
         sizes=_SIZES, block_sizes=(GUPS_BLOCK,), priority=0, rounds=1),
     Row(DEVICE, (_DEV,), params=({"pattern": "read", "engine": "io_uring", "depth": "128"},
+                                 {"pattern": "read", "engine": "io_uring", "depth": "128", "iomem": "shmhuge"},
                                  {"pattern": "read", "engine": "psync"}),
         sizes=_SIZES, block_sizes=(SCAN_BLOCK,), priority=0, rounds=1),
 )
@@ -199,12 +203,14 @@ def report(doc, recs, results, out_dir):
 # ---------------------------------------------------------------- the device
 
 def _device(recs, pattern: str, engine: str, block: int) -> Optional[dict]:
+    """The fastest fio record of that pattern, engine and request size (over its buffers)."""
+    best = None
     for r in recs.all:
         d = r.get("device")
         if r["experiment"] == DEVICE and d and d["pattern"] == pattern and d["engine"] == engine and (
-                d["block_bytes"] == block):
-            return r
-    return None
+                d["block_bytes"] == block) and (best is None or _dev_bw(r) > _dev_bw(best)):
+            best = r
+    return best
 
 
 def _median(xs):
@@ -230,15 +236,19 @@ def _scan_bw(r) -> float:
     return WORD / (r["median_ns"] * 1e-9)
 
 
+_BUFFERS = {"malloc": "4 KiB pages", "shmhuge": "2 MiB hugetlb"}
+
+
 def _device_section(doc, recs):
     devs = [r for r in recs.all if r["experiment"] == DEVICE]
     if not devs:
         return
     doc.h(3, "The device (fio, O_DIRECT, a file of the data's size in the same directory)")
     rows = [[r["device"]["pattern"], r["device"]["engine"], str(r["device"]["depth"]),
-             format_size(r["device"]["block_bytes"]), format_size(r["device"]["file_bytes"]),
-             f"{_dev_iops(r):.0f}", f"{_dev_bw(r) / M:.0f}", r["device"].get("fio", "")] for r in devs]
-    doc.table(["pattern", "engine", "depth", "request", "file", "IOPS", "MiB/s", "fio"], rows)
+             format_size(r["device"]["block_bytes"]), _BUFFERS.get(r["device"].get("iomem", "malloc"), "?"),
+             format_size(r["device"]["file_bytes"]), f"{_dev_iops(r):.0f}", f"{_dev_bw(r) / M:.0f}",
+             r["device"].get("fio", "")] for r in devs]
+    doc.table(["pattern", "engine", "depth", "request", "buffers", "file", "IOPS", "MiB/s", "fio"], rows)
     rows = []
     for r in _of(recs):
         if r["kind"] != "paged" or str(r["params"].get("ratio")) == "1":
@@ -257,10 +267,9 @@ def _device_section(doc, recs):
                    "share"], rows)
         doc.p("The paged array's rate from its median time per element (scans) or update (GUPS); what part "
               "of it came from memory depends on the ratio (at 2x about half, at 4x a quarter). The bar is fio "
-              "on the same file system at the same request size (issue 30): a bar, not the device's ceiling — "
-              "on the development VM the paged array's sequential reads took 2.3 GB/s from the disk "
-              "(/proc/diskstats agreed with its own count) where fio, dd and every fio setting tried "
-              "(depth 1-128, 64 KiB-1 MiB, fixed buffers, two jobs, libaio) got 1.2-1.6 GB/s; why is not known.")
+              "on the same file system at the same request size, its fastest buffers (issue 30). The buffers' "
+              "page size matters: a 64 KiB request into 4 KiB pages is sixteen segments for the device, into a "
+              "huge page one (the development VM: 1.3 against 2.5 GB/s); the paged array's frames are huge pages.")
 
 
 GOAL_TITLES = {
@@ -269,7 +278,7 @@ GOAL_TITLES = {
     3: "at 1x the budget (everything fits): within 1.10x of the in-memory array",
     4: "zero kernel page faults in the paged array's measured passes",
     5: "sequential scan at 2x the budget and more: the paged array scans its data at >= 0.9x the bandwidth fio "
-       "reads from the same file system with O_DIRECT (io_uring, the same request size)",
+       "reads from the same file system with O_DIRECT (io_uring, the same request size, its fastest buffers)",
 }
 
 

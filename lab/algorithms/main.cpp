@@ -46,12 +46,6 @@ const lab::ProgramSpec kSpec{
                {"corrupt", "", {}, "testing: alter this kernel's checked result, so the record must come out unverified"}},
 };
 
-std::string data_dir(const lab::Settings& s) {
-    if (!s.param("dir").empty()) return s.param("dir");
-    const char* t = std::getenv("TMPDIR");
-    return t && *t ? t : "/var/tmp";
-}
-
 // Pool bytes for two paged arrays of n words, each with every leaf in its budget.
 std::size_t paged_pool_bytes(std::size_t block, std::size_t n, std::size_t budget) {
     physmem::TreeShape shape = physmem::TreeShape::make(block, sizeof(A::Word));
@@ -83,7 +77,7 @@ A::Setup setup_of(lab::Context& ctx, std::size_t n) {
             st.container = A::Container::paged;
             physmem::TreeShape shape = physmem::TreeShape::make(s.block_size, sizeof(A::Word));
             st.budget = shape.leaves_for(n) * s.block_size;  // 1x: every leaf
-            st.dir = data_dir(s);
+            st.dir = lab::data_dir(s);
             st.pool = &ctx.pool("frames", paged_pool_bytes(s.block_size, n, st.budget));
             ctx.set_param("block_size", s.block_size);
         }

@@ -260,4 +260,10 @@ Invocation parse_args(const ProgramSpec& spec, int argc, char** argv) {
     return inv;
 }
 
+std::string data_dir(const Settings& s) {
+    if (!s.param("dir").empty()) return s.param("dir");
+    const char* t = std::getenv("TMPDIR");
+    return t && *t ? t : "/var/tmp";
+}
+
 }  // namespace lab

@@ -11,7 +11,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -155,6 +157,23 @@ std::string run_capture(const std::string& path, const std::vector<std::string>&
     if (r.exit_code != 0)
         throw std::runtime_error(path + " (child) ended with " + r.status + ": " + r.out.substr(0, 200));
     return std::move(r.out);
+}
+
+std::string find_on_path(const std::string& name) {
+    const char* path = std::getenv("PATH");
+    std::string dirs = path && *path ? path : "/usr/bin";
+    for (std::size_t at = 0; at <= dirs.size();) {
+        std::size_t end = std::min(dirs.find(':', at), dirs.size());
+        std::string d = dirs.substr(at, end - at);
+        if (!d.empty() && ::access((d + "/" + name).c_str(), X_OK) == 0) return d + "/" + name;
+        at = end + 1;
+    }
+    return "";
+}
+
+std::string version_of(const std::string& exe) {
+    std::string out = run_child(exe, {exe, "--version"}, {"PATH=/usr/bin:/bin"}).out;
+    return out.substr(0, out.find('\n'));
 }
 
 bool aslr_active() {

@@ -56,6 +56,13 @@ std::string stop(int pid, int sig, double grace_s);
 std::string run_capture(const std::string& path, const std::vector<std::string>& argv,
                         const std::vector<std::string>& env);
 
+// The executable `name` in a directory of $PATH (/usr/bin when PATH is unset), "" when
+// there is none: the lab's programs that drive installed tools (redis, fio) find them so.
+std::string find_on_path(const std::string& name);
+
+// The first line `exe --version` prints ("" when it prints nothing).
+std::string version_of(const std::string& exe);
+
 // Whether the kernel randomises this process's layout (ASLR): false when the personality
 // has ADDR_NO_RANDOMIZE or /proc/sys/kernel/randomize_va_space is 0.
 bool aslr_active();

@@ -134,4 +134,8 @@ Invocation parse_args(const ProgramSpec& spec, int argc, char** argv);
 // Prints a usage-error message and the usage line on stderr, then exits 2.
 [[noreturn]] void usage_error(const ProgramSpec& spec, const std::string& why);
 
+// The directory of a program's data files: --param dir when given, else $TMPDIR, else
+// /var/tmp. pre: the program declares a "dir" param.
+std::string data_dir(const Settings& s);
+
 }  // namespace lab

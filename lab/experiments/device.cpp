@@ -48,16 +48,10 @@ const lab::ProgramSpec kSpec{
     .only_backings = {{lab::Kind::device, {physmem::Backing::page_4k}}},
 };
 
-std::string data_dir(const lab::Settings& s) {
-    if (!s.param("dir").empty()) return s.param("dir");
-    const char* t = std::getenv("TMPDIR");
-    return t && *t ? t : "/var/tmp";
-}
-
 std::string fio_path() {
-    for (const char* p : {"/usr/bin/fio", "/usr/local/bin/fio"})
-        if (::access(p, X_OK) == 0) return p;
-    throw physmem::backing_unavailable("fio not installed (apt-get install fio)");
+    std::string p = lab::process::find_on_path("fio");
+    if (p.empty()) throw physmem::backing_unavailable("fio not installed (apt-get install fio)");
+    return p;
 }
 
 // Runs fio with `args` (plus the output format); returns its JSON report's first job.
@@ -125,12 +119,6 @@ struct HugeBuffers {
     }
 };
 
-std::string fio_version() {
-    const std::string exe = fio_path();
-    std::string v = lab::process::run_child(exe, {exe, "--version"}, {"PATH=/usr/bin:/bin"}).out;
-    return v.substr(0, v.find('\n'));
-}
-
 void body(lab::Context& ctx) {
     const lab::Settings& s = ctx.settings();
     const bool sync = s.param("engine") == "psync";
@@ -142,7 +130,7 @@ void body(lab::Context& ctx) {
         lab::usage_error(kSpec, "--block-size: from 512 bytes to --size");
     std::unique_ptr<HugeBuffers> huge;
     if (s.param("iomem") == "shmhuge") huge = std::make_unique<HugeBuffers>(depth, s.block_size);
-    File file(data_dir(s), s.size_bytes);
+    File file(lab::data_dir(s), s.size_bytes);
     ctx.set_elements(s.size_bytes / s.block_size);
     lab::Json passes = lab::Json::array();
     std::vector<double> ns;
@@ -165,8 +153,8 @@ void body(lab::Context& ctx) {
     ctx.reported_timing(ns, std::max<std::uint64_t>(requests, 1), s.warmup,
                         "fio's own: 1e9 / its IOPS per pass (its start-up, ~0.25 s, left out)");
     ctx.set_field("device", {{"pattern", s.param("pattern")}, {"engine", s.param("engine")}, {"depth", depth},
-                             {"block_bytes", s.block_size}, {"file_bytes", s.size_bytes}, {"dir", data_dir(s)},
-                             {"direct", true}, {"fio", fio_version()}, {"iomem", s.param("iomem")},
+                             {"block_bytes", s.block_size}, {"file_bytes", s.size_bytes}, {"dir", lab::data_dir(s)},
+                             {"direct", true}, {"fio", lab::process::version_of(fio_path())}, {"iomem", s.param("iomem")},
                              {"huge_pages_reserved", huge ? huge->json() : lab::Json(nullptr)}, {"passes", passes}});
     ctx.checksum(s.size_bytes / s.block_size);
     ctx.verify(ok, "every fio pass read with O_DIRECT and reported no error");

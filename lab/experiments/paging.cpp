@@ -90,12 +90,6 @@ const lab::ProgramSpec kSpec{
                       {Kind::tree_index, {Backing::thp, Backing::page_4k}}},
 };
 
-std::string data_dir(const lab::Settings& s) {
-    if (!s.param("dir").empty()) return s.param("dir");
-    const char* t = std::getenv("TMPDIR");
-    return t && *t ? t : "/var/tmp";
-}
-
 // What the counters bracketed: every call of the pass inside ctx.measure (warm-up,
 // calibration and timed repetitions), so bytes and faults per op are counter / ops of
 // one process (a record pooled over rounds keeps its first round's payload).
@@ -266,7 +260,7 @@ void run_paged(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& m
     physmem::BlockPool& pool = ctx.pool("frames", budget + table);
     physmem::PagingOptions o;
     o.budget = budget;
-    o.dir = data_dir(s);
+    o.dir = lab::data_dir(s);
     o.readahead = s.param_size("readahead");
     physmem::PagedArray<Word> a(n, pool, o);
     physmem::for_each_segment(a, [i = Word{0}](std::span<Word> seg) mutable {
@@ -350,7 +344,7 @@ void run_mapped(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& 
     if (std::string why = lab::memcg::unavailable_reason(); !why.empty())
         throw physmem::backing_unavailable("mapped: " + why);
     const std::size_t bytes = n * sizeof(Word);
-    DataFile file(data_dir(ctx.settings()), bytes);
+    DataFile file(lab::data_dir(ctx.settings()), bytes);
     // The kernel's best hint for the kernel's access pattern (no read-around for random
     // updates; aggressive read-ahead for a scan).
     const std::string& kernel = ctx.settings().param("kernel");
@@ -426,7 +420,7 @@ lab::Json stxxl_json(const stxxl::stats_data& d) {
 template <std::size_t Block>
 void run_stxxl_blocks(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& measured) {
     using V = StxxlVector<Block>;
-    configure_stxxl(data_dir(ctx.settings()), 2 * n * sizeof(Word));
+    configure_stxxl(lab::data_dir(ctx.settings()), 2 * n * sizeof(Word));
     const std::size_t pages = std::max<std::size_t>(1, budget / Block);
     V v(n, pages);
     {

@@ -72,17 +72,8 @@ const lab::ProgramSpec kSpec{
                {"idle-ms", "2000", {}, "ms the footprint server is left without client calls after the deletes"}},
 };
 
-// `name` on $PATH (or /usr/bin), or "" when not installed.
-std::string find_program(const std::string& name) {
-    const char* path = std::getenv("PATH");
-    std::istringstream dirs(path && *path ? path : "/usr/bin");
-    for (std::string d; std::getline(dirs, d, ':');)
-        if (!d.empty() && ::access((d + "/" + name).c_str(), X_OK) == 0) return d + "/" + name;
-    return "";
-}
-
 std::string need_program(const std::string& name) {
-    std::string p = find_program(name);
+    std::string p = lab::process::find_on_path(name);
     if (p.empty()) throw physmem::backing_unavailable(name + " not installed (apt-get install redis-server redis-tools)");
     return p;
 }
@@ -340,10 +331,8 @@ lab::Json footprint(lab::Context& ctx, const Malloc& m, bool& ok) {
 }
 
 std::string server_version() {
-    std::string exe = find_program("redis-server");
-    if (exe.empty()) return "";
-    lab::process::ChildResult r = lab::process::run_child(exe, {exe, "--version"}, {"PATH=/usr/bin:/bin"});
-    return r.out.substr(0, r.out.find('\n'));
+    std::string exe = lab::process::find_on_path("redis-server");
+    return exe.empty() ? "" : lab::process::version_of(exe);
 }
 
 // The allocators of this run: --param alloc first (the record's timing), then --param

@@ -5,7 +5,8 @@
 // and the counters and bitmap of each of its spans (a span's free set is its bitmap).
 // Thread caches (thread_cache.cpp) refill from and spill to these lists in batches
 // (central.hpp); a span whose objects are all free again goes back to the filler
-// (filler.cpp), except the last partial span of a class, kept warm. New spans come from the filler.
+// (filler.cpp), except the last partial span of a class, kept warm. New spans come from
+// the filler.
 //
 // The span bitmap (one bit per object, set while the object is on the central list or
 // never handed out) is updated only when objects move between a cache and the central

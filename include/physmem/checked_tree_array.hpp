@@ -114,10 +114,12 @@ class CheckedTreeArray {
         resize(n, value);
     }
     CheckedTreeArray(const CheckedTreeArray& o)
-        : tree_(o.tree_), policy_(o.policy_), name_(o.name_), domain_(o.domain_) { sync_tags(); }
+        : tree_(o.tree_), policy_(o.policy_), name_(o.name_), domain_(o.domain_), domain_bit_(o.domain_bit_) {
+        sync_tags();
+    }
     CheckedTreeArray(CheckedTreeArray&& o) noexcept
         : tree_(std::move(o.tree_)), tags_(std::move(o.tags_)), epoch_(o.epoch_), policy_(o.policy_),
-          name_(std::move(o.name_)), domain_(o.domain_) {
+          name_(std::move(o.name_)), domain_(o.domain_), domain_bit_(o.domain_bit_) {
         o.tags_.clear();
     }
     CheckedTreeArray& operator=(CheckedTreeArray o) noexcept {
@@ -132,6 +134,7 @@ class CheckedTreeArray {
         std::swap(policy_, o.policy_);
         name_.swap(o.name_);
         std::swap(domain_, o.domain_);
+        std::swap(domain_bit_, o.domain_bit_);
     }
 
     // --- size and shape (as TreeArray) ------------------------------------------------
@@ -228,6 +231,7 @@ class CheckedTreeArray {
     void set_domain(std::uint32_t d) {
         if (d > BlockTag::kDomainMask) throw std::invalid_argument("CheckedTreeArray::set_domain: domain not below 64");
         domain_ = d;
+        domain_bit_ = std::uint64_t{1} << d;
         for (size_type k = 0; k < leaf_count(); ++k) pool().set_domain(tree_.leaf_data(k), d);  // also back to 0
         tags_.clear();
         sync_tags();
@@ -253,7 +257,7 @@ class CheckedTreeArray {
             report(Violation::bounds, access, i, i >> shape().leaf_shift, nullptr);
         size_type k = i >> shape().leaf_shift;
         T* leaf = tree_.leaf_data(k);
-        if (detail::peek_word(epoch_) != detail::peek(armed_) || !(held_domains() >> domain_ & 1)) [[unlikely]]
+        if (detail::peek_word(epoch_) != detail::peek(armed_) || !(held_domains() & domain_bit_)) [[unlikely]]
             check_unarmed(k, leaf, access, i);
         return leaf + (i & shape().leaf_mask());
     }
@@ -318,6 +322,7 @@ class CheckedTreeArray {
     Policy policy_;
     std::string name_;
     std::uint32_t domain_ = 0;
+    std::uint64_t domain_bit_ = 1;  // 1 << domain_: the hot check tests it against the thread's set
 };
 
 // Random access over a CheckedTreeArray (see the contract at the top). Representation as

@@ -128,12 +128,16 @@ class PagedArray {
 
     // First element of leaf k, present (loaded if needed) and marked accessed (and dirty
     // when `write`). Valid as operator[]'s references are. pre: k < leaf_count().
+    // The fast path is the array's one-level root and tags that need nothing: a write
+    // finds both tags clear, so the entry is the frame as it is; a read clears kClean.
     T* leaf(size_type k, bool write) const {
         using P = detail::Pager;
-        std::uintptr_t e = entry(k);
-        if (e & (write ? P::kTags : P::kCold)) [[unlikely]]
-            return static_cast<T*>(pager_->access(k, write));
-        return reinterpret_cast<T*>(e & ~P::kTags);
+        if (root_) [[likely]] {
+            std::uintptr_t e = reinterpret_cast<std::uintptr_t>(root_[k]);
+            if (write && !(e & P::kTags)) [[likely]] return reinterpret_cast<T*>(e);
+            if (!write && !(e & P::kCold)) [[likely]] return reinterpret_cast<T*>(e & ~P::kClean);
+        }
+        return leaf_slow(k, write);
     }
     // Leaf k's first element when it is present and its tags need no slow path for this
     // access (leaf() would be the walk alone), else nullptr; nothing is loaded or marked.
@@ -209,6 +213,14 @@ class PagedArray {
     const_iterator cend() const noexcept { return end(); }
 
   private:
+    // leaf()'s other paths, out of line (kept out of the loops that call operator[]): the
+    // pager's walk when the table has more than one level, the slow path when the tags ask.
+    [[gnu::noinline]] T* leaf_slow(size_type k, bool write) const {
+        using P = detail::Pager;
+        std::uintptr_t e = entry(k);
+        if (e & (write ? P::kTags : P::kCold)) return static_cast<T*>(pager_->access(k, write));
+        return reinterpret_cast<T*>(e & ~P::kTags);
+    }
     // Leaf k's table entry (pager.hpp: the frame and its tags), from the array's copy of a
     // one-level table's root, else by the pager's walk. No lock.
     std::uintptr_t entry(size_type k) const noexcept {

@@ -16,6 +16,9 @@ namespace physmem {
 struct TreeShape {
     unsigned leaf_shift = 0;  // log2(elements per leaf)
     unsigned fan_shift = 0;   // log2(pointers per inner block)
+    // 2^leaf_shift - 1, kept: a walk whose loop reloads the shape (a pager's or a check's
+    // out-of-line call in it) masks with one operand instead of rebuilding the mask.
+    std::size_t elem_mask = 0;
 
     // pre: block_size a power of two. Throws std::invalid_argument when one element
     // does not fit in a block. Elements per leaf is the largest power of two that fits:
@@ -27,11 +30,18 @@ struct TreeShape {
         TreeShape s;
         s.leaf_shift = static_cast<unsigned>(std::bit_width(block_size / elem_size) - 1);
         s.fan_shift = static_cast<unsigned>(std::bit_width(block_size / sizeof(void*)) - 1);
+        s.elem_mask = (std::size_t{1} << s.leaf_shift) - 1;
         return s;
     }
 
     std::size_t leaf_len() const noexcept { return std::size_t{1} << leaf_shift; }
+    // With BMI2 the mask is one instruction (bzhi) from the shift; without, three, which a
+    // loaded mask saves.
+#ifdef __BMI2__
     std::size_t leaf_mask() const noexcept { return leaf_len() - 1; }
+#else
+    std::size_t leaf_mask() const noexcept { return elem_mask; }
+#endif
     std::size_t fan_mask() const noexcept { return (std::size_t{1} << fan_shift) - 1; }
 
     // Leaves needed for n elements.

@@ -129,6 +129,21 @@ Timing Context::measure_phase(const std::string& name, std::uint64_t ops_per_pas
     return t;
 }
 
+std::vector<Timing> Context::measure_interleaved(const std::vector<Named>& jobs) {
+    if (setup_s_ < 0) setup_s_ = now_s() - created_s_;
+    std::vector<Job> plain;
+    for (const Named& n : jobs) plain.push_back(n.job);
+    MeasureOptions o{settings_.reps, settings_.warmup, settings_.min_rep_ms, 0, 0, {}};
+    std::vector<Timing> out = lab::measure_interleaved(plain, o, counters_);
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        Json fields = timing_json(out[i], settings_.warmup);
+        if (!jobs[i].phase.empty()) record_["phases"][jobs[i].phase] = fields;
+        else
+            for (auto& [k, v] : fields.items()) record_[k] = v;
+    }
+    return out;
+}
+
 Json Context::timing_json(const Timing& t, unsigned warmup) const {
     Spread s = spread_of(t.ns_per_op);
     Json counters = Json::object(), unavailable = Json::object();

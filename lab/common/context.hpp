@@ -79,6 +79,16 @@ class Context {
                          const std::function<std::uint64_t()>& pass, std::function<void()> reset, unsigned reps,
                          unsigned warmup);
 
+    // Timings to be compared with each other, measured in turn a repetition at a time
+    // (lab::measure_interleaved: a drift of the machine falls on all of them alike): each
+    // job with an empty name sets the record's main timing (at most one), the others a
+    // phase of their name. Settings' reps and warmup; no adaptive stop.
+    struct Named {
+        std::string phase;  // "" for the main timing
+        Job job;
+    };
+    std::vector<Timing> measure_interleaved(const std::vector<Named>& jobs);
+
     // The record's timing when the program's passes are timed by a tool it runs (e.g. fio,
     // whose own start-up would swamp a wall-clock timing): `ns_per_op` one value per
     // repetition, `source` saying who timed them (kept in the record's notes). Counters are

@@ -38,30 +38,60 @@ bool spread_reached(const std::vector<double>& v, const MeasureOptions& o) {
     return s.median > 0 && s.rel <= o.target_spread;
 }
 
-Timing measure(const std::function<std::uint64_t()>& pass, std::uint64_t ops_per_pass, const MeasureOptions& o,
-               const physmem::EventCounters& counters) {
+namespace {
+
+// Warm-up passes, then the passes per repetition (calibrated; 1 with a reset).
+Timing prepare(const std::function<std::uint64_t()>& pass, std::uint64_t ops_per_pass,
+               const std::function<void()>& reset, unsigned warmup, double min_rep_ms) {
     Timing t;
     t.ops_per_pass = ops_per_pass;
     t.counters.resize(physmem::kEventCount);
-    for (unsigned i = 0; i < o.warmup; ++i) {
-        if (o.reset) o.reset();
+    for (unsigned i = 0; i < warmup; ++i) {
+        if (reset) reset();
         t.result ^= pass();
     }
-    if (!o.reset) t.passes_per_rep = calibrate(pass, o.min_rep_ms, t.result);
+    if (!reset) t.passes_per_rep = calibrate(pass, min_rep_ms, t.result);
+    return t;
+}
+
+// One timed repetition appended to t.
+void repetition(Timing& t, const std::function<std::uint64_t()>& pass, const std::function<void()>& reset,
+                const physmem::EventCounters& counters) {
+    if (reset) reset();
+    auto before = counters.read();
+    auto t0 = Clock::now();
+    for (unsigned p = 0; p < t.passes_per_rep; ++p) t.result ^= pass();
+    double s = seconds_since(t0);
+    auto after = counters.read();
+    t.ns_per_op.push_back(s * 1e9 / (static_cast<double>(t.ops_per_pass) * t.passes_per_rep));
+    for (std::size_t e = 0; e < physmem::kEventCount; ++e)
+        if (before[e] && after[e]) t.counters[e].push_back(*after[e] - *before[e]);
+}
+
+}  // namespace
+
+Timing measure(const std::function<std::uint64_t()>& pass, std::uint64_t ops_per_pass, const MeasureOptions& o,
+               const physmem::EventCounters& counters) {
+    Timing t = prepare(pass, ops_per_pass, o.reset, o.warmup, o.min_rep_ms);
     for (unsigned r = 0; r < o.reps; ++r) {
-        if (o.reset) o.reset();
-        auto before = counters.read();
-        auto t0 = Clock::now();
-        for (unsigned p = 0; p < t.passes_per_rep; ++p) t.result ^= pass();
-        double s = seconds_since(t0);
-        auto after = counters.read();
-        t.ns_per_op.push_back(s * 1e9 / (static_cast<double>(ops_per_pass) * t.passes_per_rep));
-        for (std::size_t e = 0; e < physmem::kEventCount; ++e)
-            if (before[e] && after[e]) t.counters[e].push_back(*after[e] - *before[e]);
+        repetition(t, pass, o.reset, counters);
         if (spread_reached(t.ns_per_op, o)) break;
     }
     sink(t.result);
     return t;
+}
+
+std::vector<Timing> measure_interleaved(const std::vector<Job>& jobs, const MeasureOptions& o,
+                                        const physmem::EventCounters& counters) {
+    std::vector<Timing> out;
+    for (const Job& j : jobs) out.push_back(prepare(j.pass, j.ops_per_pass, j.reset, o.warmup, o.min_rep_ms));
+    for (unsigned r = 0; r < o.reps; ++r)
+        for (std::size_t i = 0; i < jobs.size(); ++i) {
+            std::size_t k = r % 2 ? jobs.size() - 1 - i : i;  // every other round in reverse
+            repetition(out[k], jobs[k].pass, jobs[k].reset, counters);
+        }
+    for (const Timing& t : out) sink(t.result);
+    return out;
 }
 
 }  // namespace lab

@@ -59,4 +59,19 @@ bool spread_reached(const std::vector<double>& ns_per_op, const MeasureOptions& 
 Timing measure(const std::function<std::uint64_t()>& pass, std::uint64_t ops_per_pass, const MeasureOptions& o,
                const physmem::EventCounters& counters);
 
+// One of measure_interleaved's timings: a pass of ops_per_pass ops, and its reset (as
+// MeasureOptions::reset, for this job alone).
+struct Job {
+    std::function<std::uint64_t()> pass;
+    std::uint64_t ops_per_pass = 0;
+    std::function<void()> reset;
+};
+// As measure() for each job (o's warmup, min_rep_ms and reps; o.reset unused, no adaptive
+// stop), but one repetition of each in turn, the order reversed every other round: a
+// machine that drifts during the run (a VM's neighbours, the kernel settling memory a
+// process before this one freed) drifts under every job alike, so ratios between them
+// hold. One Timing per job, in order. pre: every ops_per_pass > 0.
+std::vector<Timing> measure_interleaved(const std::vector<Job>& jobs, const MeasureOptions& o,
+                                        const physmem::EventCounters& counters);
+
 }  // namespace lab

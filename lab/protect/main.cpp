@@ -11,7 +11,8 @@
 //   tree-B   both as CheckedTreeArrays on one tagged pool strictly on B (PoolOptions::tags).
 //            Every kernel runs twice on the same blocks, side by side: on the checked
 //            array's unchecked() TreeArray (phase <kernel>) and through the checked array
-//            (phase <kernel>_checked); which goes first alternates by kernel.
+//            (phase <kernel>_checked), the two ways in turn a repetition at a time
+//            (Context::measure_interleaved: a drift of the machine falls on both).
 // `a` holds one random cycle through all n slots (the chase's links), so every scan's sum
 // is n(n-1)/2. Kernels (kernels.hpp): segments (the record's main timing, unchecked),
 // iterator, index, chase (`work` steps, each pass on from where the last ended), gups (`work`
@@ -212,11 +213,10 @@ void body(lab::Context& ctx) {
         std::string bc = check(checked, *d.ca, *d.co, d.r, work, order);
         sum = P::segments(d.ca->unchecked());
         if (!bc.empty()) bad += (bad.empty() ? "checked " : "; checked ") + bc;
-        for (std::size_t k = 0; k < plain.size(); ++k) {
-            bool checked_first = k % 2 == 1;
-            if (checked_first) time_one(ctx, checked[k], checked[k].name + "_checked");
-            time_one(ctx, plain[k], plain[k].name);
-            if (!checked_first) time_one(ctx, checked[k], checked[k].name + "_checked");
+        for (std::size_t k = 0; k < plain.size(); ++k) {  // the two ways in turn, a repetition at a time
+            std::string way = plain[k].name == "segments" ? "" : plain[k].name;
+            ctx.measure_interleaved({{way, {plain[k].pass, plain[k].ops, {}}},
+                                     {plain[k].name + "_checked", {checked[k].pass, checked[k].ops, {}}}});
             names.push_back(plain[k].name);
         }
         physmem::BlockPool& pool = d.ca->pool();

@@ -1,6 +1,7 @@
 // Adaptive repetitions: the stopping rule, and measure() honouring it.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "common/measure.hpp"
@@ -40,3 +41,23 @@ TEST(Measure, AdaptiveStopsAtTheMinimumWhenTheSpreadIsMet) {
 }
 
 }  // namespace
+
+// Interleaved: every job warmed up and calibrated first, then one repetition of each in
+// turn, every other round in reverse (A B, B A, A B), each job's reset before its own
+// passes only; reps repetitions each, whatever o says of adaptive stopping.
+TEST(Measure, InterleavedRunsTheJobsInTurnEveryOtherRoundReversed) {
+    physmem::EventCounters none;
+    std::string log;
+    auto job = [&log](char name) {
+        return lab::Job{[&log, name] { log += name; return std::uint64_t{1}; }, 1,
+                        [&log, name] { log += static_cast<char>(name + 32); }};  // reset: lower case
+    };
+    lab::MeasureOptions o = adaptive(3, 2, 1e300);  // adaptive would stop at 2: ignored
+    o.warmup = 1;
+    std::vector<lab::Timing> t = lab::measure_interleaved({job('A'), job('B')}, o, none);
+    ASSERT_EQ(t.size(), 2u);
+    EXPECT_EQ(t[0].ns_per_op.size(), 3u);
+    EXPECT_EQ(t[1].ns_per_op.size(), 3u);
+    EXPECT_EQ(t[0].passes_per_rep, 1u);  // with a reset: one pass a repetition
+    EXPECT_EQ(log, "aAbB" "aAbB" "bBaA" "aAbB");
+}

@@ -32,6 +32,13 @@
 //            addresses when their leaves are in memory, else a batch of reads; a CPU
 //            prefetch for the mapping and the tree; STXXL has no hint), then updated. Each pass
 //            continues the stream; verified by replaying every pass (XOR undoes it).
+//   randread random reads with hints, as a reader of a large array would issue them: the
+//            same streams give batches of 128 indices, each hinted one batch ahead of its
+//            reads (prefetch() for
+//            the paged array: its missing leaves read as one batch; MADV_WILLNEED on each
+//            element's page for the mapping (MADV_RANDOM otherwise); CPU prefetches for the
+//            tree; no hint for STXXL), then each element is read and summed; every pass's
+//            sum must equal the sum of its indices (T[i] = i).
 // The record's "paging" field: budget, and the counters of the measured region (getrusage
 // minor/major faults of the whole process, /proc/self/io storage bytes) bracketing
 // ctx.measure and nothing else, with the passes and ops they cover (calibration
@@ -79,9 +86,9 @@ const lab::ProgramSpec kSpec{
     .unit = "element",
     .kinds = {Kind::paged, Kind::mapped, Kind::stxxl, Kind::tree_index},
     .default_block_size = 64 << 10,
-    .params = {{"kernel", "seq", {"seq", "strided", "gups"}, "what a pass does (see the file's header)"},
-               {"ratio", "2", {"1", "2", "4", "8"}, "data size / memory budget"},
-               {"updates", "8192", {}, "gups: updates per pass (rounded up to a multiple of 128)"},
+    .params = {{"kernel", "seq", {"seq", "strided", "gups", "randread"}, "what a pass does (see the file's header)"},
+               {"ratio", "2", {"1", "2", "4", "8", "10", "20"}, "data size / memory budget"},
+               {"updates", "8192", {}, "gups, randread: updates or reads per pass (rounded up to a multiple of 128)"},
                {"readahead", "16", {}, "paged: leaves read ahead on a pattern"},
                {"dir", "", {}, "directory of the files (default $TMPDIR, else /var/tmp)"}},
     .only_backings = {{Kind::paged, {Backing::thp, Backing::page_4k}},
@@ -135,6 +142,33 @@ Word gups_steps(std::array<Word, G::kStreams>& ran, Word steps, Word mask, Hint&
     return ran[0];
 }
 
+// `steps` batches of 128 reads from the streams in `ran` (each continues where it stopped),
+// one batch hinted ahead: hint(batch i + 1), then read(j, idx[j]) for each of batch i, so
+// the hinted reads of one batch overlap the reading of the last (a pass's first batch is
+// hinted just before it is read); batch i is hinted and read as b = i % 2. The sum of the values read; the indices' sum is added
+// to `expected`.
+template <class Hint, class Read>
+Word read_steps(std::array<Word, G::kStreams>& ran, Word steps, Word mask, Hint&& hint, Read&& read,
+                Word& expected) {
+    std::array<std::array<std::size_t, G::kStreams>, 2> idx;
+    auto next = [&](unsigned b) {
+        for (unsigned j = 0; j < G::kStreams; ++j) {
+            ran[j] = G::step(ran[j]);
+            idx[b][j] = ran[j] & mask;
+            expected += idx[b][j];
+        }
+        hint(b, std::span<const std::size_t>(idx[b]));
+    };
+    Word sum = 0;
+    if (steps) next(0);
+    for (Word i = 0; i < steps; ++i) {
+        const unsigned b = i % 2;
+        if (i + 1 < steps) next(1 - b);
+        for (unsigned j = 0; j < G::kStreams; ++j) sum += read(b, j, idx[b][j]);
+    }
+    return sum;
+}
+
 // Runs the chosen kernel on one variant and verifies it. `at(i)` reads element i (for
 // the identity check), the others are the kernel's operations.
 struct Ops {
@@ -142,6 +176,10 @@ struct Ops {
     std::function<Word(std::size_t lo, std::size_t hi)> chunk_sum;
     std::function<void(std::span<const std::size_t>)> hint;
     std::function<void(unsigned, std::size_t, Word)> update;  // T[i] ^= v, i the j-th slot of the step
+    // randread: hint batch b (0 or 1, alternating) of indices, then read(b, j, i): T[i], i
+    // the j-th index of batch b (a hint may keep what it found per batch and slot).
+    std::function<void(unsigned, std::span<const std::size_t>)> read_hint;
+    std::function<Word(unsigned, unsigned, std::size_t)> read;
     std::function<void()> measured = [] {};       // called right after the timed passes
 };
 
@@ -192,6 +230,20 @@ void run_kernel(lab::Context& ctx, std::size_t n, const Ops& ops, Measured& meas
     std::array<Word, G::kStreams> start;
     for (unsigned j = 0; j < G::kStreams; ++j) start[j] = G::starts((Word{1} << 40) + j * (Word{1} << 34));
     std::array<Word, G::kStreams> ran = start;
+    if (kernel == "randread") {
+        bool ok = true;
+        auto pass = [&] {
+            Word expected = 0;
+            Word sum = read_steps(ran, steps, n - 1, ops.read_hint, ops.read, expected);
+            ok = ok && sum == expected;
+            return sum;
+        };
+        counted(updates, pass);
+        ops.measured();
+        ctx.checksum(ops.seq());
+        ctx.verify(ok, "every pass's sum of the elements read equals the sum of their indices (T[i] = i)");
+        return;
+    }
     Word passes = 0;
     auto pass = [&] {
         ++passes;
@@ -250,6 +302,14 @@ void run_tree(lab::Context& ctx, std::size_t n, Measured& measured) {
         for (unsigned j = 0; j < G::kStreams; ++j) __builtin_prefetch(slot[j] = &t[idx[j]], 1);
     };
     ops.update = [&](unsigned j, std::size_t, Word v) { *slot[j] ^= v; };
+    // As the updates: the hint walks and prefetches, the read goes through its slot (a
+    // slot array per batch: the hint runs a batch ahead). A walk per read, as in GUPS: a
+    // second walk in the read made the loop twice as long and the reads 3-5x slower.
+    std::array<std::array<const Word*, G::kStreams>, 2> rslot;
+    ops.read_hint = [&](unsigned b, std::span<const std::size_t> idx) {
+        for (unsigned j = 0; j < G::kStreams; ++j) __builtin_prefetch(rslot[b][j] = &std::as_const(t)[idx[j]]);
+    };
+    ops.read = [&](unsigned b, unsigned j, std::size_t) { return *rslot[b][j]; };
     run_kernel(ctx, n, ops, measured);
 }
 
@@ -279,6 +339,10 @@ void run_paged(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& m
         if (slots) *slot[j] ^= v;
         else a[i] ^= v;
     };
+    // Reads: prefetch() (a CPU prefetch where the leaf is in memory, else the batch's
+    // missing leaves read together), then the const walk, which loads what is still missing.
+    ops.read_hint = [&](unsigned, std::span<const std::size_t> idx) { a.prefetch(idx); };
+    ops.read = [&](unsigned, unsigned, std::size_t i) { return std::as_const(a)[i]; };
     physmem::PagingStats after;
     ops.measured = [&] { after = a.stats(); };
     run_kernel(ctx, n, ops, measured);
@@ -348,7 +412,9 @@ void run_mapped(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& 
     // The kernel's best hint for the kernel's access pattern (no read-around for random
     // updates; aggressive read-ahead for a scan).
     const std::string& kernel = ctx.settings().param("kernel");
-    int advice = kernel == "gups" ? MADV_RANDOM : kernel == "seq" ? MADV_SEQUENTIAL : MADV_NORMAL;
+    int advice = kernel == "gups" || kernel == "randread" ? MADV_RANDOM
+                 : kernel == "seq"                        ? MADV_SEQUENTIAL
+                                                          : MADV_NORMAL;
     if (std::string why = lab::memcg::paging_unfit_reason(file.fd, advice, budget, bytes); !why.empty())
         throw physmem::backing_unavailable("mapped: " + why);
     {
@@ -379,11 +445,21 @@ void run_mapped(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& 
         for (unsigned j = 0; j < G::kStreams; ++j) __builtin_prefetch(slot[j] = p + idx[j], 1);
     };
     ops.update = [&slot](unsigned j, std::size_t, Word v) { *slot[j] ^= v; };
+    // The hint a reader gives the kernel: MADV_WILLNEED on each element's page (the kernel
+    // starts reading the ones not cached; errors are the read's to meet).
+    const std::uintptr_t page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    ops.read_hint = [p, page](unsigned, std::span<const std::size_t> idx) {
+        for (std::size_t i : idx)
+            ::madvise(reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(p + i) & ~(page - 1)), page,
+                      MADV_WILLNEED);
+    };
+    ops.read = [p](unsigned, unsigned, std::size_t i) { return p[i]; };
     run_kernel(ctx, n, ops, measured);
     const std::size_t after = lab::memcg::cached_pages(p, bytes);
     const lab::memcg::Limit::Usage use = limit.usage();
     ctx.set_field("mapped", {{"cgroup", limit.path()},
                              {"madvise", advice == MADV_RANDOM ? "random" : advice == MADV_SEQUENTIAL ? "sequential" : "normal"},
+                             {"read_hint", kernel == "randread" ? "willneed" : "none"},
                              {"limit_bytes", lab::memcg::limit_for(budget)}, {"own_allowance_bytes", lab::memcg::kOwnAllowance},
                              {"held_before_bytes", held},
                              {"readahead_window_bytes", lab::memcg::readahead_window(file.fd, advice)},
@@ -449,6 +525,8 @@ void run_stxxl_blocks(lab::Context& ctx, std::size_t n, std::size_t budget, Meas
     };
     ops.hint = [](std::span<const std::size_t>) {};
     ops.update = [&](unsigned, std::size_t i, Word x) { v[i] ^= x; };
+    ops.read_hint = [](unsigned, std::span<const std::size_t>) {};
+    ops.read = [&](unsigned, unsigned, std::size_t i) { return cv[i]; };
     stxxl::stats_data after;
     ops.measured = [&] { after = stxxl::stats_data(*stxxl::stats::get_instance()); };
     run_kernel(ctx, n, ops, measured);

@@ -135,12 +135,15 @@ std::vector<Timing> Context::measure_interleaved(const std::vector<Named>& jobs)
     for (const Named& n : jobs) plain.push_back(n.job);
     MeasureOptions o{settings_.reps, settings_.warmup, settings_.min_rep_ms, 0, 0, {}};
     std::vector<Timing> out = lab::measure_interleaved(plain, o, counters_);
+    Json group = Json::array();
     for (std::size_t i = 0; i < jobs.size(); ++i) {
         Json fields = timing_json(out[i], settings_.warmup);
         if (!jobs[i].phase.empty()) record_["phases"][jobs[i].phase] = fields;
         else
             for (auto& [k, v] : fields.items()) record_[k] = v;
+        group.push_back(jobs[i].phase.empty() ? Json(nullptr) : Json(jobs[i].phase));
     }
+    record_["interleaved"].push_back(group);
     return out;
 }
 

@@ -82,7 +82,9 @@ class Context {
     // Timings to be compared with each other, measured in turn a repetition at a time
     // (lab::measure_interleaved: a drift of the machine falls on all of them alike): each
     // job with an empty name sets the record's main timing (at most one), the others a
-    // phase of their name. Settings' reps and warmup; no adaptive stop.
+    // phase of their name. Settings' reps and warmup; no adaptive stop. The record's
+    // "interleaved" gets the group (phase names, null for the main timing): the i-th
+    // repetitions of its timings ran side by side, so ratios between them pair up.
     struct Named {
         std::string phase;  // "" for the main timing
         Job job;

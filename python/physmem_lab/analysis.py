@@ -6,6 +6,7 @@ carries its range (best and worst case from the repetitions' min and max) and th
 to distrust it; :class:`Goal` judges items against thresholds the suites set
 (``suite_<name>.goals``). Every number is computed from records of a result file.
 """
+import statistics
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
@@ -188,31 +189,57 @@ class Value(Scalar):
         return self._text
 
 
+def paired(rec: dict, num_phase: Optional[str], den_phase: Optional[str]) -> Optional[List[float]]:
+    """Per-repetition ratios num / den of two timings of one record that were measured in
+    turn (the record's ``interleaved`` groups them: their i-th repetitions ran side by
+    side), else None."""
+    if num_phase == den_phase or not any(
+            num_phase in g and den_phase in g for g in rec.get("interleaved") or []):
+        return None
+    n, d = timing(rec, num_phase)["ns_per_op"], timing(rec, den_phase)["ns_per_op"]
+    if len(n) != len(d) or not n or min(d) <= 0:
+        return None
+    return [a / b for a, b in zip(n, d)]
+
+
 class PhaseRatio(Ratio):
     """One timing of ``num`` against another of ``den``: each a phase name, or None for the
     record's main timing (e.g. a kernel's checked phase against its unchecked one in the
-    same record, or one kernel against another)."""
+    same record, or one kernel against another). Two timings of one record measured in
+    turn (:func:`paired`) are judged by their paired repetitions: the median of the
+    per-repetition ratios, and their range; others by medians, and min/max across."""
 
     def __init__(self, num: dict, den: dict, num_phase: Optional[str], den_phase: Optional[str]):
         super().__init__(num, den)
         self.num_phase, self.den_phase = num_phase, den_phase
+        self.pairs = paired(num, num_phase, den_phase) if num is den else None
 
     def _t(self, side: str) -> dict:
         return timing(self.num, self.num_phase) if side == "num" else timing(self.den, self.den_phase)
 
     @property
     def value(self) -> float:
+        if self.pairs:
+            return statistics.median(self.pairs)
         return self._t("num")["median_ns"] / self._t("den")["median_ns"]
 
     @property
     def lo(self) -> float:
+        if self.pairs:
+            return min(self.pairs)
         return self._t("num")["min_ns"] / self._t("den")["max_ns"]
 
     @property
     def hi(self) -> float:
+        if self.pairs:
+            return max(self.pairs)
         return self._t("num")["max_ns"] / self._t("den")["min_ns"]
 
     def spreads(self):
+        if self.pairs:
+            med = statistics.median(self.pairs)
+            rel = (max(self.pairs) - min(self.pairs)) / med if med else 0.0
+            return (rel, rel)
         return (self._t("num")["rel_spread"], self._t("den")["rel_spread"])
 
     def doubts(self) -> List[str]:

@@ -159,3 +159,22 @@ def test_a_checked_run_that_aborted_is_a_false_positive():
     assert _verdicts(res)["protect-1"] == "MISSED"
     res["errors"] = []
     assert _verdicts(res)["protect-1"] == "NOT MEASURED"
+
+
+def test_timings_measured_in_turn_are_judged_pair_by_pair():
+    """Checked and unchecked run in turn (the record's ``interleaved``): a machine that
+    settles during the run slows both alike, and the ratio is the median of the paired
+    repetitions, its range theirs; without the group, medians and min/max across."""
+    drift = [2.0, 1.5, 1.0, 1.0, 1.0]
+    r = synth.record(PLAIN, "tree-thp", SIZE, drift, phases={"segments_checked": synth.phase([x * 1.02 for x in drift])})
+    across = analysis.PhaseRatio(r, r, "segments_checked", None)
+    assert across.pairs is None and across.lo == pytest.approx(0.51) and across.hi == pytest.approx(2.04)
+    r["interleaved"] = [[None, "segments_checked"]]
+    paired = analysis.PhaseRatio(r, r, "segments_checked", None)
+    assert (paired.value, paired.lo, paired.hi) == pytest.approx((1.02, 1.02, 1.02))
+    assert paired.spreads() == pytest.approx((0.0, 0.0))
+    r["interleaved"] = [[None, "iterator_checked"]]  # another group: not paired
+    assert analysis.PhaseRatio(r, r, "segments_checked", None).pairs is None
+    r["interleaved"] = [[None, "segments_checked"]]
+    r["phases"]["segments_checked"]["ns_per_op"] = drift[:4]  # unequal counts: not paired
+    assert analysis.PhaseRatio(r, r, "segments_checked", None).pairs is None

@@ -7,7 +7,9 @@
 // --size is the data (n = size / 8 words, a power of two); the budget is size / ratio.
 // Every variant starts from T[i] = i (written out before the measurement).
 //   paged-B       physmem::PagedArray on a pool strictly on B (frames and table); the
-//                 budget is its residency budget; its own file (--param dir).
+//                 budget is its residency budget; its own file (--param dir). At 1x
+//                 (everything fits) the same data in a TreeArray on B is timed in turn
+//                 with it, a repetition at a time (phase "in_memory"), and verified too.
 //   mapped-4k     the same bytes in a file mapped MAP_SHARED; the process joins a cgroup-v1
 //                 memory cgroup limited to the budget + a 1 MiB allowance for its own new
 //                 pages (lab/common/memcg.hpp: what it held before is not charged there;
@@ -53,7 +55,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -169,8 +173,7 @@ Word read_steps(std::array<Word, G::kStreams>& ran, Word steps, Word mask, Hint&
     return sum;
 }
 
-// Runs the chosen kernel on one variant and verifies it. `at(i)` reads element i (for
-// the identity check), the others are the kernel's operations.
+// What the kernels do on one variant (each kernel uses its own).
 struct Ops {
     std::function<Word()> seq;
     std::function<Word(std::size_t lo, std::size_t hi)> chunk_sum;
@@ -190,35 +193,29 @@ struct Ops {
     for (std::size_t i = 0; i < sizeof buf; i += 4096) buf[i] = 0;
 }
 
-void run_kernel(lab::Context& ctx, std::size_t n, const Ops& ops, Measured& measured) {
+// The chosen kernel bound to one variant's operations: `pass` runs a pass of `ops` ops;
+// `check`, after the timed passes, replays what needs replaying and returns whether every
+// result was right, with what was compared in words. Its state lives in the lambdas.
+struct Bound {
+    std::uint64_t ops = 0;
+    std::function<Word()> pass;
+    std::function<std::pair<bool, std::string>()> check;
+};
+
+Bound bind(lab::Context& ctx, std::size_t n, const Ops& ops) {
     const lab::Settings& s = ctx.settings();
-    prefault_stack();
-    const std::string& kernel = s.param("kernel");
-    const Word total = static_cast<Word>(n) * (n - 1) / 2;
-    // The counters bracket the whole timed region (reading them per pass would add tens of
-    // microseconds to each pass); the measuring code between passes allocates nothing.
-    auto counted = [&ctx, &measured](std::uint64_t ops, const std::function<Word()>& pass) {
-        std::uint64_t calls = 0;
-        const std::function<Word()> each = [&calls, &pass] { ++calls; return pass(); };  // built outside the bracket
-        auto before = lab::memcg::counters();
-        ctx.measure(ops, each);
-        measured.counters += lab::memcg::counters_end() - before;
-        measured.passes += calls;
-        measured.ops += calls * ops;
-    };
+    const std::string kernel = s.param("kernel");
+    const std::size_t chunk = s.block_size / sizeof(Word);
     if (kernel == "seq" || kernel == "strided") {
-        const std::size_t chunk = s.block_size / sizeof(Word);
-        bool ok = true;
-        auto pass = [&] {
-            Word sum = kernel == "seq" ? ops.seq() : strided_sum(n, chunk, ops.chunk_sum);
-            ok = ok && sum == total;
-            return sum;
-        };
-        counted(n, pass);
-        ops.measured();
-        ctx.checksum(total);
-        ctx.verify(ok, "every pass's sum equals n(n-1)/2 (T[i] = i)");
-        return;
+        const Word total = static_cast<Word>(n) * (n - 1) / 2;
+        auto ok = std::make_shared<bool>(true);
+        return {n,
+                [&ops, ok, n, chunk, total, seq = kernel == "seq"] {
+                    Word sum = seq ? ops.seq() : strided_sum(n, chunk, ops.chunk_sum);
+                    *ok = *ok && sum == total;
+                    return sum;
+                },
+                [ok] { return std::pair{*ok, std::string("every pass's sum equals n(n-1)/2 (T[i] = i)")}; }};
     }
     // Stream j starts at x^(2^40 + j 2^34) of HPCC's sequence and every pass continues
     // each stream where the last stopped (repeating one pass would measure a working set
@@ -227,44 +224,73 @@ void run_kernel(lab::Context& ctx, std::size_t n, const Ops& ops, Measured& meas
     const Word updates = G::round_updates(s.param_size("updates"));
     const Word steps = updates / G::kStreams;
     ctx.set_param("updates", updates);
-    std::array<Word, G::kStreams> start;
-    for (unsigned j = 0; j < G::kStreams; ++j) start[j] = G::starts((Word{1} << 40) + j * (Word{1} << 34));
-    std::array<Word, G::kStreams> ran = start;
-    if (kernel == "randread") {
+    struct State {
+        std::array<Word, G::kStreams> start, ran;
+        Word passes = 0;
         bool ok = true;
-        auto pass = [&] {
-            Word expected = 0;
-            Word sum = read_steps(ran, steps, n - 1, ops.read_hint, ops.read, expected);
-            ok = ok && sum == expected;
-            return sum;
-        };
-        counted(updates, pass);
-        ops.measured();
-        ctx.checksum(ops.seq());
-        ctx.verify(ok, "every pass's sum of the elements read equals the sum of their indices (T[i] = i)");
-        return;
-    }
-    Word passes = 0;
-    auto pass = [&] {
-        ++passes;
-        return gups_steps(ran, steps, n - 1, ops.hint, ops.update);
     };
-    counted(updates, pass);
+    auto st = std::make_shared<State>();
+    for (unsigned j = 0; j < G::kStreams; ++j) st->start[j] = G::starts((Word{1} << 40) + j * (Word{1} << 34));
+    st->ran = st->start;
+    if (kernel == "randread")
+        return {updates,
+                [&ops, st, steps, n] {
+                    Word expected = 0;
+                    Word sum = read_steps(st->ran, steps, n - 1, ops.read_hint, ops.read, expected);
+                    st->ok = st->ok && sum == expected;
+                    return sum;
+                },
+                [st] {
+                    return std::pair{st->ok, std::string("every pass's sum of the elements read equals the sum of "
+                                                         "their indices (T[i] = i)")};
+                }};
+    return {updates,
+            [&ops, st, steps, n] {
+                ++st->passes;
+                return gups_steps(st->ran, steps, n - 1, ops.hint, ops.update);
+            },
+            [&ops, st, steps, n, chunk] {
+                st->ran = st->start;  // the same values again: XOR undoes them
+                gups_steps(st->ran, st->passes * steps, n - 1, ops.hint, ops.update);
+                std::size_t wrong = 0;
+                for (std::size_t lo = 0; lo < n; lo += chunk) {
+                    Word got = ops.chunk_sum(lo, std::min(n, lo + chunk)), want = 0;
+                    for (std::size_t i = lo; i < std::min(n, lo + chunk); ++i) want += i;
+                    wrong += got != want;
+                }
+                return std::pair{wrong == 0, "after the measured passes and a replay of each (XOR undoes itself) "
+                                             "every chunk's sum is that of T[i] = i; " +
+                                                 std::to_string(wrong) + " chunks differ"};
+            }};
+}
+
+// Runs the chosen kernel on one variant and verifies it; with a `reference` (the same
+// data in memory: paged at 1x) its pass runs too, in turn with the variant's a repetition
+// at a time (phase "in_memory"), and is verified as well.
+void run_kernel(lab::Context& ctx, std::size_t n, const Ops& ops, Measured& measured, const Ops* reference = nullptr) {
+    prefault_stack();
+    Bound mine = bind(ctx, n, ops);
+    std::optional<Bound> ref;
+    if (reference) ref = bind(ctx, n, *reference);
+    // The counters bracket the whole timed region (reading them per pass would add tens of
+    // microseconds to each pass); the measuring code between passes allocates nothing.
+    std::uint64_t calls = 0;
+    const std::function<Word()> each = [&calls, &mine] { ++calls; return mine.pass(); };  // built outside the bracket
+    auto before = lab::memcg::counters();
+    if (ref) ctx.measure_interleaved({{"", {each, mine.ops, {}}}, {"in_memory", {ref->pass, ref->ops, {}}}});
+    else ctx.measure(mine.ops, each);
+    measured.counters += lab::memcg::counters_end() - before;
+    measured.passes += calls;
+    measured.ops += calls * mine.ops;
     ops.measured();
-    ran = start;
-    gups_steps(ran, passes * steps, n - 1, ops.hint, ops.update);  // the same values again: XOR undoes them
-    std::size_t wrong = 0;
-    std::size_t chunk = s.block_size / sizeof(Word);
-    for (std::size_t lo = 0; lo < n; lo += chunk) {
-        Word got = ops.chunk_sum(lo, std::min(n, lo + chunk));
-        Word want = 0;
-        for (std::size_t i = lo; i < std::min(n, lo + chunk); ++i) want += i;
-        wrong += got != want;
+    auto [ok, how] = mine.check();
+    if (ref) {
+        auto [ref_ok, ref_how] = ref->check();
+        ok = ok && ref_ok;
+        how += std::string("; the in-memory reference's too") + (ref_ok ? "" : " (it failed: " + ref_how + ")");
     }
     ctx.checksum(ops.seq());
-    ctx.verify(wrong == 0, "after the measured passes and a replay of each (XOR undoes itself) every chunk's sum is "
-                           "that of T[i] = i; " +
-                               std::to_string(wrong) + " chunks differ");
+    ctx.verify(ok, how);
 }
 
 // --- the variants -------------------------------------------------------------------------
@@ -291,25 +317,32 @@ Ops segment_ops(const A& a) {
     return ops;
 }
 
+// The in-memory tree's operations. In-memory hints keep the slot pointers they prefetch
+// (HPCC's look-ahead, one walk per update or read) and the accesses use them: a loop of
+// prefetches alone is code the compiler may delete (GCC 12 at -O3 did, for a TreeArray).
+// Reads keep a slot array per batch (the hint runs a batch ahead); a second walk in the
+// read made the loop twice as long and the reads 3-5x slower.
+Ops tree_ops(physmem::TreeArray<Word>& t) {
+    Ops ops = segment_ops(t);
+    auto slot = std::make_shared<std::array<Word*, G::kStreams>>();
+    ops.hint = [&t, slot](std::span<const std::size_t> idx) {
+        for (unsigned j = 0; j < G::kStreams; ++j) __builtin_prefetch((*slot)[j] = &t[idx[j]], 1);
+    };
+    ops.update = [slot](unsigned j, std::size_t, Word v) { *(*slot)[j] ^= v; };
+    auto rslot = std::make_shared<std::array<std::array<const Word*, G::kStreams>, 2>>();
+    ops.read_hint = [&t, rslot](unsigned b, std::span<const std::size_t> idx) {
+        for (unsigned j = 0; j < G::kStreams; ++j) __builtin_prefetch((*rslot)[b][j] = &std::as_const(t)[idx[j]]);
+    };
+    ops.read = [rslot](unsigned b, unsigned j, std::size_t) { return *(*rslot)[b][j]; };
+    return ops;
+}
+
 void run_tree(lab::Context& ctx, std::size_t n, Measured& measured) {
     const lab::Settings& s = ctx.settings();
     physmem::TreeArray<Word> t(n, ctx.pool("table", lab::tree_bytes<Word>(s.block_size, n)));
     ctx.set_tree(s.block_size, t.depth(), t.leaf_length());
     G::reset(t);
-    Ops ops = segment_ops(t);
-    std::array<Word*, G::kStreams> slot;
-    ops.hint = [&](std::span<const std::size_t> idx) {
-        for (unsigned j = 0; j < G::kStreams; ++j) __builtin_prefetch(slot[j] = &t[idx[j]], 1);
-    };
-    ops.update = [&](unsigned j, std::size_t, Word v) { *slot[j] ^= v; };
-    // As the updates: the hint walks and prefetches, the read goes through its slot (a
-    // slot array per batch: the hint runs a batch ahead). A walk per read, as in GUPS: a
-    // second walk in the read made the loop twice as long and the reads 3-5x slower.
-    std::array<std::array<const Word*, G::kStreams>, 2> rslot;
-    ops.read_hint = [&](unsigned b, std::span<const std::size_t> idx) {
-        for (unsigned j = 0; j < G::kStreams; ++j) __builtin_prefetch(rslot[b][j] = &std::as_const(t)[idx[j]]);
-    };
-    ops.read = [&](unsigned b, unsigned j, std::size_t) { return *rslot[b][j]; };
+    Ops ops = tree_ops(t);
     run_kernel(ctx, n, ops, measured);
 }
 
@@ -345,7 +378,16 @@ void run_paged(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& m
     ops.read = [&](unsigned, unsigned, std::size_t i) { return std::as_const(a)[i]; };
     physmem::PagingStats after;
     ops.measured = [&] { after = a.stats(); };
-    run_kernel(ctx, n, ops, measured);
+    // Everything fits (1x): the same data in memory, on the same backing, is timed in turn
+    // with the paged array (paging-3 compares them within one process).
+    std::optional<physmem::TreeArray<Word>> mem;
+    Ops mem_ops;
+    if (budget >= n * sizeof(Word)) {
+        mem.emplace(n, ctx.pool("memory", lab::tree_bytes<Word>(s.block_size, n)));
+        G::reset(*mem);
+        mem_ops = tree_ops(*mem);
+    }
+    run_kernel(ctx, n, ops, measured, mem ? &mem_ops : nullptr);
     ctx.set_tree(s.block_size, 0, a.leaf_length());
     ctx.set_field("paged", {{"io", after.io}, {"direct", after.direct}, {"file", a.file()},
                             {"leaves", after.leaves}, {"frames", after.frames}, {"resident", after.resident},

@@ -344,3 +344,18 @@ def test_the_device_bar_is_fios_fastest_buffers():
     assert g.verdict == "MET"
     huge["device"]["passes"] = [dict(p, bw_bytes=9e9) for p in huge["device"]["passes"]]
     assert {x.number: x for x in goals(analysis.Records(res))}["paging-5"].verdict == "MISSED"
+
+
+def test_fits_is_judged_in_turn_within_the_paged_process():
+    """paging-3 reads the paged 1x record's own in-memory phase (timed in turn) when it
+    has one: paired repetitions, not the tree-index process."""
+    res = _results(fits=1.5)  # the tree-index processes say 1.5x
+    for r in res["records"]:
+        if r["kind"] == "paged" and r["params"]["ratio"] == "1":
+            mine = r["ns_per_op"]
+            r["phases"] = {"in_memory": synth.phase([x / 1.04 for x in mine])}
+            r["interleaved"] = [[None, "in_memory"]]
+    g = {x.number: x for x in goals(analysis.Records(res))}["paging-3"]
+    assert g.verdict == "MET"
+    assert [round(i.ratio.value, 3) for i in g.items] == [1.04] * 3
+    assert all("in turn, one process" in i.what for i in g.items)

@@ -316,7 +316,7 @@ def _device_section(doc, recs):
 GOAL_TITLES = {
     1: "sequential scan at 2x the budget: >= 1.2x the throughput of the cgroup-limited mapping and >= 1.0x STXXL's",
     2: "random updates (GUPS with look-ahead) at 2x the budget: >= 3x the mapping's throughput",
-    3: "at 1x the budget (everything fits): within 1.10x of the in-memory array",
+    3: "at 1x the budget (everything fits): within 1.05x of the in-memory array (issue 30; 1.10x before)",
     4: "zero kernel page faults in the paged array's measured passes",
     5: "sequential scan at 2x the budget and more: the paged array scans its data at >= 0.9x the bandwidth fio "
        "reads from the same file system with O_DIRECT (io_uring, the same request size, its fastest buffers)",
@@ -357,6 +357,9 @@ def _goal_gups(recs):
     return g
 
 
+FITS = 1.05  # paging-3's bound: the hit path costs (almost) nothing
+
+
 def _goal_fits(recs):
     """At 1x the paged program times the same data in memory in turn with the paged array
     (phase ``in_memory``): judged pair by pair within the process. Older records: against
@@ -366,10 +369,10 @@ def _goal_fits(recs):
         r = _find(recs, "paged", kernel, "1")
         if r is not None and "in_memory" in (r.get("phases") or {}):
             g.items.append(Item(f"{kernel} 1x: paged / in-memory time (in turn, one process)",
-                                PhaseRatio(r, r, None, "in_memory"), 1.10))
+                                PhaseRatio(r, r, None, "in_memory"), FITS))
             continue
         _item(g, f"{kernel} 1x: paged / in-memory time", r,
-              _find(recs, "tree-index", kernel, "1"), 1.10, f"no {kernel} record of paged ratio=1 and tree-index")
+              _find(recs, "tree-index", kernel, "1"), FITS, f"no {kernel} record of paged ratio=1 and tree-index")
     return g
 
 

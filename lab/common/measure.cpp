@@ -86,10 +86,7 @@ std::vector<Timing> measure_interleaved(const std::vector<Job>& jobs, const Meas
     std::vector<Timing> out;
     for (const Job& j : jobs) out.push_back(prepare(j.pass, j.ops_per_pass, j.reset, o.warmup, o.min_rep_ms));
     for (unsigned r = 0; r < o.reps; ++r)
-        for (std::size_t i = 0; i < jobs.size(); ++i) {
-            std::size_t k = r % 2 ? jobs.size() - 1 - i : i;  // every other round in reverse
-            repetition(out[k], jobs[k].pass, jobs[k].reset, counters);
-        }
+        for (std::size_t k = 0; k < jobs.size(); ++k) repetition(out[k], jobs[k].pass, jobs[k].reset, counters);
     for (const Timing& t : out) sink(t.result);
     return out;
 }

@@ -67,10 +67,14 @@ struct Job {
     std::function<void()> reset;
 };
 // As measure() for each job (o's warmup, min_rep_ms and reps; o.reset unused, no adaptive
-// stop), but one repetition of each in turn, the order reversed every other round: a
+// stop), but one repetition of each in turn, always in the same order (A B A B ...): a
 // machine that drifts during the run (a VM's neighbours, the kernel settling memory a
 // process before this one freed) drifts under every job alike, so ratios between them
-// hold. One Timing per job, in order. pre: every ops_per_pass > 0.
+// hold, and every repetition follows another job's. (Reversing every other round (A B,
+// B A, ...) ran each job twice in a row every other round; a scan of 64 MiB of data
+// after its own pass ran 10-20% faster than after another array's on the development VM,
+// its last-level cache keeping part of the data, and the paired ratios see-sawed.) One
+// Timing per job, in order. pre: every ops_per_pass > 0.
 std::vector<Timing> measure_interleaved(const std::vector<Job>& jobs, const MeasureOptions& o,
                                         const physmem::EventCounters& counters);
 

@@ -147,10 +147,10 @@ Word gups_steps(std::array<Word, G::kStreams>& ran, Word steps, Word mask, Hint&
 }
 
 // `steps` batches of 128 reads from the streams in `ran` (each continues where it stopped),
-// one batch hinted ahead: hint(batch i + 1), then read(j, idx[j]) for each of batch i, so
-// the hinted reads of one batch overlap the reading of the last (a pass's first batch is
-// hinted just before it is read); batch i is hinted and read as b = i % 2. The sum of the values read; the indices' sum is added
-// to `expected`.
+// one batch hinted ahead: hint(b', batch i + 1), then read(b, j, idx[j]) for each of batch
+// i (b = i % 2, b' = 1 - b), so the hinted reads of one batch overlap the reading of the
+// last (a pass's first batch is hinted just before it is read). Returns the sum of the
+// values read; the indices' sum is added to `expected`.
 template <class Hint, class Read>
 Word read_steps(std::array<Word, G::kStreams>& ran, Word steps, Word mask, Hint&& hint, Read&& read,
                 Word& expected) {

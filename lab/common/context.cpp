@@ -86,7 +86,7 @@ physmem::BlockPool& Context::pool(const std::string& name, std::size_t bytes, bo
 
 Timing Context::timed(std::uint64_t ops_per_pass, const std::function<std::uint64_t()>& pass,
                       std::function<void()> reset, unsigned reps, unsigned warmup) {
-    if (setup_s_ < 0) setup_s_ = now_s() - created_s_;
+    mark_setup_end();
     MeasureOptions o{reps, warmup, settings_.min_rep_ms, settings_.min_reps, settings_.target_spread, std::move(reset)};
     return lab::measure(pass, ops_per_pass, o, counters_);
 }
@@ -100,8 +100,7 @@ Json Context::sweep_point(std::uint64_t ops_per_pass, const std::function<std::u
 Timing Context::measure(std::uint64_t ops_per_pass, const std::function<std::uint64_t()>& pass,
                         std::function<void()> reset) {
     Timing t = timed(ops_per_pass, pass, std::move(reset), settings_.reps, settings_.warmup);
-    Json fields = timing_json(t, settings_.warmup);
-    for (auto& [k, v] : fields.items()) record_[k] = v;
+    store("", t, settings_.warmup);
     return t;
 }
 
@@ -111,8 +110,7 @@ void Context::reported_timing(const std::vector<double>& ns_per_op, std::uint64_
     t.ns_per_op = ns_per_op;
     t.ops_per_pass = ops_per_pass;
     t.counters.resize(physmem::kEventCount);
-    Json fields = timing_json(t, warmup);  // named: items() of a temporary would dangle
-    for (auto& [k, v] : fields.items()) record_[k] = v;
+    store("", t, warmup);
     note("timing: " + source);
 }
 
@@ -125,26 +123,34 @@ Timing Context::measure_phase(const std::string& name, std::uint64_t ops_per_pas
                               const std::function<std::uint64_t()>& pass, std::function<void()> reset, unsigned reps,
                               unsigned warmup) {
     Timing t = timed(ops_per_pass, pass, std::move(reset), reps, warmup);
-    record_["phases"][name] = timing_json(t, warmup);
+    store(name, t, warmup);
     return t;
 }
 
 std::vector<Timing> Context::measure_interleaved(const std::vector<Named>& jobs) {
-    if (setup_s_ < 0) setup_s_ = now_s() - created_s_;
+    mark_setup_end();
     std::vector<Job> plain;
     for (const Named& n : jobs) plain.push_back(n.job);
     MeasureOptions o{settings_.reps, settings_.warmup, settings_.min_rep_ms, 0, 0, {}};
     std::vector<Timing> out = lab::measure_interleaved(plain, o, counters_);
     Json group = Json::array();
     for (std::size_t i = 0; i < jobs.size(); ++i) {
-        Json fields = timing_json(out[i], settings_.warmup);
-        if (!jobs[i].phase.empty()) record_["phases"][jobs[i].phase] = fields;
-        else
-            for (auto& [k, v] : fields.items()) record_[k] = v;
+        store(jobs[i].phase, out[i], settings_.warmup);
         group.push_back(jobs[i].phase.empty() ? Json(nullptr) : Json(jobs[i].phase));
     }
     record_["interleaved"].push_back(group);
     return out;
+}
+
+void Context::mark_setup_end() {
+    if (setup_s_ < 0) setup_s_ = now_s() - created_s_;
+}
+
+void Context::store(const std::string& phase, const Timing& t, unsigned warmup) {
+    Json fields = timing_json(t, warmup);  // named: items() of a temporary would dangle
+    if (!phase.empty()) record_["phases"][phase] = std::move(fields);
+    else
+        for (auto& [k, v] : fields.items()) record_[k] = v;
 }
 
 Json Context::timing_json(const Timing& t, unsigned warmup) const {

@@ -132,6 +132,10 @@ class Context {
     Timing timed(std::uint64_t ops_per_pass, const std::function<std::uint64_t()>& pass, std::function<void()> reset,
                  unsigned reps, unsigned warmup);
     Json timing_json(const Timing& t, unsigned warmup) const;
+    // The record's main timing (phase "") or phase `phase`: t's fields.
+    void store(const std::string& phase, const Timing& t, unsigned warmup);
+    // Set-up ends when the first timing starts (setup_s).
+    void mark_setup_end();
     Json backing_json() const;
     // The arrays and pools' regions, each with the page size that backs it (smaps).
     std::vector<TracedBuffer> traced_buffers();

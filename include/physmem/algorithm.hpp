@@ -327,11 +327,10 @@ T inner_product(I1 first1, I1 last1, I2 first2, T init, Op1 op1 = {}, Op2 op2 = 
     if constexpr (detail::by_runs_v<I1, I2>) {
         if (pins_fit(first1, first2)) {
             zip_runs(detail::length(first1, last1), [&](std::size_t m, auto& a, auto& b) {
-                auto x = a;
-                auto y = b;
-                for (std::size_t j = 0; j < m; ++j, ++x, ++y) init = op1(std::move(init), op2(*x, *y));
-                a = x;
-                b = y;
+                auto end = std::next(a, static_cast<std::ptrdiff_t>(m));
+                init = std::inner_product(a, end, b, std::move(init), op1, op2);
+                a = end;
+                b = std::next(b, static_cast<std::ptrdiff_t>(m));
                 return m;
             }, first1, first2);
             return init;

@@ -81,13 +81,17 @@ struct ModelCase {
     std::size_t leaves;
     std::size_t budget_leaves;
     PagingIo io;
+    std::size_t leaf = 0;  // PagingOptions::leaf_bytes (0: a block)
 };
 
 void run_model(const ModelCase& c, std::uint32_t seed) {
     BlockPool pool = make_pool(c.block);
-    const std::size_t per_leaf = c.block / sizeof(std::uint64_t);
+    const std::size_t leaf = c.leaf ? c.leaf : c.block, per_leaf = leaf / sizeof(std::uint64_t);
     const std::size_t n = c.leaves * per_leaf - per_leaf / 3;  // a short last leaf
-    PagedArray<std::uint64_t> a(n, pool, {.budget = c.budget_leaves * c.block, .readahead = 4, .io = c.io});
+    PagedArray<std::uint64_t> a(n, pool,
+                                {.budget = c.budget_leaves * leaf, .readahead = 4, .io = c.io, .leaf_bytes = c.leaf});
+    ASSERT_EQ(a.leaf_length(), per_leaf);
+    ASSERT_EQ(a.leaf_count(), c.leaves);
     std::vector<std::uint64_t> m(n, 0);
     std::mt19937_64 rng(seed);
     for (int op = 0; op < 1500; ++op) {
@@ -160,18 +164,61 @@ TEST_P(PagedModel, MatchesAVector) {
     }
 }
 
-// 4 KiB blocks hold 512 pointers: 600 leaves need two table levels.
+// 4 KiB blocks hold 512 pointers: 600 leaves need two table levels. Leaves smaller than
+// the block: frames are slices of blocks (16 per 64 KiB block: budgets of less than one
+// block's slices, of one and some, of many).
 INSTANTIATE_TEST_SUITE_P(
     BudgetsBlocksDepths, PagedModel,
     ::testing::Values(ModelCase{4096, 16, 1, PagingIo::automatic}, ModelCase{4096, 16, 2, PagingIo::automatic},
                       ModelCase{4096, 16, 5, PagingIo::sync}, ModelCase{4096, 600, 7, PagingIo::automatic},
                       ModelCase{4096, 600, 64, PagingIo::sync}, ModelCase{16384, 40, 3, PagingIo::automatic},
-                      ModelCase{65536, 12, 1, PagingIo::sync}, ModelCase{65536, 12, 12, PagingIo::automatic}),
+                      ModelCase{65536, 12, 1, PagingIo::sync}, ModelCase{65536, 12, 12, PagingIo::automatic},
+                      ModelCase{65536, 40, 3, PagingIo::automatic, 4096},
+                      ModelCase{65536, 200, 17, PagingIo::sync, 4096},
+                      ModelCase{65536, 200, 70, PagingIo::automatic, 4096},
+                      ModelCase{65536, 30, 5, PagingIo::sync, 16384}, ModelCase{16384, 2100, 40, PagingIo::automatic, 4096}),
     [](const auto& info) {
         const ModelCase& c = info.param;
-        return std::to_string(c.block >> 10) + "K_" + std::to_string(c.leaves) + "leaves_budget" +
-               std::to_string(c.budget_leaves) + (c.io == PagingIo::sync ? "_pread" : "_auto");
+        return std::to_string(c.block >> 10) + "K_" + (c.leaf ? std::to_string(c.leaf >> 10) + "Kleaves_" : "") +
+               std::to_string(c.leaves) + "leaves_budget" + std::to_string(c.budget_leaves) +
+               (c.io == PagingIo::sync ? "_pread" : "_auto");
     });
+
+// --- leaves smaller than the pool's blocks -----------------------------------------------
+
+TEST(PagedLeafSize, OnlyPowersOfTwoFromAPageUpToTheBlock) {
+    BlockPool pool = make_pool(65536);
+    for (std::size_t bad : {std::size_t{2048}, std::size_t{3 << 12}, std::size_t{1} << 17}) {
+        SCOPED_TRACE(bad);
+        EXPECT_THROW(PagedArray<std::uint64_t>(1000, pool, {.leaf_bytes = bad}), std::invalid_argument);
+    }
+    EXPECT_EQ(pool.stats().blocks_in_use, 0u) << "a refused array takes no block";
+    for (std::size_t ok : {std::size_t{0}, std::size_t{4096}, std::size_t{32768}, std::size_t{65536}}) {
+        PagedArray<std::uint64_t> a(1000, pool, {.leaf_bytes = ok});
+        EXPECT_EQ(a.leaf_length() * sizeof(std::uint64_t), ok ? ok : 65536);
+    }
+}
+
+// The point of small leaves: a random read of one element that misses moves one small
+// leaf, not a block; and the frames are packed into blocks (16 per 64 KiB block here).
+TEST(PagedLeafSize, AMissReadsOneLeafAndFramesShareBlocks) {
+    BlockPool pool = make_pool(65536);
+    const std::size_t n = 256 * 512;  // 256 leaves of 4 KiB, 1 MiB
+    PagedArray<std::uint64_t> a(n, pool, {.budget = 20 * 4096, .readahead = 0, .leaf_bytes = 4096});
+    for (std::size_t i = 0; i < n; ++i) a[i] = i * 3;
+    a.flush();
+    EXPECT_EQ(a.pager().blocks().size(), 1u + 2u) << "the table's root and two blocks of 16 frames";
+    std::mt19937_64 rng(5);
+    for (int r = 0; r < 200; ++r) {
+        std::size_t i = rng() % n;
+        auto before = a.stats();
+        ASSERT_EQ(a.get(i), i * 3);
+        auto after = a.stats();
+        ASSERT_EQ(after.bytes_read - before.bytes_read, (after.loads - before.loads) * 4096);
+        ASSERT_LE(after.loads - before.loads, 1u);
+    }
+    EXPECT_GT(a.stats().loads, 100u) << "most reads missed";
+}
 
 // --- policy -------------------------------------------------------------------------------
 

@@ -87,7 +87,7 @@ void move_every_block(BlockPool& pool, Array& a) {
     auto& p = a.pager();
     for (std::size_t k = 0; k < a.leaf_count(); ++k) {
         ASSERT_TRUE(now.count(reinterpret_cast<std::uintptr_t>(p.slot(k)) & mask)) << "leaf " << k << "'s table slot";
-        if (void* f = p.lookup(k)) ASSERT_TRUE(now.count(reinterpret_cast<std::uintptr_t>(f))) << "leaf " << k;
+        if (void* f = p.lookup(k)) ASSERT_TRUE(now.count(reinterpret_cast<std::uintptr_t>(f) & mask)) << "leaf " << k;
     }
 }
 
@@ -199,18 +199,69 @@ TEST(PagedBudget, ShrinkGivesThePagesBackToTheSystem) {
     expect_all(a, 6);
 }
 
+// Leaves smaller than the blocks: the leaves left in frames beyond the new budget move
+// down into free slices, and every block no kept frame uses goes back to the pool.
+TEST(PagedBudget, ShrinkWithSmallLeavesPacksThemAndGivesBlocksBack) {
+    const std::size_t bs = 64 << 10, leaf = 4096;
+    BlockPool pool(held(bs, 64 * kMiB));
+    Array a(300 * (leaf / 8) - 5, pool, {.budget = 200 * leaf, .readahead = 0, .leaf_bytes = leaf});
+    fill(a, 12);
+    EXPECT_EQ(a.pager().blocks().size(), 1u + 13u) << "the root and ceil(200 / 16) frame blocks";
+    std::vector<std::uint64_t> m = model(a, 12);
+    churn(a, m, 13);
+    a.set_budget(21 * leaf);
+    EXPECT_EQ(a.stats().frames, 21u);
+    EXPECT_LE(a.stats().resident, 21u);
+    EXPECT_EQ(a.pager().blocks().size(), 1u + 2u);
+    EXPECT_EQ(pool.stats().blocks_in_use, 3u);
+    churn(a, m, 14);
+    expect_model_through_the_file(a, m);
+    a.set_budget(100 * leaf);  // grows again into new blocks
+    churn(a, m, 15, 4000);
+    EXPECT_LE(a.pager().blocks().size(), 1u + 7u);
+    expect_model_through_the_file(a, m);
+}
+
+// A leaf copied down must not be one a segment callback holds: the shrink is refused
+// before anything changes when one beyond the new budget is pinned.
+TEST(PagedBudget, ShrinkWithSmallLeavesRefusesToMoveAPinnedLeaf) {
+    const std::size_t bs = 64 << 10, leaf = 4096;
+    BlockPool pool(held(bs, 64 * kMiB));
+    Array a(40 * (leaf / 8), pool, {.budget = 40 * leaf, .readahead = 0, .leaf_bytes = leaf});
+    fill(a, 16);
+    const std::size_t last = a.size() - 1;
+    bool threw = false;
+    physmem::for_each_segment(a, last, last + 1, [&](std::span<std::uint64_t> s) {
+        try {
+            a.set_budget(2 * leaf);
+        } catch (const std::runtime_error&) {
+            threw = true;
+        }
+        s[0] = 77;  // the span is still the leaf's
+    });
+    EXPECT_TRUE(threw);
+    EXPECT_EQ(a.budget(), 40 * leaf);
+    std::vector<std::uint64_t> m = model(a, 16);
+    m[last] = 77;
+    expect_model_through_the_file(a, m);
+}
+
 // --- blocks moved by the pool ------------------------------------------------------------
 
 // Every block (root, inner, frames) relocated one at a time, across block sizes and
 // table depths; the contents stay, and paging goes on into the moved frames.
 TEST(PagedRelocation, EveryBlockMovesAndPagingGoesOn) {
     struct Case {
-        std::size_t bs, leaves, budget;
+        std::size_t bs, leaves, budget, leaf = 0;  // leaf: PagingOptions::leaf_bytes
     };
-    for (Case c : {Case{4096, 20, 6}, Case{4096, 600, 40}, Case{16 << 10, 2100, 64}, Case{64 << 10, 30, 8}}) {
-        SCOPED_TRACE(testing::Message() << c.bs << " B blocks, " << c.leaves << " leaves, budget " << c.budget);
+    for (Case c : {Case{4096, 20, 6}, Case{4096, 600, 40}, Case{16 << 10, 2100, 64}, Case{64 << 10, 30, 8},
+                   Case{64 << 10, 300, 37, 4096}, Case{16 << 10, 50, 6, 8192}}) {
+        SCOPED_TRACE(testing::Message() << c.bs << " B blocks, " << c.leaf << " B leaves, " << c.leaves
+                                        << " leaves, budget " << c.budget);
         BlockPool pool(held(c.bs, 64 * kMiB));
-        Array a(c.leaves * (c.bs / 8) - 7, pool, {.budget = c.budget * c.bs, .readahead = 4, .movable = true});
+        const std::size_t leaf = c.leaf ? c.leaf : c.bs;
+        Array a(c.leaves * (leaf / 8) - 7, pool,
+                {.budget = c.budget * leaf, .readahead = 4, .movable = true, .leaf_bytes = c.leaf});
         fill(a, 7);
         move_every_block(pool, a);
         expect_all(a, 7);

@@ -79,12 +79,14 @@ class PagedArray {
     using const_iterator = PagedIterator<PagedArray, true>;
 
     // n value-initialised elements on `pool` (blocks: the leaves' frames and the table).
-    // Throws PagingError when the file cannot be created, std::invalid_argument when T
-    // does not fit a block, std::bad_alloc when the pool cannot hold the table and one frame.
+    // Leaves of o.leaf_bytes (default: one block; pager.hpp). Throws PagingError when the
+    // file cannot be created, std::invalid_argument when T does not fit a leaf or leaf_bytes
+    // is not allowed, std::bad_alloc when the pool cannot hold the table and one frame.
     PagedArray(size_type n, BlockPool& pool, const PagingOptions& o = {})
-        : shape_(TreeShape::make(pool.block_size(), sizeof(T))), size_(n),
+        : shape_(TreeShape::make(detail::Pager::leaf_bytes_for(pool, o), sizeof(T))), size_(n),
           pager_(std::make_unique<detail::Pager>(pool, shape_.leaves_for(n), &init_leaf, o)) {
-        if (alignof(T) > pool.block_size()) throw std::invalid_argument("physmem::PagedArray: alignment exceeds block size");
+        if (alignof(T) > pager_->leaf_bytes())
+            throw std::invalid_argument("physmem::PagedArray: alignment exceeds leaf size");
         pager_->keep_root_at(&root_);
     }
     // Moving leaves the source empty: size() 0, no leaves, begin() == end(); beyond those,

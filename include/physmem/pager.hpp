@@ -8,6 +8,13 @@
 // software page fault, no kernel fault), records the access and returns the frame.
 // Leaf k lives at byte k * leaf_bytes of the file.
 //
+// Leaf size. By default a leaf is one pool block. PagingOptions::leaf_bytes chooses
+// smaller leaves per array (a power of two from 4 KiB up to the block size): a frame is
+// then a slice of a pool block (block_size / leaf_bytes frames per block, taken from the
+// pool a block at a time), so an array read at random moves 4 KiB per miss while its
+// pool keeps large blocks for the other structures. The table's inner blocks stay pool
+// blocks.
+//
 // Policy. Frames are taken from the pool up to the budget, then reused: CLOCK over the
 // frames (a reference bit per leaf, set by every access), skipping pinned frames and
 // frames with I/O in flight; but a leaf a sequential or strided pattern has just passed
@@ -70,6 +77,8 @@ struct PagingOptions {
     PagingIo io = PagingIo::automatic;
     bool direct = true;  // O_DIRECT where the file system accepts it
     bool movable = false;  // frames and table movable by the pool's compact()/relocate() (see above)
+    std::size_t leaf_bytes = 0;  // bytes of a leaf: 0 the pool's block size, else a power of two
+                                 // from 4096 up to it (see "Leaf size" above)
 };
 
 struct PagingStats {
@@ -118,10 +127,13 @@ class Pager final : private BlockOwner {
                           kWriting = 64;
     using InitFn = void (*)(void* leaf, std::size_t bytes);
 
-    // `leaves` leaves of pool.block_size() bytes each; `init` makes a never-written leaf.
-    // Throws PagingError when the file cannot be created or io is uring and io_uring is
+    // `leaves` leaves of leaf_bytes_for(pool, o) bytes each; `init` makes a never-written
+    // leaf. Throws PagingError when the file cannot be created or io is uring and io_uring is
     // unavailable, std::invalid_argument for bad options, std::bad_alloc from the pool.
     Pager(BlockPool& pool, std::size_t leaves, InitFn init, const PagingOptions& o);
+    // The leaf size `o` asks for on `pool` (o.leaf_bytes, or the block size when 0).
+    // std::invalid_argument when it is not a power of two from 4096 up to the block size.
+    static std::size_t leaf_bytes_for(const BlockPool& pool, const PagingOptions& o);
     ~Pager();
     Pager(const Pager&) = delete;
     Pager& operator=(const Pager&) = delete;
@@ -191,8 +203,9 @@ class Pager final : private BlockOwner {
     const std::uint64_t* epoch_address() const noexcept { return &epoch_; }
 
     PagingStats stats() const;
-    // Every block the pager holds, the table's (root last) then the frames (free ones
-    // included): for inspection and tests. Takes the lock.
+    // Every block the pager holds, the table's (root last) then the frames' (free ones
+    // included; one block holds block_size / leaf_bytes frames): for inspection and tests.
+    // Takes the lock.
     std::vector<void*> blocks() const;
     std::size_t leaves() const noexcept { return leaves_; }
     std::size_t leaf_bytes() const noexcept { return leaf_bytes_; }
@@ -214,6 +227,8 @@ class Pager final : private BlockOwner {
 
     bool relocate(std::uintptr_t cookie, void* from, void* to) noexcept override;
     void* new_block(std::uintptr_t cookie, bool may_fail);
+    bool add_frame(bool may_fail);
+    void move_leaf_down(std::size_t from, std::uint32_t to);
     void shrink_frames(std::size_t keep);
     void reserve_scratch();
     void take_first_frame();
@@ -245,6 +260,8 @@ class Pager final : private BlockOwner {
     PagingOptions opt_;
     std::size_t leaves_;
     std::size_t leaf_bytes_;
+    std::size_t block_bytes_;    // the pool's block: an inner block of the table, a frame block
+    std::size_t per_block_;      // frames per block (block_bytes_ / leaf_bytes_)
     void** root_ = nullptr;
     void* const** root_home_ = nullptr;  // keep_root_at
     unsigned depth_ = 1;  // levels of inner blocks (>= 1)
@@ -254,7 +271,8 @@ class Pager final : private BlockOwner {
     std::vector<std::size_t> level_start_;     // inner_ index of each level's first block
     std::unique_ptr<Bits[]> state_;            // per leaf: k* bits above
     std::unique_ptr<std::uint32_t[]> frame_;   // per leaf: its frame while kInFrame
-    std::vector<Frame> frames_;
+    std::vector<Frame> frames_;              // frame f is slice f % per_block_ of frame_blocks_[f / per_block_]
+    std::vector<void*> frame_blocks_;
     std::vector<std::uint32_t> free_frames_;
     std::size_t max_frames_;
     std::size_t hand_ = 0;  // CLOCK hand

@@ -60,7 +60,7 @@ Context::Context(const ProgramSpec& spec, const Settings& settings)
                    {"params", Json::object()},
                    {"tree", nullptr}};
     for (const auto& [k, v] : settings.params) record_["params"][k] = v;
-    if (settings.is_tree() || settings.is_pool()) record_["params"]["block_size"] = settings.block_size;
+    if (settings.uses_blocks()) record_["params"]["block_size"] = settings.block_size;
     record_["notes"] = Json::array();
 }
 

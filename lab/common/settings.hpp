@@ -119,6 +119,11 @@ struct Settings {
     }
     // Whether the data (or stack) comes in blocks of --block-size (pool kinds).
     bool is_pool() const noexcept { return kind == Kind::pool || kind == Kind::split_pool; }
+    // Whether --block-size shapes what is measured: then the record's params name it, so
+    // points of one variant at two block sizes stay two points.
+    bool uses_blocks() const noexcept {
+        return is_tree() || is_pool() || kind == Kind::paged || kind == Kind::stxxl;
+    }
 };
 
 // What the command line asked for.

@@ -10,6 +10,8 @@
 //                 budget is its residency budget; its own file (--param dir). At 1x
 //                 (everything fits) the same data in a TreeArray on B is timed in turn
 //                 with it, a repetition at a time (phase "in_memory"), and verified too.
+//                 --param leaf=BYTES: leaves of that size cut from the blocks
+//                 (PagingOptions::leaf_bytes); 0, the default: a leaf is a block.
 //   mapped-4k     the same bytes in a file mapped MAP_SHARED; the process joins a cgroup-v1
 //                 memory cgroup limited to the budget + a 1 MiB allowance for its own new
 //                 pages (lab/common/memcg.hpp: what it held before is not charged there;
@@ -94,6 +96,7 @@ const lab::ProgramSpec kSpec{
                {"ratio", "2", {"1", "2", "4", "8", "10", "20"}, "data size / memory budget"},
                {"updates", "8192", {}, "gups, randread: updates or reads per pass (rounded up to a multiple of 128)"},
                {"readahead", "16", {}, "paged: leaves read ahead on a pattern"},
+               {"leaf", "0", {}, "paged: bytes of a leaf (PagingOptions::leaf_bytes; 0: the block size)"},
                {"dir", "", {}, "directory of the files (default $TMPDIR, else /var/tmp)"}},
     .only_backings = {{Kind::paged, {Backing::thp, Backing::page_4k}},
                       {Kind::mapped, {Backing::page_4k}},
@@ -355,7 +358,14 @@ void run_paged(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& m
     o.budget = budget;
     o.dir = lab::data_dir(s);
     o.readahead = s.param_size("readahead");
-    physmem::PagedArray<Word> a(n, pool, o);
+    o.leaf_bytes = s.param_size("leaf");
+    std::optional<physmem::PagedArray<Word>> made;
+    try {
+        made.emplace(n, pool, o);
+    } catch (const std::invalid_argument& e) {
+        lab::usage_error(kSpec, std::string("--param leaf: ") + e.what());
+    }
+    physmem::PagedArray<Word>& a = *made;
     physmem::for_each_segment(a, [i = Word{0}](std::span<Word> seg) mutable {
         for (Word& x : seg) x = i++;
     });
@@ -390,7 +400,8 @@ void run_paged(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& m
     run_kernel(ctx, n, ops, measured, mem ? &mem_ops : nullptr);
     ctx.set_tree(s.block_size, 0, a.leaf_length());
     ctx.set_field("paged", {{"io", after.io}, {"direct", after.direct}, {"file", a.file()},
-                            {"leaves", after.leaves}, {"frames", after.frames}, {"resident", after.resident},
+                            {"leaves", after.leaves}, {"leaf_bytes", a.pager().leaf_bytes()},
+                            {"frames", after.frames}, {"resident", after.resident},
                             {"faults", after.faults - before.faults}, {"loads", after.loads - before.loads},
                             {"evictions", after.evictions - before.evictions},
                             {"writebacks", after.writebacks - before.writebacks},

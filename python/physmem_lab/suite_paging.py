@@ -13,7 +13,8 @@ the 128-slot look-ahead: a ``prefetch()`` hint for the paged array) and ``randre
 mapping; issue 30). ``ratio`` is data / budget (1, 2, 4 and 10; randread 2 and 10; 20 and the mapping at
 10 in ``--full``). Scans use 64 KiB blocks; GUPS uses 4 KiB blocks (a random update wants
 the smallest unit; the mapping's unit is a 4 KiB page) — STXXL gets the same block size as
-the paged array in every row. The payloads (``paging``, ``paged``, ``mapped``, ``stxxl``)
+the paged array in every row. Random reads also run on 64 KiB blocks with their own leaves
+and with 4 KiB leaves (``leaf``: PagingOptions::leaf_bytes), reported apart. The payloads (``paging``, ``paged``, ``mapped``, ``stxxl``)
 are lab/schema/payloads/paging.schema.json, checked with every record.
 """
 from typing import List, Optional
@@ -82,6 +83,11 @@ ROWS = (
         block_sizes=(SCAN_BLOCK,)),
     Row(EXP, (PAGED, MAPPED), params=_p("gups", ("20",)) + _p("randread", ("20",)), sizes=_FULL,
         block_sizes=(GUPS_BLOCK,), cap="updates"),
+    # The leaf a random read moves (issue 30, I/O sized to the access): hinted random reads on
+    # the scans' 64 KiB blocks, with leaves of the block and with 4 KiB leaves cut from it
+    # (PagingOptions::leaf_bytes), beside the 4 KiB blocks' row above. No goal reads them.
+    Row(EXP, (PAGED,), params=tuple({"kernel": "randread", "ratio": "2", "leaf": leaf} for leaf in ("0", "4096")),
+        sizes=_SIZES, block_sizes=(SCAN_BLOCK,), cap="updates", priority=1),
 )
 
 # The device's own limits (issue 30): fio with O_DIRECT on a file of the data's size in the
@@ -135,12 +141,29 @@ def _of(recs) -> List[dict]:
     return [r for r in recs.all if r["experiment"] == EXP]
 
 
+def _leaf_param(r) -> int:
+    return int(r["params"].get("leaf") or 0)
+
+
+def _standard(r) -> bool:
+    """A record of the kernel's own block size with leaves of that block: what the tables and
+    goals compare (the leaf-size rows are reported apart)."""
+    block = GUPS_BLOCK if r["params"].get("kernel") in ("gups", "randread") else SCAN_BLOCK
+    return r["paging"]["block_bytes"] == block and _leaf_param(r) == 0
+
+
 def _find(recs, kind: str, kernel: str, ratio: str) -> Optional[dict]:
     for r in _of(recs):
-        if r["kind"] == kind and r["params"].get("kernel") == kernel and (
+        if r["kind"] == kind and r["params"].get("kernel") == kernel and _standard(r) and (
                 kind == "tree-index" or str(r["params"].get("ratio")) == ratio):
             return r
     return None
+
+
+def _io_unit(r) -> int:
+    """Bytes of one read or write of a paged record: its leaf (a block unless smaller leaves
+    were asked for)."""
+    return r.get("paged", {}).get("leaf_bytes") or r["paging"]["block_bytes"]
 
 
 def _per_op(r) -> str:
@@ -212,6 +235,8 @@ def report(doc, recs, results, out_dir):
         unit = {"gups": "update", "randread": "read"}.get(kernel, "element")
         doc.table(["data / budget", "variant", "data", "block", "time per " + unit,
                    "spread", "vs in memory", "bytes read / written per op", "major / minor faults", "details"], rows)
+        if kernel == "randread":
+            _leaf_section(doc, recs)
     doc.p("Faults and bytes are those of the measured passes (calibration included) of the point's first "
           "process; bytes per op divide by the ops of those passes. The mapping's cgroup limit is the budget plus "
           "a 1 MiB allowance for the process's own pages charged inside (older records: plus what it held before, which "
@@ -226,6 +251,22 @@ def report(doc, recs, results, out_dir):
           "the build's phase). THEIRS: AIFM (OSDI 2020) reports up to 13x "
           "the throughput of kernel swapping (Fastswap) for application-integrated far memory.")
     _device_section(doc, recs)
+
+
+def _leaf_section(doc, recs):
+    """Hinted random reads at 2x by the paged array's block and leaf sizes: what one read of
+    an element moves from the file, and what it costs."""
+    rs = sorted((r for r in _of(recs) if r["kind"] == "paged" and r["params"].get("kernel") == "randread"
+                 and str(r["params"].get("ratio")) == "2"),
+                key=lambda r: (r["size_bytes"], -r["paging"]["block_bytes"], -_io_unit(r)))
+    if not any(not _standard(r) for r in rs):
+        return
+    rows = [[format_size(r["size_bytes"]), format_size(r["paging"]["block_bytes"]), format_size(_io_unit(r)),
+             _per_op(r), f"{r['rel_spread']:.0%}", _io(r)] for r in rs]
+    doc.p("The leaf a random read moves (issue 30: I/O sized to the access). Random reads at 2x the budget "
+          "on the scans' 64 KiB blocks, with leaves of the block and with 4 KiB leaves cut from it "
+          "(`PagingOptions::leaf_bytes`), beside 4 KiB blocks; one process each (`--param leaf=BYTES`).")
+    doc.table(["data", "block", "leaf", "time per read", "spread", "bytes read / written per op"], rows)
 
 
 # ---------------------------------------------------------------- the device
@@ -289,7 +330,7 @@ def _device_section(doc, recs):
     for r in _of(recs):
         if r["kind"] != "paged" or str(r["params"].get("ratio")) == "1":
             continue
-        k, block = r["params"]["kernel"], r["paging"]["block_bytes"]
+        k, block = r["params"]["kernel"], _io_unit(r)
         if k == "gups":
             d = _device(recs, "randread", "io_uring", block)
             mine, bar, unit = 1e9 / r["median_ns"], d and _dev_iops(d), "updates/s vs random reads/s"
@@ -432,9 +473,9 @@ def _goal_reads(recs):
         if r is None:
             g.missing.append(f"randread {ratio}x: no paged record")
             continue
-        d = _device(recs, "randread", "io_uring", r["paging"]["block_bytes"])
+        d = _device(recs, "randread", "io_uring", _io_unit(r))
         if d is None:
-            g.missing.append(f"randread {ratio}x: no fio record of random reads at its block size")
+            g.missing.append(f"randread {ratio}x: no fio record of random reads at its leaf size")
         else:
             mine, bar = _load_rate(r), _dev_iops(d)
             g.items.append(Item(f"randread {ratio}x: fio's reads/s / the pager's leaf reads/s",

@@ -265,9 +265,17 @@ def test_tiny_bench_on_the_real_program(paging_bin, tmp_path):
     # one record per point, pooled over both rounds (no run-dependent count in params
     # splits a point), and the counters' ops cover at least the timed repetitions
     keys = [(r["variant"], r["size_bytes"], r["paging"]["block_bytes"], r["params"]["kernel"],
-             r["params"]["ratio"]) for r in res["records"]]
+             r["params"]["ratio"], r["params"]["leaf"]) for r in res["records"]]
     assert len(keys) == len(set(keys)), "a point split into several records"
-    assert all(len(r["rounds"]) == 2 for r in res["records"])
+    assert all(len(r["rounds"]) == 2 for r in res["records"]), "points of two block sizes pooled into one"
+    # random reads on 64 KiB blocks: each miss reads one leaf, of the block or of 4 KiB
+    leafy = {r["params"]["leaf"]: r for r in res["records"] if r["kind"] == "paged"
+             and r["params"]["kernel"] == "randread" and r["paging"]["block_bytes"] == 64 * 1024}
+    assert set(leafy) == {"0", "4096"}
+    for leaf, r in leafy.items():
+        p = r["paged"]
+        assert p["leaf_bytes"] == (int(leaf) or 64 * 1024)
+        assert p["loads"] > 0 and p["bytes_read"] == p["loads"] * p["leaf_bytes"]
     for r in res["round_runs"]:
         m = r["paging"]["measured"]
         assert m["ops"] >= r["ops_per_pass"] * r["passes_per_rep"] * r["reps"]

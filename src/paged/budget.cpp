@@ -4,8 +4,10 @@
 #include "physmem/pager.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "paged/io_queue.hpp"
@@ -28,10 +30,15 @@ void Pager::set_budget(std::size_t bytes) {
 }
 
 // Evicts until at most `keep` frames hold leaves, moves the leaves of frames at index
-// `keep` and above into free frames below it (the bookkeeping only: the data stays where
-// it is, the block changes index), and gives the frames from `keep` on back to the pool.
+// `keep` and above into free frames below it (move_leaf_down), and gives the frame blocks
+// no frame below `keep` uses back to the pool.
 void Pager::shrink_frames(std::size_t keep) {
     while (io_->in_flight()) pump(1);  // write-behind and read-ahead finish first
+    if (per_block_ > 1)  // a leaf that moves is copied: none above `keep` may be pinned
+        for (std::size_t f = keep; f < frames_.size(); ++f)
+            if (frames_[f].pins)
+                throw std::runtime_error("physmem::PagedArray: cannot shrink the budget to " + std::to_string(keep) +
+                                         " leaves: a leaf beyond it is pinned");
     free_frames_.reserve(frames_.size());  // the allocations first: a throw changes nothing
     std::vector<std::uint32_t> low;        // free frames below `keep`
     low.reserve(keep);
@@ -53,15 +60,33 @@ void Pager::shrink_frames(std::size_t keep) {
         if (frames_[f].leaf == kNone) continue;
         std::uint32_t g = low.back();
         low.pop_back();
-        std::swap(frames_[g], frames_[f]);
-        frame_[frames_[g].leaf] = g;
-        if (opt_.movable) pool_->set_owner(frames_[g].data, this, std::uintptr_t{g} << 1 | 1);
+        move_leaf_down(f, g);
     }
-    for (std::size_t f = keep; f < frames_.size(); ++f) pool_->deallocate(frames_[f].data);
+    const std::size_t blocks = (keep + per_block_ - 1) / per_block_;
+    for (std::size_t b = blocks; b < frame_blocks_.size(); ++b) pool_->deallocate(frame_blocks_[b]);
+    frame_blocks_.resize(blocks);
     frames_.resize(keep);
     free_frames_.swap(low);
     if (hand_ >= keep) hand_ = 0;
     ++epoch_;
+}
+
+// Frame f's leaf into free frame g < f. A frame per block: the two blocks change places
+// (the data stays where it is, the pinned leaf's pointers too). Else the leaf's bytes
+// are copied into g's slice and its entry follows.
+void Pager::move_leaf_down(std::size_t f, std::uint32_t g) {
+    if (per_block_ == 1) {
+        std::swap(frames_[g], frames_[f]);
+        std::swap(frame_blocks_[g], frame_blocks_[f]);
+        if (opt_.movable) pool_->set_owner(frame_blocks_[g], this, std::uintptr_t{g} << 1 | 1);
+        frame_[frames_[g].leaf] = g;
+        return;
+    }
+    std::memcpy(frames_[g].data, frames_[f].data, leaf_bytes_);
+    frames_[g].leaf = std::exchange(frames_[f].leaf, kNone);
+    const std::size_t k = frames_[g].leaf;
+    frame_[k] = g;
+    if (lookup(k)) sync_tags(k);  // linked (a leaf read ahead stays unlinked until touched)
 }
 
 }  // namespace physmem::detail

@@ -18,17 +18,8 @@ std::size_t Pager::take_frames(std::size_t want, std::uint32_t* out) {
         out[got++] = free_frames_.back();
         free_frames_.pop_back();
     }
-    while (got < want && frames_.size() < max_frames_) {
-        void* p = new_block(frames_.size() << 1 | 1, true);
-        if (!p) break;
-        try {
-            frames_.push_back({p, kNone, 0});
-        } catch (...) {
-            pool_->deallocate(p);
-            throw;
-        }
+    while (got < want && frames_.size() < max_frames_ && add_frame(true))
         out[got++] = static_cast<std::uint32_t>(frames_.size() - 1);
-    }
     while (got < want) {
         std::size_t more;
         try {

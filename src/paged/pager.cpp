@@ -24,9 +24,19 @@ std::string default_dir() {
 
 }  // namespace
 
+std::size_t Pager::leaf_bytes_for(const BlockPool& pool, const PagingOptions& o) {
+    const std::size_t block = pool.block_size(), leaf = o.leaf_bytes ? o.leaf_bytes : block;
+    if (!std::has_single_bit(leaf) || leaf < 4096 || leaf > block)  // a pool's block is at least 4 KiB
+        throw std::invalid_argument("physmem::PagedArray: leaf_bytes " + std::to_string(leaf) +
+                                    ": a power of two from 4096 up to the pool's block size (" +
+                                    std::to_string(block) + "), or 0 for the block size");
+    return leaf;
+}
+
 Pager::Pager(BlockPool& pool, std::size_t leaves, InitFn init, const PagingOptions& o)
-    : pool_(&pool), init_(init), opt_(o), leaves_(leaves), leaf_bytes_(pool.block_size()) {
-    fan_shift_ = static_cast<unsigned>(std::bit_width(leaf_bytes_ / sizeof(void*)) - 1);
+    : pool_(&pool), init_(init), opt_(o), leaves_(leaves), leaf_bytes_(leaf_bytes_for(pool, o)),
+      block_bytes_(pool.block_size()), per_block_(block_bytes_ / leaf_bytes_) {
+    fan_shift_ = static_cast<unsigned>(std::bit_width(block_bytes_ / sizeof(void*)) - 1);
     fan_mask_ = (std::size_t{1} << fan_shift_) - 1;
     max_frames_ = std::clamp<std::size_t>(o.budget / leaf_bytes_, 1, std::max<std::size_t>(leaves, 1));
     if (max_frames_ > UINT32_MAX) throw std::invalid_argument("physmem::PagedArray: budget of more than 2^32 leaves");
@@ -46,7 +56,7 @@ Pager::Pager(BlockPool& pool, std::size_t leaves, InitFn init, const PagingOptio
         reserve_scratch();
         take_first_frame();
     } catch (...) {
-        for (Frame& f : frames_) pool_->deallocate(f.data);
+        for (void* b : frame_blocks_) pool_->deallocate(b);
         free_table();
         io_.reset();
         os::close_file(fd_);
@@ -60,7 +70,7 @@ Pager::Pager(BlockPool& pool, std::size_t leaves, InitFn init, const PagingOptio
 
 Pager::~Pager() {
     drain();
-    for (Frame& f : frames_) pool_->deallocate(f.data);
+    for (void* b : frame_blocks_) pool_->deallocate(b);
     free_table();
     io_.reset();
     os::close_file(fd_);
@@ -81,18 +91,27 @@ void Pager::reserve_scratch() {
 // One frame from the start, free: a pool that cannot hold the table and one leaf fails
 // the constructor with std::bad_alloc (the contract), not the first access.
 void Pager::take_first_frame() {
-    void* p = new_block(1, false);  // frame 0's cookie
-    try {
-        frames_.push_back({p, kNone, 0});
-    } catch (...) {
-        pool_->deallocate(p);
-        throw;
-    }
+    add_frame(false);
     free_frames_.push_back(0);  // reserved by reserve_scratch: no throw
 }
 
+// Frame frames_.size(), free (no leaf), in the next slice of the last frame block or in a
+// new block (false when the pool is full and `may_fail`, else std::bad_alloc).
+bool Pager::add_frame(bool may_fail) {
+    const std::size_t f = frames_.size(), b = f / per_block_;
+    frames_.reserve(f + 1);  // the allocations first: a throw leaves nothing half made
+    if (b == frame_blocks_.size()) {
+        frame_blocks_.reserve(b + 1);
+        void* p = new_block(b << 1 | 1, may_fail);
+        if (!p) return false;
+        frame_blocks_.push_back(p);
+    }
+    frames_.push_back({static_cast<char*>(frame_blocks_[b]) + (f % per_block_) * leaf_bytes_, kNone, 0});
+    return true;
+}
+
 // A block of this pager: movable when asked for, else pinned. Cookies: inner block i of
-// inner_ is i << 1, frame f is f << 1 | 1 (relocate below). nullptr when the pool is full
+// inner_ is i << 1, frame block b is b << 1 | 1 (relocate below). nullptr when the pool is full
 // (a frame: `may_fail`), else std::bad_alloc.
 void* Pager::new_block(std::uintptr_t cookie, bool may_fail) {
     if (may_fail) return opt_.movable ? pool_->try_allocate(this, cookie) : pool_->try_allocate();
@@ -109,7 +128,7 @@ void Pager::fail(const char* op, std::size_t k, int error) const {
 std::vector<void*> Pager::blocks() const {
     std::lock_guard lock(mutex_);
     std::vector<void*> out(inner_);
-    for (const Frame& f : frames_) out.push_back(f.data);
+    out.insert(out.end(), frame_blocks_.begin(), frame_blocks_.end());
     return out;
 }
 

@@ -21,14 +21,14 @@ void Pager::build_table() {
             pool_->deallocate(b);
             throw;
         }
-        std::memset(b, 0, leaf_bytes_);
+        std::memset(b, 0, block_bytes_);
         return b;
     };
     level_start_.assign(1, 0);
     for (std::size_t i = 0; i < count; ++i) {
         level.push_back(take());
         auto* e = static_cast<std::uintptr_t*>(level.back());
-        std::fill(e, e + (leaf_bytes_ / sizeof(void*)), kAbsent);  // no leaf present
+        std::fill(e, e + (block_bytes_ / sizeof(void*)), kAbsent);  // no leaf present
     }
     depth_ = 1;
     while (level.size() > 1) {
@@ -51,20 +51,23 @@ void Pager::free_table() noexcept {
 
 // The pool moves one of our blocks (its lock held; nobody uses the array: the pool's
 // contract). I/O in flight finishes first, since the kernel may still be reading into or
-// writing from the frame. A frame's leaf entry follows it with its tags; an inner block's
+// writing from the frame. A frame block's leaf entries follow it with their tags; an inner block's
 // parent slot (or the root) is rewritten. Iterators revalidate (epoch).
 bool Pager::relocate(std::uintptr_t cookie, void* from, void* to) noexcept {
     drain();
     std::size_t i = cookie >> 1;
-    if (cookie & 1) {
-        if (i >= frames_.size() || frames_[i].data != from) return false;
-        std::memcpy(to, from, leaf_bytes_);
-        frames_[i].data = to;
-        std::size_t k = frames_[i].leaf;
-        if (k != kNone && lookup(k)) sync_tags(k);
+    if (cookie & 1) {  // frame block i: its frames follow it
+        if (i >= frame_blocks_.size() || frame_blocks_[i] != from) return false;
+        std::memcpy(to, from, block_bytes_);
+        frame_blocks_[i] = to;
+        for (std::size_t f = i * per_block_; f < std::min(frames_.size(), (i + 1) * per_block_); ++f) {
+            frames_[f].data = static_cast<char*>(to) + (f % per_block_) * leaf_bytes_;
+            std::size_t k = frames_[f].leaf;
+            if (k != kNone && lookup(k)) sync_tags(k);
+        }
     } else {
         if (i >= inner_.size() || inner_[i] != from) return false;
-        std::memcpy(to, from, leaf_bytes_);
+        std::memcpy(to, from, block_bytes_);
         inner_[i] = to;
         unsigned level = 1;  // inner_[i] is in level `level` (1: points at leaves)
         while (i >= level_start_[level]) ++level;

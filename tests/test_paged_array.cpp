@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <future>
+#include <chrono>
 #include <random>
 #include <string>
 #include <thread>
@@ -391,6 +393,75 @@ TEST(PagedArray, ConcurrentReadersSeeTheirValues) {
     for (auto& t : readers) t.join();
     EXPECT_EQ(wrong.load(), 0u);
     EXPECT_LE(a.stats().resident, 6u);
+}
+
+// A read that hits a leaf whose reference bit is set takes no lock: readers of what is in
+// memory do not queue behind each other (or behind a thread in a slow path).
+TEST(PagedThreads, HitsTakeNoLock) {
+    BlockPool pool = make_pool(4096);
+    PagedArray<std::uint64_t> a(512 * 16, pool, {.budget = 16 * 4096, .readahead = 0});
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = i * 7;
+    for (std::size_t k = 0; k < a.leaf_count(); ++k) ASSERT_EQ(a.get(k * 512), k * 512 * 7);  // referenced
+    std::unique_lock held(a.pager().mutex());
+    auto reader = std::async(std::launch::async, [&] {
+        std::uint64_t wrong = 0;
+        for (std::size_t i = 0; i < a.size(); ++i) wrong += a.get(i) != i * 7;
+        return wrong;
+    });
+    bool done = reader.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
+    held.unlock();
+    EXPECT_TRUE(done) << "get() of a present leaf waited for the pager's lock";
+    EXPECT_EQ(reader.get(), 0u);
+}
+
+// Lock-free hits racing with other threads' evictions, whose frames are reused at once
+// for other leaves: every read returns its own element (the epoch check throws away a
+// copy from a frame that changed hands). Most reads hit a hot set that fits the budget;
+// the rest miss and evict, CLOCK taking hot leaves now and then.
+TEST(PagedThreads, HitsBesideEvictionsSeeTheirValues) {
+    for (std::size_t leaf : {std::size_t{0}, std::size_t{4096}}) {
+        SCOPED_TRACE(leaf);
+        BlockPool pool = make_pool(leaf ? 65536 : 4096);
+        const std::size_t per = 512, leaves = 96;
+        PagedArray<std::uint64_t> a(per * leaves, pool, {.budget = 12 * 4096, .readahead = 0, .leaf_bytes = leaf});
+        for (std::size_t i = 0; i < a.size(); ++i) a[i] = i * 7 + 1;
+        a.flush();
+        std::atomic<std::size_t> wrong{0};
+        std::vector<std::thread> readers;
+        for (unsigned t = 0; t < 3; ++t)
+            readers.emplace_back([&, t] {
+                std::mt19937_64 rng(t + 1);
+                for (int r = 0; r < 60000; ++r) {
+                    std::size_t k = rng() % 10 ? rng() % 8 : 8 + rng() % (leaves - 8);  // 8 hot leaves
+                    std::size_t i = k * per + rng() % per;
+                    if (a.get(i) != i * 7 + 1) ++wrong;
+                }
+            });
+        for (auto& t : readers) t.join();
+        EXPECT_EQ(wrong.load(), 0u);
+        EXPECT_GT(a.stats().evictions, 1000u) << "the readers must have raced with evictions";
+    }
+}
+
+// The window itself, made to happen: after get() has read a present leaf's entry, another
+// read (the hook) evicts that leaf through a one-frame budget and loads another into the
+// same frame. get() must see the frame change hands and return its own element.
+TEST(PagedThreads, AnEvictionBetweenTheEntryAndTheCopyIsSeen) {
+    for (std::size_t leaf : {std::size_t{0}, std::size_t{4096}}) {
+        SCOPED_TRACE(leaf);
+        BlockPool pool = make_pool(leaf ? 65536 : 4096);
+        static PagedArray<std::uint64_t>* array;
+        PagedArray<std::uint64_t> a(512 * 4, pool, {.budget = 4096, .readahead = 0, .leaf_bytes = leaf});
+        for (std::size_t i = 0; i < a.size(); ++i) a[i] = i * 7 + 1;
+        array = &a;
+        ASSERT_EQ(a.get(3), 3u * 7 + 1);  // leaf 0 in the one frame, referenced
+        auto before = a.stats();
+        physmem::detail::paged_read_hook = [] { ASSERT_EQ(array->get(512 * 2 + 5), (512u * 2 + 5) * 7 + 1); };
+        EXPECT_EQ(a.get(9), 9u * 7 + 1) << "a copy from a frame that changed hands";
+        auto after = a.stats();
+        EXPECT_EQ(after.loads - before.loads, 2u) << "leaf 2 in the frame, then leaf 0 again";
+        EXPECT_EQ(physmem::detail::paged_read_hook, nullptr) << "the hook ran";
+    }
 }
 
 TEST(PagedArray, AllFramesPinnedIsAClearError) {

@@ -47,6 +47,8 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -66,6 +68,18 @@
 #include "physmem/tree_shape.hpp"
 
 namespace physmem {
+
+#ifdef PHYSMEM_TEST_HOOKS
+// Tests only: a function get() calls once, between reading a leaf's entry and copying the
+// element, where another thread's eviction could land (tests/test_paged_array.cpp).
+namespace detail {
+inline void (*paged_read_hook)() = nullptr;
+}
+#define PHYSMEM_PAGED_READ_HOOK() \
+    if (auto hook = std::exchange(::physmem::detail::paged_read_hook, nullptr)) hook()
+#else
+#define PHYSMEM_PAGED_READ_HOOK() (void)0
+#endif
 
 template <class T>
 class PagedArray {
@@ -117,14 +131,22 @@ class PagedArray {
     T& operator[](size_type i) { return leaf(i >> shape_.leaf_shift, true)[i & shape_.leaf_mask()]; }
     const T& at(size_type i) const { return check(i), (*this)[i]; }
     T& at(size_type i) { return check(i), (*this)[i]; }
-    // By value, under the lock: safe beside other readers.
+    // By value: safe beside other readers. A hit on a leaf whose reference bit is set takes
+    // no lock (a seqlock read over the pager's epoch: pager.hpp, Threads), so readers of
+    // what is in memory scale with threads; a miss, a leaf CLOCK has just passed, or an
+    // eviction meanwhile takes the lock.
     T get(size_type i) const {
-        std::lock_guard lock(pager_->mutex());  // held while copying: another reader may evict
-        size_type k = i >> shape_.leaf_shift;
-        void* p = pager_->lookup(k);
-        if (!p) p = pager_->fault_locked(k);
-        pager_->touch(k, false);
-        return static_cast<const T*>(p)[i & shape_.leaf_mask()];
+        using P = detail::Pager;
+        const size_type k = i >> shape_.leaf_shift;
+        const std::uint64_t before = pager_->epoch_acquire();
+        const std::uintptr_t e = pager_->raw_relaxed(k);
+        if (!(e & P::kCold)) [[likely]] {
+            PHYSMEM_PAGED_READ_HOOK();
+            T v = racy_copy(reinterpret_cast<const T*>(e & ~P::kTags) + (i & shape_.leaf_mask()));
+            std::atomic_thread_fence(std::memory_order_acquire);
+            if (pager_->epoch_relaxed() == before) [[likely]] return v;
+        }
+        return get_locked(i);
     }
     void set(size_type i, const T& v) { (*this)[i] = v; }
 
@@ -215,6 +237,31 @@ class PagedArray {
     const_iterator cend() const noexcept { return end(); }
 
   private:
+    // get()'s slow path: under the lock, the leaf loaded if needed and marked accessed.
+    [[gnu::noinline]] T get_locked(size_type i) const {
+        std::lock_guard lock(pager_->mutex());  // held while copying: another reader may evict
+        size_type k = i >> shape_.leaf_shift;
+        void* p = pager_->lookup(k);
+        if (!p) p = pager_->fault_locked(k);
+        pager_->touch(k, false);
+        return static_cast<const T*>(p)[i & shape_.leaf_mask()];
+    }
+    // A copy of *p that another thread's eviction may be overwriting: one relaxed atomic
+    // load for a word-sized T (no torn value, no data race), else bytes (the caller's
+    // epoch check throws a torn copy away, as a seqlock reader does).
+    static T racy_copy(const T* p) noexcept {
+        if constexpr (sizeof(T) == 8 && alignof(T) >= 8) {
+            return std::bit_cast<T>(__atomic_load_n(reinterpret_cast<const std::uint64_t*>(p), __ATOMIC_RELAXED));
+        } else if constexpr (sizeof(T) == 4 && alignof(T) >= 4) {
+            return std::bit_cast<T>(__atomic_load_n(reinterpret_cast<const std::uint32_t*>(p), __ATOMIC_RELAXED));
+        } else {
+            struct Bytes {
+                unsigned char b[sizeof(T)];
+            } raw;
+            std::memcpy(raw.b, p, sizeof(T));
+            return std::bit_cast<T>(raw);
+        }
+    }
     // leaf()'s other paths, out of line (kept out of the loops that call operator[]): the
     // pager's walk when the table has more than one level, the slow path when the tags ask.
     [[gnu::noinline]] T* leaf_slow(size_type k, bool write) const {

@@ -34,7 +34,10 @@
 //
 // Threads: one mutex guards every slow path (access, fault, prefetch, flush, pins,
 // stats). The fast path (raw + a tag test) takes no lock, so it is safe only while no
-// other thread can evict: see PagedArray's contract.
+// other thread can evict: see PagedArray's contract. Beside threads that can evict, a
+// reader may still go without the lock as a seqlock reader does: epoch_acquire(), then
+// raw_relaxed() and the element, an acquire fence, and epoch_relaxed() unchanged — every
+// eviction bumps the epoch after unlinking the leaf and before its frame is reused.
 //
 // Memory. set_budget() changes the budget at run time: shrinking evicts (CLOCK's
 // choice, dirty leaves written) and returns the frames beyond it to the pool, whose
@@ -198,6 +201,13 @@ class Pager final : private BlockOwner {
     // A counter bumped whenever a present leaf leaves memory or is cleaned (flush, write-behind):
     // cached leaf pointers (iterators) revalidate when it changes.
     std::uint64_t epoch() const noexcept { return epoch_; }
+    // The same beside threads that evict (see Threads above).
+    std::uint64_t epoch_acquire() const noexcept { return __atomic_load_n(&epoch_, __ATOMIC_ACQUIRE); }
+    std::uint64_t epoch_relaxed() const noexcept { return __atomic_load_n(&epoch_, __ATOMIC_RELAXED); }
+    // Leaf k's raw entry read as peek() reads it (safe beside a thread that loads or evicts).
+    std::uintptr_t raw_relaxed(std::size_t k) const noexcept {
+        return reinterpret_cast<std::uintptr_t>(__atomic_load_n(slot(k), __ATOMIC_RELAXED));
+    }
     // Where it is kept (stable while the pager lives): iterators read it without going
     // through the array.
     const std::uint64_t* epoch_address() const noexcept { return &epoch_; }
@@ -227,6 +237,7 @@ class Pager final : private BlockOwner {
 
     bool relocate(std::uintptr_t cookie, void* from, void* to) noexcept override;
     void* new_block(std::uintptr_t cookie, bool may_fail);
+    void bump_epoch() noexcept;
     bool add_frame(bool may_fail);
     void move_leaf_down(std::size_t from, std::uint32_t to);
     void shrink_frames(std::size_t keep);

@@ -68,7 +68,7 @@ void Pager::shrink_frames(std::size_t keep) {
     frames_.resize(keep);
     free_frames_.swap(low);
     if (hand_ >= keep) hand_ = 0;
-    ++epoch_;
+    bump_epoch();
 }
 
 // Frame f's leaf into free frame g < f. A frame per block: the two blocks change places

@@ -103,7 +103,7 @@ std::size_t Pager::choose_victims(std::size_t want, std::uint32_t* out) {
         ++stats_.evictions;
         out[got++] = f;
     }
-    if (got) ++epoch_;
+    if (got) bump_epoch();  // before any of the frames is reused (lock-free readers)
     if (error) {
         free_frames_.insert(free_frames_.end(), out, out + got);
         fail("write", failed_leaf, error);

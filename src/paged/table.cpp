@@ -78,8 +78,16 @@ bool Pager::relocate(std::uintptr_t cookie, void* from, void* to) noexcept {
         }
         else static_cast<void**>(inner_[level_start_[level] + (at >> fan_shift_)])[at & fan_mask_] = to;
     }
-    ++epoch_;
+    bump_epoch();
     return true;
+}
+
+// Cached leaf pointers are stale from here on. The fence orders the new epoch before any
+// later store (a victim's frame reused, its block freed): a lock-free reader that saw
+// such a store sees the new epoch after its own acquire fence.
+void Pager::bump_epoch() noexcept {
+    __atomic_store_n(&epoch_, epoch_ + 1, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
 void*& Pager::entry(std::size_t k) noexcept { return *const_cast<void**>(slot(k)); }

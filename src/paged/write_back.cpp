@@ -14,7 +14,7 @@ void Pager::start_write(std::uint32_t f) {
     std::size_t k = frames_[f].leaf;
     state_[k] = static_cast<Bits>((state_[k] & ~kDirty) | kWriting);
     if (lookup(k)) sync_tags(k);  // clean again: the next write takes the slow path
-    ++epoch_;  // iterators that cached this leaf mark it dirty again when they next write
+    bump_epoch();  // iterators that cached this leaf mark it dirty again when they next write
     io_->queue(true, frames_[f].data, leaf_bytes_, k * leaf_bytes_, k << 1 | kWriteTag);
 }
 
@@ -51,7 +51,7 @@ void Pager::flush() {
     dirty_.clear();
     for (std::uint32_t f = 0; f < frames_.size(); ++f)
         if (frames_[f].leaf != kNone && (state_[frames_[f].leaf] & kDirty)) dirty_.push_back(f);
-    ++epoch_;
+    bump_epoch();
     write_back(dirty_);
 }
 

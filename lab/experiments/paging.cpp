@@ -43,6 +43,11 @@
 //            element's page for the mapping (MADV_RANDOM otherwise); CPU prefetches for the
 //            tree; no hint for STXXL), then each element is read and summed; every pass's
 //            sum must equal the sum of its indices (T[i] = i).
+//   get      paged only: random reads through get() (no hint), `updates` a pass, by one
+//            thread and, in turn a repetition at a time, by --param threads threads
+//            splitting the same count (phase "threads"): how reads that hit scale with
+//            threads. Each thread continues its own xorshift stream from pass to pass;
+//            every pass's sum must equal the sum of its indices.
 // The record's "paging" field: budget, and the counters of the measured region (getrusage
 // minor/major faults of the whole process, /proc/self/io storage bytes) bracketing
 // ctx.measure and nothing else, with the passes and ops they cover (calibration
@@ -53,6 +58,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
@@ -62,7 +68,9 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include "context.hpp"
 #include "kernels/gups.hpp"
@@ -92,11 +100,12 @@ const lab::ProgramSpec kSpec{
     .unit = "element",
     .kinds = {Kind::paged, Kind::mapped, Kind::stxxl, Kind::tree_index},
     .default_block_size = 64 << 10,
-    .params = {{"kernel", "seq", {"seq", "strided", "gups", "randread"}, "what a pass does (see the file's header)"},
+    .params = {{"kernel", "seq", {"seq", "strided", "gups", "randread", "get"}, "what a pass does (see the file's header)"},
                {"ratio", "2", {"1", "2", "4", "8", "10", "20"}, "data size / memory budget"},
                {"updates", "8192", {}, "gups, randread: updates or reads per pass (rounded up to a multiple of 128)"},
                {"readahead", "16", {}, "paged: leaves read ahead on a pattern"},
                {"leaf", "0", {}, "paged: bytes of a leaf (PagingOptions::leaf_bytes; 0: the block size)"},
+               {"threads", "2", {}, "get: the threads timed in turn with one (at least 2)"},
                {"dir", "", {}, "directory of the files (default $TMPDIR, else /var/tmp)"}},
     .only_backings = {{Kind::paged, {Backing::thp, Backing::page_4k}},
                       {Kind::mapped, {Backing::page_4k}},
@@ -296,6 +305,66 @@ void run_kernel(lab::Context& ctx, std::size_t n, const Ops& ops, Measured& meas
     ctx.verify(ok, how);
 }
 
+// The get kernel: a pass is `reads` random get()s split over `threads` threads (the
+// caller one of them), each thread continuing its own xorshift stream.
+Bound bind_get(physmem::PagedArray<Word>& a, std::size_t reads, unsigned threads) {
+    struct State {
+        std::vector<Word> x;
+        std::atomic<bool> ok{true};
+    };
+    auto st = std::make_shared<State>();
+    for (unsigned t = 0; t < threads; ++t) st->x.push_back(0x9E3779B97F4A7C15ull * (t + 1) + threads);
+    auto part = [&a, st, n = a.size()](unsigned t, std::size_t m) {
+        Word x = st->x[t], sum = 0, want = 0;
+        for (std::size_t r = 0; r < m; ++r) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            const std::size_t i = x & (n - 1);
+            sum += a.get(i);
+            want += i;
+        }
+        st->x[t] = x;
+        if (sum != want) st->ok = false;
+        return sum;
+    };
+    return {reads,
+            [part, reads, threads] {
+                std::vector<std::thread> helpers;
+                for (unsigned t = 1; t < threads; ++t) helpers.emplace_back([&part, t, reads, threads] {
+                    part(t, reads / threads);
+                });
+                Word sum = part(0, reads - (threads - 1) * (reads / threads));
+                for (auto& h : helpers) h.join();
+                return sum;
+            },
+            [st, threads] {
+                return std::pair{st->ok.load(), "every pass's sum of the elements read equals the sum of their "
+                                                "indices (T[i] = i), on one thread and on " +
+                                                    std::to_string(threads)};
+            }};
+}
+
+// get: one thread and `threads` threads in turn (phase "threads").
+void run_get(lab::Context& ctx, physmem::PagedArray<Word>& a, const Ops& ops, Measured& measured) {
+    const lab::Settings& s = ctx.settings();
+    const std::size_t threads = s.param_size("threads");
+    if (threads < 2 || threads > 256) lab::usage_error(kSpec, "--param threads: from 2 to 256");
+    const std::size_t reads = std::max<std::size_t>(s.param_size("updates"), threads);
+    prefault_stack();
+    Bound one = bind_get(a, reads, 1), many = bind_get(a, reads, static_cast<unsigned>(threads));
+    std::uint64_t calls = 0;
+    const std::function<Word()> each = [&calls, &one] { ++calls; return one.pass(); };
+    auto before = lab::memcg::counters();
+    ctx.measure_interleaved({{"", {each, one.ops, {}}}, {"threads", {many.pass, many.ops, {}}}});
+    measured.counters += lab::memcg::counters_end() - before;
+    measured.passes += calls;
+    measured.ops += calls * one.ops;
+    ops.measured();
+    auto [ok1, how] = one.check();
+    auto [ok2, how2] = many.check();
+    ctx.checksum(a.get(0) + a.get(a.size() - 1));
+    ctx.verify(ok1 && ok2, how2);
+}
+
 // --- the variants -------------------------------------------------------------------------
 
 // The scans of an array with segments (TreeArray, PagedArray): a leaf at a time. Each
@@ -392,12 +461,13 @@ void run_paged(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& m
     // with the paged array (paging-3 compares them within one process).
     std::optional<physmem::TreeArray<Word>> mem;
     Ops mem_ops;
-    if (budget >= n * sizeof(Word)) {
+    if (budget >= n * sizeof(Word) && s.param("kernel") != "get") {
         mem.emplace(n, ctx.pool("memory", lab::tree_bytes<Word>(s.block_size, n)));
         G::reset(*mem);
         mem_ops = tree_ops(*mem);
     }
-    run_kernel(ctx, n, ops, measured, mem ? &mem_ops : nullptr);
+    if (s.param("kernel") == "get") run_get(ctx, a, ops, measured);
+    else run_kernel(ctx, n, ops, measured, mem ? &mem_ops : nullptr);
     ctx.set_tree(s.block_size, 0, a.leaf_length());
     ctx.set_field("paged", {{"io", after.io}, {"direct", after.direct}, {"file", a.file()},
                             {"leaves", after.leaves}, {"leaf_bytes", a.pager().leaf_bytes()},
@@ -609,6 +679,7 @@ void body(lab::Context& ctx) {
     const std::size_t budget = n * sizeof(Word) / ratio;
     ctx.set_elements(n);
     Measured measured;
+    if (s.param("kernel") == "get" && s.kind != Kind::paged) lab::usage_error(kSpec, "--param kernel=get: paged only");
     switch (s.kind) {
         case Kind::paged: run_paged(ctx, n, budget, measured); break;
         case Kind::mapped: run_mapped(ctx, n, budget, measured); break;

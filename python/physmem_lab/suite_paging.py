@@ -32,6 +32,8 @@ SCAN_BLOCK, GUPS_BLOCK = 64 * K, 4 * K
 RATIOS = ("1", "2", "4")
 READ_RATIOS = ("2", "10")  # randread's (issue 30: "2x and 10x at default scale")
 ALL_RATIOS = ("1", "2", "4", "10", "20")
+GET_READS = 1 << 20  # the get kernel's reads per pass
+THREADS_GAIN = 1.8   # paging-7: two threads' reads per second over one's
 
 _SIZES = {"tiny": (16 * M,), "default": (64 * M,), "full": (1 * G,)}
 _NOT_DEFAULT = {k: v for k, v in _SIZES.items() if k != "default"}
@@ -88,6 +90,11 @@ ROWS = (
     # (PagingOptions::leaf_bytes), beside the 4 KiB blocks' row above. No goal reads them.
     Row(EXP, (PAGED,), params=tuple({"kernel": "randread", "ratio": "2", "leaf": leaf} for leaf in ("0", "4096")),
         sizes=_SIZES, block_sizes=(SCAN_BLOCK,), cap="updates", priority=1),
+    # Reads from threads (issue 30, item 4): random get()s at 1x (every read hits), one
+    # thread and two in turn in one process; 2^20 reads a pass (tens of ms: a thread's start
+    # is noise).
+    Row(EXP, (PAGED,), params=({"kernel": "get", "ratio": "1", "threads": "2", "updates": str(GET_READS)},),
+        sizes=_SIZES, block_sizes=(GUPS_BLOCK,), priority=0),
 )
 
 # The device's own limits (issue 30): fio with O_DIRECT on a file of the data's size in the
@@ -125,6 +132,8 @@ _NS = {("seq", "paged"): 2, ("seq", "mapped"): 6, ("seq", "stxxl"): 15, ("stride
 def pass_s(p: Point, cap: Optional[int]) -> float:
     if p.experiment == DEVICE:
         return 0.6   # one fio run: its start-up (~0.25 s) and 300 ms of reads
+    if p.params.get("kernel") == "get":
+        return 1.5 * 40e-9 * GET_READS  # one thread's pass and the threads' (40 ns a read)
     if p.params.get("kernel") in ("gups", "randread"):
         return _NS.get((p.params.get("kernel"), p.kind), 30) * 1e-9 * (cap or 4096)
     return _NS.get((p.params.get("kernel"), p.kind), 0.3) * 1e-9 * p.size_bytes / 8
@@ -148,7 +157,7 @@ def _leaf_param(r) -> int:
 def _standard(r) -> bool:
     """A record of the kernel's own block size with leaves of that block: what the tables and
     goals compare (the leaf-size rows are reported apart)."""
-    block = GUPS_BLOCK if r["params"].get("kernel") in ("gups", "randread") else SCAN_BLOCK
+    block = GUPS_BLOCK if r["params"].get("kernel") in ("gups", "randread", "get") else SCAN_BLOCK
     return r["paging"]["block_bytes"] == block and _leaf_param(r) == 0
 
 
@@ -364,6 +373,8 @@ GOAL_TITLES = {
     6: "hinted random reads at 2x and 10x the budget: the paged array reads leaves at >= 0.9x fio's random 4 KiB "
        "reads per second (io_uring, depth 128) and reads elements >= 1.5x as fast as the mapping with "
        "MADV_WILLNEED on the same batches",
+    7: f"random get() that hit (1x the budget): two threads read >= {THREADS_GAIN}x as many elements per second "
+       "as one (in turn, one process)",
 }
 
 
@@ -486,9 +497,20 @@ def _goal_reads(recs):
     return g
 
 
+def _goal_threads(recs):
+    g = Goal("paging-7", GOAL_TITLES[7])
+    r = _find(recs, "paged", "get", "1")
+    if r is None or "threads" not in (r.get("phases") or {}):
+        g.missing.append("no paged get record at 1x with its threads phase")
+    else:
+        g.items.append(Item(f"get 1x: {r['params'].get('threads')} threads / one thread, time per read (in turn, "
+                            "one process)", PhaseRatio(r, r, "threads", None), 1 / THREADS_GAIN))
+    return g
+
+
 def goals(recs) -> List[Goal]:
     return [_goal_scan(recs), _goal_gups(recs), _goal_fits(recs), _goal_faults(recs), _goal_device(recs),
-            _goal_reads(recs)]
+            _goal_reads(recs), _goal_threads(recs)]
 
 
 def _did_storage_io(r) -> bool:

@@ -282,6 +282,27 @@ TEST(PagedArray, SequentialAndStridedPatternsAreReadAhead) {
     EXPECT_GT(strided.readahead_hits, seq.readahead_hits) << "a stride of 3 leaves was not detected";
 }
 
+// Random faults that happen to keep a stride (two leaves in a row, or the same distance
+// twice) read only a short window ahead: the window ramps up with a pattern that lasts.
+// With the full window at once, 2 chances in 1024 per fault cost 16 leaves each (3%).
+TEST(PagedArray, RandomFaultsReadLittleAhead) {
+    BlockPool pool = make_pool(4096);
+    const std::size_t leaves = 1024;
+    PagedArray<std::uint64_t> a(512 * leaves, pool, {.budget = 64 * 4096, .readahead = 16});
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = i;
+    a.flush();
+    auto before = a.stats();
+    std::mt19937_64 rng(11);
+    for (int r = 0; r < 40000; ++r) {
+        std::size_t i = rng() % a.size();
+        ASSERT_EQ(a.get(i), i);
+    }
+    auto after = a.stats();
+    const auto faults = after.faults - before.faults, issued = after.readahead_issued - before.readahead_issued;
+    EXPECT_GT(faults, 30000u);
+    EXPECT_LE(issued * 100, faults) << issued << " leaves read ahead for " << faults << " random faults";
+}
+
 TEST(PagedArray, IteratorsAreReadAheadAndWriteThrough) {
     BlockPool pool = make_pool(4096);
     PagedArray<std::uint64_t> a(512 * 40, pool, {.budget = 8 * 4096, .readahead = 4});

@@ -25,6 +25,8 @@
 // keep one stride (1 for a scan), the next `readahead` leaves along it are read
 // asynchronously; leaves read ahead (or hinted with prefetch) stay unlinked until first
 // touched, so their first touch is counted (readahead_hits) and keeps the pattern going.
+// The window starts at 2 leaves and doubles with each fault that keeps the pattern, so
+// random faults that match a stride by chance read little ahead.
 //
 // I/O: io_uring (liburing) when the kernel allows it, else pread/pwrite (stats().io says
 // which); O_DIRECT when the file system accepts it (stats().direct). Errors: a failed or
@@ -291,6 +293,7 @@ class Pager final : private BlockOwner {
     std::size_t last_fault_ = kNone;
     std::ptrdiff_t stride_ = 0;
     std::size_t ahead_until_ = kNone;  // read-ahead issued up to here along stride_
+    std::size_t ramp_ = 0;             // the read-ahead window now (grows to readahead along a pattern)
     std::vector<std::size_t> behind_;  // leaves a scan passed: preferred victims, last first
     int write_error_ = 0;                      // first failed write since write_back began
     std::size_t write_failed_ = 0;             // its leaf

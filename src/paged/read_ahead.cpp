@@ -8,15 +8,18 @@
 namespace physmem::detail {
 
 // Called after each fault: when the last faults kept one stride (1 at once), reads
-// ahead along it, a batch at a time (when less than half the window is left ahead).
+// ahead along it, a batch at a time (when less than half the window is left ahead). The
+// window ramps: 2 leaves at a pattern's first fault, twice as many at each next, up to
+// the readahead option (and half the budget).
 void Pager::read_ahead_after(std::size_t k) {
-    std::size_t window = std::min(opt_.readahead, max_frames_ / 2);
     auto d = static_cast<std::ptrdiff_t>(k - last_fault_);
     bool confirmed = last_fault_ != kNone && d != 0 && (d == 1 || d == stride_);
-    if (!confirmed) ahead_until_ = k;
+    if (!confirmed) ahead_until_ = k, ramp_ = 0;
     stride_ = last_fault_ == kNone ? 0 : d;
     last_fault_ = k;
     if (!confirmed) return;
+    ramp_ = std::min(ramp_ ? 2 * ramp_ : 2, std::max<std::size_t>(opt_.readahead, 2));
+    std::size_t window = std::min({opt_.readahead, max_frames_ / 2, ramp_});
     pass_behind(k - d);
     if (window == 0) return;
     auto ahead = static_cast<std::ptrdiff_t>(ahead_until_ - k) / d;

@@ -485,6 +485,75 @@ TEST(PagedThreads, AnEvictionBetweenTheEntryAndTheCopyIsSeen) {
     }
 }
 
+// A fault reads its leaf with the pager's lock released: other threads' hits, hints and
+// faults go on meanwhile (several reads in flight), and a fault of the same leaf in
+// another thread waits for that read and sees its data.
+TEST(PagedThreads, AFaultReadsWithTheLockReleased) {
+    BlockPool pool = make_pool(4096);
+    static PagedArray<std::uint64_t>* array;
+    static std::atomic<int> free_during_read, second;
+    static std::size_t out;  // an element of a leaf not in memory
+    static std::future<std::uint64_t> other;
+    static std::uint64_t faults_before;
+    PagedArray<std::uint64_t> a(512 * 8, pool, {.budget = 4 * 4096, .readahead = 0});
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = i * 7 + 1;
+    a.flush();
+    array = &a, free_during_read = 0, second = 0, out = 0;
+    while (a.pager().lookup(out / 512)) out += 512;
+    ASSERT_LT(out, a.size());
+    physmem::detail::Pager::read_hook = [] {
+        if (!array->pager().mutex().try_lock()) return;
+        array->pager().mutex().unlock();
+        ++free_during_read;
+        if (second++) return;
+        // the same leaf from another thread: it must wait for this read, not read it again
+        other = std::async(std::launch::async, [] { return array->get(out + 5); });
+        for (int i = 0; i < 2000 && array->stats().faults - faults_before < 2; ++i)  // it reached its fault
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        EXPECT_EQ(other.wait_for(std::chrono::milliseconds(100)), std::future_status::timeout)
+            << "a fault of a leaf being read did not wait";
+        physmem::detail::Pager::read_hook = nullptr;
+    };
+    auto before = a.stats();
+    faults_before = before.faults;
+    EXPECT_EQ(a.get(out + 3), (out + 3) * 7 + 1);  // a fault reads the leaf
+    physmem::detail::Pager::read_hook = nullptr;
+    EXPECT_GE(free_during_read.load(), 1);
+    ASSERT_TRUE(other.valid());
+    EXPECT_EQ(other.get(), (out + 5) * 7 + 1);
+    auto after = a.stats();
+    EXPECT_EQ(after.faults - before.faults, 2u) << "both threads faulted";
+    EXPECT_EQ(after.loads - before.loads, 1u) << "the leaf was read once";
+}
+
+// Misses from several threads at once (their reads overlapping), with hits, hints and
+// evictions between them: every read returns its own element.
+TEST(PagedThreads, MissesFromManyThreadsSeeTheirValues) {
+    for (PagingIo io : {PagingIo::automatic, PagingIo::sync}) {
+        BlockPool pool = make_pool(4096);
+        PagedArray<std::uint64_t> a(512 * 200, pool, {.budget = 16 * 4096, .readahead = 4, .io = io});
+        for (std::size_t i = 0; i < a.size(); ++i) a[i] = i * 3 + 2;
+        a.flush();
+        std::atomic<std::size_t> wrong{0};
+        std::vector<std::thread> ts;
+        for (unsigned t = 0; t < 4; ++t)
+            ts.emplace_back([&, t] {
+                std::mt19937_64 rng(t + 100);
+                for (int r = 0; r < 5000; ++r) {
+                    std::size_t i = rng() % a.size();
+                    if (a.get(i) != i * 3 + 2) ++wrong;
+                    if (r % 64 == 0) {
+                        std::size_t hint[4] = {rng() % a.size(), rng() % a.size(), rng() % a.size(), i};
+                        a.prefetch(hint);
+                    }
+                }
+            });
+        for (auto& t : ts) t.join();
+        EXPECT_EQ(wrong.load(), 0u);
+        EXPECT_LE(a.stats().resident, 16u);
+    }
+}
+
 TEST(PagedArray, AllFramesPinnedIsAClearError) {
     BlockPool pool = make_pool(4096);
     PagedArray<std::uint64_t> a(512 * 4, pool, {.budget = 4096});

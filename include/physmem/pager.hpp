@@ -35,7 +35,9 @@
 // leaf whose write failed stays in memory, dirty — nothing is lost.
 //
 // Threads: one mutex guards every slow path (access, fault, prefetch, flush, pins,
-// stats). The fast path (raw + a tag test) takes no lock, so it is safe only while no
+// stats), except while a fault reads its leaf: the lock is released for the read (the
+// frame taken and the leaf marked loading first), so faults of several threads keep
+// several reads in flight, and hits go on meanwhile. The fast path (raw + a tag test) takes no lock, so it is safe only while no
 // other thread can evict: see PagedArray's contract. Beside threads that can evict, a
 // reader may still go without the lock as a seqlock reader does: epoch_acquire(), then
 // raw_relaxed() and the element, an acquire fence, and epoch_relaxed() unchanged — every
@@ -54,6 +56,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <condition_variable>
 #include <mutex>
 #include <span>
 #include <stdexcept>
@@ -129,7 +132,7 @@ class Pager final : private BlockOwner {
     // would reload the table's root and shape after every access's reference bit.
     using Bits = std::uint16_t;
     static constexpr Bits kRef = 1, kDirty = 2, kOnFile = 4, kInFrame = 8, kLoading = 16, kAhead = 32,
-                          kWriting = 64;
+                          kWriting = 64, kReading = 128;  // kReading: a fault's own read, the lock released
     using InitFn = void (*)(void* leaf, std::size_t bytes);
 
     // `leaves` leaves of leaf_bytes_for(pool, o) bytes each; `init` makes a never-written
@@ -139,6 +142,8 @@ class Pager final : private BlockOwner {
     // The leaf size `o` asks for on `pool` (o.leaf_bytes, or the block size when 0).
     // std::invalid_argument when it is not a power of two from 4096 up to the block size.
     static std::size_t leaf_bytes_for(const BlockPool& pool, const PagingOptions& o);
+    // Tests only: called by a fault's own read with the lock released, before reading.
+    static inline void (*read_hook)() = nullptr;
     ~Pager();
     Pager(const Pager&) = delete;
     Pager& operator=(const Pager&) = delete;
@@ -223,8 +228,9 @@ class Pager final : private BlockOwner {
     std::size_t leaf_bytes() const noexcept { return leaf_bytes_; }
     const std::string& file() const noexcept { return file_; }
     std::mutex& mutex() const noexcept { return mutex_; }
-    // Caller holds mutex(): fault_locked makes leaf k present (the slow path of a walk);
-    // pin/unpin without taking the lock again.
+    // Caller holds mutex(): fault_locked makes leaf k present (the slow path of a walk;
+    // it releases the lock while it reads the leaf, and holds it again on return or
+    // throw); pin/unpin without taking the lock again.
     void* fault_locked(std::size_t k);
     void* pin_locked(std::size_t k, bool write);
     void unpin_locked(std::size_t k) noexcept;
@@ -260,6 +266,7 @@ class Pager final : private BlockOwner {
     void drain() noexcept;
     void complete(std::uint64_t tag, long result) noexcept;
     void read_now(std::size_t k, std::uint32_t f);
+    void wait_for_read(std::size_t k);
     void link(std::size_t k, std::uint32_t f) noexcept;
     void sync_tags(std::size_t k) noexcept;
     void unlink(std::size_t k) noexcept;
@@ -308,6 +315,7 @@ class Pager final : private BlockOwner {
     std::string unlink_path_;
     bool direct_ = false;
     mutable std::mutex mutex_;
+    std::condition_variable_any read_done_;  // a fault's own read finished (kReading cleared)
     PagingStats stats_;
 };
 

@@ -25,6 +25,8 @@ void Pager::touch(std::size_t k, bool write) noexcept {
 void* Pager::fault_locked(std::size_t k) {
     if (void* p = lookup(k)) return p;  // another reader loaded it meanwhile
     ++stats_.faults;
+    if (state_[k] & kReading) wait_for_read(k);  // another thread's fault reads it
+    if (void* p = lookup(k)) return p;
     if (state_[k] & kLoading) wait_for(k);
     if (state_[k] & kInFrame) {  // read ahead or hinted, now arrived
         if (state_[k] & kAhead) ++stats_.readahead_hits;
@@ -39,6 +41,11 @@ void* Pager::fault_locked(std::size_t k) {
     }
     read_ahead_after(k);
     return frames_[frame_[k]].data;
+}
+
+// Another thread's fault is reading leaf k with the lock released: wait until it is done.
+void Pager::wait_for_read(std::size_t k) {
+    while (state_[k] & kReading) read_done_.wait(mutex_);
 }
 
 void* Pager::pin(std::size_t k, bool write) {
@@ -61,11 +68,26 @@ void Pager::unpin(std::size_t k) noexcept {
 
 void Pager::unpin_locked(std::size_t k) noexcept { --frames_[frame_[k]].pins; }
 
-// A fault's own read: synchronous. On failure the frame goes back to the free list and
-// the leaf stays out.
+// A fault's own read: synchronous, with the lock released meanwhile (the caller holds
+// it). The frame is the leaf's, pinned and marked loading, so no eviction takes it and a
+// fault of the same leaf in another thread waits (wait_for_read); the entry stays absent,
+// so no lock-free reader sees the frame before it is whole. On failure the frame goes back
+// to the free list and the leaf stays out.
 void Pager::read_now(std::size_t k, std::uint32_t f) {
+    frame_[k] = f;
+    frames_[f].leaf = k;
+    ++frames_[f].pins;
+    state_[k] |= kInFrame | kLoading | kReading;
+    mutex_.unlock();
+    if (read_hook) read_hook();
     long r = os::read_at(fd_, frames_[f].data, leaf_bytes_, k * leaf_bytes_);
+    mutex_.lock();
+    --frames_[f].pins;
+    state_[k] &= static_cast<Bits>(~(kLoading | kReading));
+    read_done_.notify_all();
     if (r != static_cast<long>(leaf_bytes_)) {
+        frames_[f].leaf = kNone;
+        state_[k] &= static_cast<Bits>(~kInFrame);
         free_frames_.push_back(f);
         fail(r < 0 ? "read" : "short read", k, r < 0 ? static_cast<int>(-r) : EIO);
     }

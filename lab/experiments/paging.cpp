@@ -351,10 +351,11 @@ void run_get(lab::Context& ctx, physmem::PagedArray<Word>& a, const Ops& ops, Me
     const std::size_t reads = std::max<std::size_t>(s.param_size("updates"), threads);
     prefault_stack();
     Bound one = bind_get(a, reads, 1), many = bind_get(a, reads, static_cast<unsigned>(threads));
-    std::uint64_t calls = 0;
+    std::uint64_t calls = 0;  // of both jobs: the counters bracket them all
     const std::function<Word()> each = [&calls, &one] { ++calls; return one.pass(); };
+    const std::function<Word()> each_many = [&calls, &many] { ++calls; return many.pass(); };
     auto before = lab::memcg::counters();
-    ctx.measure_interleaved({{"", {each, one.ops, {}}}, {"threads", {many.pass, many.ops, {}}}});
+    ctx.measure_interleaved({{"", {each, one.ops, {}}}, {"threads", {each_many, many.ops, {}}}});
     measured.counters += lab::memcg::counters_end() - before;
     measured.passes += calls;
     measured.ops += calls * one.ops;

@@ -128,6 +128,7 @@ def test_report_section_has_a_table_per_kernel(tmp_path):
     assert "io_uring O_DIRECT; loads 600, read-ahead hits 580" in md
     assert "0 pages cached after the drop, 8192 after the warm read" in md
     assert "AIFM (OSDI 2020)" in md
+    assert "| 64M | 1x | 2 | 30.00 ns | 15.38 ns | 1.95x [1.95-1.95] |" in md  # get() from threads
 
 
 def test_goals_met():

@@ -17,7 +17,9 @@
 // is n(n-1)/2. Kernels (kernels.hpp): segments (the record's main timing, unchecked),
 // iterator, index, chase (`work` steps, each pass on from where the last ended), gups (`work`
 // random updates, each pass from another seed), blackscholes, rbtree (`work` lookups of
-// random keys, each pass others; the tree built once, unchecked, by insertion).
+// random keys, each pass others; the tree built once, unchecked, by insertion). The checked
+// way's chase starts half the cycle on and its gups and rbtree seeds 2^32 on (start_of):
+// timed in turn, neither way's pass meets the lines the other's just left in the caches.
 // Before timing, one pass of each way is checked: the sums, the chase's end, a sample of
 // prices (reset first) against the scalar formula, a gups pass that breaks the cycle and a
 // second one that restores it, the lookups' payloads (and once, the tree's red-black
@@ -114,24 +116,35 @@ Word seed_of(Word p) {
     return s ? s : 1;  // xorshift never leaves 0
 }
 
-// The chase goes on from where its last pass ended (its first pass from the cycle's start).
+// Where one way's random kernels start: the unchecked way (0) at the cycle's start and
+// seed 0, the checked way (1) half the cycle on and 2^32 seeds on. Timed in turn, a pass
+// of one way must not meet the lines the other's pass just left in the caches (with the
+// same start the checked chase followed the unchecked one's steps: 0.30x its time).
+struct Start {
+    std::uint64_t chase_step;
+    Word seed;
+};
+Start start_of(int way, std::size_t n) { return way ? Start{n / 2, Word{1} << 32} : Start{0, 0}; }
+
+// The chase goes on from where its last pass ended (its first pass from the way's start).
 template <class A, class O, class N>
 std::vector<Kernel> kernels(A& a, O& opts, N& nodes, std::uint32_t root, std::uint64_t work,
-                            const lab::chase::RandomOrder& order) {
+                            const lab::chase::RandomOrder& order, Start st) {
     return {{"segments", a.size(), [&a] { return P::segments(a); }},
             {"iterator", a.size(), [&a] { return P::iterator(a); }},
             {"index", a.size(), [&a] { return P::index(a); }},
-            {"chase", work, [&a, pos = Word(order(0)), work]() mutable { return pos = P::chase(a, pos, work); }},
-            {"gups", work, [&a, work, p = Word{0}]() mutable { return P::gups(a, work, seed_of(p++)); }},
+            {"chase", work,
+             [&a, pos = Word(order(st.chase_step % order.size())), work]() mutable { return pos = P::chase(a, pos, work); }},
+            {"gups", work, [&a, work, p = st.seed]() mutable { return P::gups(a, work, seed_of(p++)); }},
             {"blackscholes", opts.size(), [&opts] { return P::blackscholes(opts); }},
             {"rbtree", work,
-             [&nodes, root, work, p = Word{0}]() mutable { return P::rb::lookups(nodes, root, work, seed_of(p++)); }}};
+             [&nodes, root, work, p = st.seed]() mutable { return P::rb::lookups(nodes, root, work, seed_of(p++)); }}};
 }
 
 // One pass of each kernel of ks checked; "" or what was wrong (kernel: why).
 template <class A, class O>
 std::string check(std::vector<Kernel>& ks, A& a, O& opts, std::size_t nodes, std::uint64_t work,
-                  const lab::chase::RandomOrder& order) {
+                  const lab::chase::RandomOrder& order, Start st) {
     std::string bad;
     auto fail = [&bad](const std::string& k, const std::string& why) { bad += (bad.empty() ? "" : "; ") + k + ": " + why; };
     const std::size_t n = a.size();
@@ -140,14 +153,16 @@ std::string check(std::vector<Kernel>& ks, A& a, O& opts, std::size_t nodes, std
         if (k.name == "segments" || k.name == "iterator" || k.name == "index") {
             if (k.pass() != sum) fail(k.name, "sum is not n(n-1)/2");
         } else if (k.name == "chase") {
-            if (k.pass() != lab::chase::expected_end(order, work)) fail(k.name, "ends elsewhere than the cycle says");
+            if (k.pass() != lab::chase::expected_end(order, st.chase_step + work))
+                fail(k.name, "ends elsewhere than the cycle says");
         } else if (k.name == "gups") {  // the kernel the pass runs, with its first seed twice
             P::gups(a, work, seed_of(0));  // work >= 1 distinct non-zero updates: the cycle is broken...
             if (lab::chase::is_single_cycle(a, order)) fail(k.name, "a pass changed nothing");
             P::gups(a, work, seed_of(0));  // ...and the same updates again undo them
             if (!lab::chase::is_single_cycle(a, order)) fail(k.name, "two passes did not restore the array");
         } else if (k.name == "rbtree") {
-            if (k.pass() != P::rb::expected_lookups(nodes, work, seed_of(0))) fail(k.name, "a lookup missed its payload");
+            if (k.pass() != P::rb::expected_lookups(nodes, work, seed_of(st.seed)))
+                fail(k.name, "a lookup missed its payload");
         } else {
             for (std::size_t i = 0; i < opts.size(); i += 97) opts[i].price = -1.0f;  // no price: not this pass's
             k.pass();
@@ -198,8 +213,8 @@ void body(lab::Context& ctx) {
     lab::Json names = lab::Json::array();
     Word sum = 0;
     if (!d.ca) {
-        std::vector<Kernel> ks = kernels(d.a, d.opts, d.nodes, d.root, work, order);
-        bad += check(ks, d.a, d.opts, d.r, work, order);
+        std::vector<Kernel> ks = kernels(d.a, d.opts, d.nodes, d.root, work, order, start_of(0, d.n));
+        bad += check(ks, d.a, d.opts, d.r, work, order, start_of(0, d.n));
         sum = P::segments(d.a);
         for (const Kernel& k : ks) {
             time_one(ctx, k, k.name);
@@ -207,10 +222,11 @@ void body(lab::Context& ctx) {
         }
     } else {
         ctx.set_tree(s.block_size, d.ca->unchecked().depth(), d.ca->leaf_length());
-        std::vector<Kernel> plain = kernels(d.ca->unchecked(), d.co->unchecked(), d.cn->unchecked(), d.root, work, order);
-        std::vector<Kernel> checked = kernels(*d.ca, *d.co, *d.cn, d.root, work, order);
-        bad += check(plain, d.ca->unchecked(), d.co->unchecked(), d.r, work, order);
-        std::string bc = check(checked, *d.ca, *d.co, d.r, work, order);
+        std::vector<Kernel> plain =
+            kernels(d.ca->unchecked(), d.co->unchecked(), d.cn->unchecked(), d.root, work, order, start_of(0, d.n));
+        std::vector<Kernel> checked = kernels(*d.ca, *d.co, *d.cn, d.root, work, order, start_of(1, d.n));
+        bad += check(plain, d.ca->unchecked(), d.co->unchecked(), d.r, work, order, start_of(0, d.n));
+        std::string bc = check(checked, *d.ca, *d.co, d.r, work, order, start_of(1, d.n));
         sum = P::segments(d.ca->unchecked());
         if (!bc.empty()) bad += (bad.empty() ? "checked " : "; checked ") + bc;
         for (std::size_t k = 0; k < plain.size(); ++k) {  // the two ways in turn, a repetition at a time

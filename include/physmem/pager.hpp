@@ -37,7 +37,8 @@
 // Threads: one mutex guards every slow path (access, fault, prefetch, flush, pins,
 // stats), except while a fault reads its leaf: the lock is released for the read (the
 // frame taken and the leaf marked loading first), so faults of several threads keep
-// several reads in flight, and hits go on meanwhile. The fast path (raw + a tag test) takes no lock, so it is safe only while no
+// several reads in flight, and hits go on meanwhile. The fast path (raw + a tag test)
+// takes no lock, so it is safe only while no
 // other thread can evict: see PagedArray's contract. Beside threads that can evict, a
 // reader may still go without the lock as a seqlock reader does: epoch_acquire(), then
 // raw_relaxed() and the element, an acquire fence, and epoch_relaxed() unchanged — every
@@ -55,8 +56,8 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <span>
 #include <stdexcept>

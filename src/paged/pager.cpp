@@ -22,6 +22,13 @@ std::string default_dir() {
     return t && *t ? t : "/var/tmp";
 }
 
+// Room for one more element, grown geometrically (reserve(size() + 1) would reallocate and
+// copy on every call).
+template <class V>
+void reserve_one_more(V& v) {
+    if (v.size() == v.capacity()) v.reserve(std::max<std::size_t>(16, 2 * v.size()));
+}
+
 }  // namespace
 
 std::size_t Pager::leaf_bytes_for(const BlockPool& pool, const PagingOptions& o) {
@@ -99,9 +106,9 @@ void Pager::take_first_frame() {
 // new block (false when the pool is full and `may_fail`, else std::bad_alloc).
 bool Pager::add_frame(bool may_fail) {
     const std::size_t f = frames_.size(), b = f / per_block_;
-    frames_.reserve(f + 1);  // the allocations first: a throw leaves nothing half made
+    reserve_one_more(frames_);  // the allocations first: a throw leaves nothing half made
     if (b == frame_blocks_.size()) {
-        frame_blocks_.reserve(b + 1);
+        reserve_one_more(frame_blocks_);
         void* p = new_block(b << 1 | 1, may_fail);
         if (!p) return false;
         frame_blocks_.push_back(p);

@@ -17,9 +17,9 @@
 // So while at most N objects of a key are live, their offsets (the low 12 bits, spans
 // being page aligned) are pairwise distinct, whatever was freed in between.
 //
-// Span cache: up to kCached freed spans per key (spans up to kCacheMaxBytes; all keys
-// together at most an eighth of the live large bytes, at least 4 MiB) stay placed,
-// so a free/malloc pair of one class costs the class lock only. A cached span still
+// Span cache: up to kCached freed spans per key (kCachedSparse when on 4 KiB pages, below;
+// spans up to kCacheMaxBytes; all keys together at most an eighth of the live large bytes,
+// at least 4 MiB) stay placed, so a free/malloc pair of one class costs the class lock only. A cached span still
 // counts as in use; purge.cpp's rounds (large_cache_expire) release those freed more than
 // purge_delay_ms ago, pm_collect(1) all of them. Caching one raises the "purge is due" flag.
 //
@@ -33,6 +33,12 @@
 // (a block touched at its ends then holds two pages, not the 2 MiB pages it shares); else
 // dense, on huge pages (also when mincore fails). Direct mappings and overaligned objects,
 // and classes of 2 MiB and more (kJudgedIndex), are not judged.
+// A span on 4 KiB pages reused from the cache gives back the page its last object ended on
+// (one madvise) unless the new object starts or ends there: it holds about the pages its
+// object touched, not one more for every reuse by an object of another size. Its key
+// caches up to kCachedSparse such spans: they hold a few pages each, and a reuse (that
+// madvise, one fault) costs less than giving the span back and placing a new one (a
+// madvise of the whole span, two faults).
 #include <climits>
 
 #include "core/give_back.hpp"
@@ -45,7 +51,8 @@ namespace {
 
 constexpr unsigned kKeys = 512;                      // classes up to 2^46 bytes, x2
 constexpr unsigned kSlots = 64;                      // 64-byte offsets in a 4 KiB page
-constexpr unsigned kCached = 4;
+constexpr unsigned kCached = 4;         // spans a key caches, on huge pages
+constexpr unsigned kCachedSparse = 16;  // on 4 KiB pages (a sparse arena)
 constexpr std::size_t kCacheMaxBytes = std::size_t{32} << 20;
 constexpr unsigned kReprobe = 64;   // objects of a judged key between two probes
 constexpr unsigned kProbeReads = 16;  // reads of an untouched probe before it is dropped
@@ -59,7 +66,7 @@ enum Density : std::uint8_t { unknown, dense, sparse };
 struct alignas(64) LargeClass {
     SpinLock lock;
     std::uint16_t use[kSlots];        // live objects at each offset slot
-    Span* cached[kCached];
+    Span* cached[kCachedSparse];
     std::atomic<unsigned> ncached;    // written under the lock; read without it as a hint
     std::uintptr_t probe;             // first page of the live probe (0: none)
     std::uint32_t probe_pages;
@@ -250,8 +257,12 @@ void* alloc_overaligned(std::size_t size, std::size_t align) noexcept {
 // this one will end on: a program touching its blocks at their ends (the sparse classes')
 // then touches no page the span does not hold already (objects of one class differ in size,
 // so their ends fall on other pages, and each reuse would leave one more page resident).
+// stale: when the span is on 4 KiB pages (a sparse arena) and its last object ended on a
+// page other than the new one's first and last, that page (from the span's start), for
+// the caller to discard outside the lock; else 0.
 Span* take_cached(LargeClass& lc, std::size_t size, std::size_t slack, std::size_t align, std::uint32_t& off,
-                  bool& sparse, bool& probe) noexcept {
+                  bool& sparse, bool& probe, std::uint32_t& stale) noexcept {
+    stale = 0;
     LockGuard g(lc.lock);
     off = take_offset(lc, slack, align, g_opt.stagger);
     sparse = want_sparse(lc, probe);
@@ -266,6 +277,7 @@ Span* take_cached(LargeClass& lc, std::size_t size, std::size_t slack, std::size
             break;
         }
     Span* s = lc.cached[pick];
+    if (s->hp->arena->sparse && s->end_page != end && s->end_page != off / kPage) stale = s->end_page;
     lc.cached[pick] = lc.cached[n - 1];
     lc.ncached.store(n - 1, std::memory_order_relaxed);
     g_cached.fetch_sub(span_bytes(s), std::memory_order_relaxed);
@@ -290,7 +302,7 @@ bool cache_span(Span* s) noexcept {
     s->end_page = static_cast<std::uint32_t>((s->offset + s->requested - 1) / kPage);
     LockGuard g(lc.lock);
     unsigned n = lc.ncached.load(std::memory_order_relaxed);
-    if (n == kCached) return false;
+    if (n >= (s->hp->arena->sparse ? kCachedSparse : kCached)) return false;
     g_cached.fetch_add(span_bytes(s), std::memory_order_relaxed);
     lc.cached[n] = s;
     lc.ncached.store(n + 1, std::memory_order_relaxed);
@@ -298,7 +310,7 @@ bool cache_span(Span* s) noexcept {
     return true;
 }
 
-// Up to kCached spans of lc cached for the purge delay at now_ns (all when force), taken off
+// Up to kCachedSparse spans of lc cached for the purge delay at now_ns (all when force), taken off
 // the cache.
 unsigned take_expired(LargeClass& lc, bool force, std::uint64_t now_ns, Span** out) noexcept {
     LockGuard g(lc.lock);
@@ -332,7 +344,12 @@ void* heap_large_alloc(std::size_t size, std::size_t align) noexcept {
         s = heap_map_direct(size, off, align);
     } else {
         bool sparse, probe;
-        s = take_cached(lc, size, need - size, align, off, sparse, probe);
+        std::uint32_t stale;
+        s = take_cached(lc, size, need - size, align, off, sparse, probe, stale);
+        // The old object's last page, which the new one may never touch: given back, so a
+        // program touching its blocks at their ends holds two pages per live block, not one
+        // more for every reuse (alloc suite, large-live). A failure leaves it resident.
+        if (stale) (void)os::discard(reinterpret_cast<void*>(s->start + std::size_t{stale} * kPage), kPage);
         if (!s) s = heap_place_large(need / kPage, align, sparse);
         if (s && probe && s->hp->arena->sparse) start_probe(lc, s);
     }
@@ -423,7 +440,7 @@ std::size_t large_cache_expire(bool force) noexcept {
     std::size_t left = 0;
     for (LargeClass& lc : g_large) {
         if (lc.ncached.load(std::memory_order_relaxed) == 0) continue;
-        Span* out[kCached];
+        Span* out[kCachedSparse];
         unsigned n = take_expired(lc, force, now, out);
         for (unsigned i = 0; i < n; ++i) heap_release_large(out[i]);
         left += lc.ncached.load(std::memory_order_relaxed);

@@ -640,6 +640,38 @@ TEST(LargeSparse, ABufferJudgedSparseOnASmallHeapStaysSmallWhenItTurnsHuge) {
 // A span cached after holding a buffer judged sparse is judged afresh for the next object it
 // holds: a densely written buffer there, grown in place by realloc on a big heap, grows on
 // huge pages (kept with the span, the old judgement advised its growth MADV_NOHUGEPAGE).
+// A span on 4 KiB pages taken from the cache by a smaller object of its class gives back
+// the page its last object ended on: a program touching its blocks at their ends would
+// otherwise leave one more resident page with every reuse (alloc suite, large-live).
+TEST(LargeSparse, AReusedSpanGivesBackThePageItsLastObjectEndedOn) {
+    if (!sparse_on()) GTEST_SKIP() << "PHYSMEM_MALLOC_SPARSE=0";
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    auto child = [] {
+        std::vector<void*> dense = dense_blocks();
+        constexpr std::size_t kA = 75 * 4096 + 1, kB = 72 * 4096 + 1;  // one class (288 to 320 KiB)
+        auto ends = [](std::size_t n) {
+            auto* p = static_cast<unsigned char*>(pm_malloc(n));
+            if (!p) std::_Exit(1);
+            p[0] = p[n - 1] = 1;
+            return p;
+        };
+        unsigned char* probe = ends(kA);  // the class's probe: judged sparse at the next allocation
+        unsigned char* a = ends(kA);      // on 4 KiB pages
+        const std::uintptr_t a_span = reinterpret_cast<std::uintptr_t>(a) & ~std::uintptr_t{4095};
+        void* a_end = reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(a + kA - 1) & ~std::uintptr_t{4095});
+        pm_free(a);  // cached
+        unsigned char* b = ends(kB);
+        pm_stats_t s;
+        pm_stats(&s);
+        const bool reused = (reinterpret_cast<std::uintptr_t>(b) & ~std::uintptr_t{4095}) == a_span;
+        if (s.backing != 3 || !reused) std::_Exit(2);  // not on THP, or not a's span: nothing to check
+        const std::size_t left = physmem::os::resident_pages(a_end, 4096);
+        std::fprintf(stderr, "the page a's last byte was on: %zu resident\n", left);
+        std::_Exit(left == 0 && b[0] == 1 && b[kB - 1] == 1 && probe[kA - 1] == 1 ? 0 : 1);
+    };
+    EXPECT_EXIT(child(), thp_child_exit, "");
+}
+
 TEST(LargeSparse, TheNextObjectInACachedSpanIsJudgedAfresh) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     auto child = [] {

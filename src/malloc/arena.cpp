@@ -24,10 +24,14 @@ namespace physmem::malloc {
 std::atomic<Arena*> g_arena_map[kArenaSlots];
 std::atomic<std::atomic<Span*>*> g_page_map[kArenaSlots];
 
-Span* direct_span_of(std::uintptr_t a) noexcept {
+Span* unmapped_span_of(std::uintptr_t a) noexcept {
     Arena* ar = g_arena_map[a >> 30].load(std::memory_order_acquire);
     // Only inside the mapping: the rest of its 1 GiB slots may hold the program's own mappings.
-    return ar && ar->direct && a >= ar->base && a - ar->base < ar->size ? ar->direct_span : nullptr;
+    if (!ar || a < ar->base || a - ar->base >= ar->size) return nullptr;
+    if (ar->direct) return ar->direct_span;
+    if (!ar->sparse) return nullptr;
+    Span* s = ar->page_span[(a - ar->base) / kSparseGranule].load(std::memory_order_acquire);
+    return s && (s->start + s->offset) / kPage == a / kPage ? s : nullptr;  // as a page map would
 }
 
 namespace {
@@ -116,13 +120,17 @@ bool map_arena(Arena* a, unsigned min_huge) noexcept {
 // Bytes of an arena's three metadata arrays (whole pages).
 std::size_t hp_bytes(const Arena* a) noexcept { return (a->nhuge * sizeof(HugePage) + kPage - 1) & ~(kPage - 1); }
 std::size_t runs_bytes(const Arena* a) noexcept { return (a->nhuge * sizeof(PageRuns) + kPage - 1) & ~(kPage - 1); }
-constexpr std::size_t kPageSpanBytes = kMapEntries * (sizeof(Span*) + 4);  // 3 MiB, touched as used
+// 3 MiB, touched as used; a sparse arena's map (kSparseGranule) 128 KiB a GiB.
+std::size_t page_span_bytes(const Arena* a) noexcept {
+    if (!a->sparse) return kMapEntries * (sizeof(Span*) + 4);
+    return (a->size / kSparseGranule * sizeof(Span*) + kPage - 1) & ~(kPage - 1);
+}
 
 // Maps a's metadata (hp, runs, page_span); false when one could not be mapped.
 bool map_meta(Arena* a) noexcept {
     a->hp = static_cast<HugePage*>(os::map_reserve(hp_bytes(a), kPage));
     a->runs = static_cast<PageRuns*>(os::map_reserve(runs_bytes(a), kPage));
-    a->page_span = static_cast<std::atomic<Span*>*>(os::map_reserve(kPageSpanBytes, kPage));
+    a->page_span = static_cast<std::atomic<Span*>*>(os::map_reserve(page_span_bytes(a), kPage));
     return a->hp && a->runs && a->page_span;
 }
 
@@ -131,7 +139,7 @@ bool map_meta(Arena* a) noexcept {
 void unmap_arena(Arena* a) noexcept {
     if (a->hp) os::unmap(a->hp, hp_bytes(a));
     if (a->runs) os::unmap(a->runs, runs_bytes(a));
-    if (a->page_span) os::unmap(a->page_span, kPageSpanBytes);
+    if (a->page_span) os::unmap(a->page_span, page_span_bytes(a));
     if (a->rung == Rung::page_1g) H.n1g -= 1;
     if (a->rung == Rung::page_2m) H.n2m -= a->size / kHuge;
     core::unmap({.base = reinterpret_cast<std::byte*>(a->base), .bytes = a->size, .rung = a->rung,
@@ -145,7 +153,7 @@ void register_arena(Arena* a, bool on) noexcept {
     std::uintptr_t last = (a->base + a->size - 1) >> 30;
     for (std::uintptr_t i = a->base >> 30; i <= last; ++i) {
         g_arena_map[i].store(on ? a : nullptr, std::memory_order_release);
-        if (!a->direct) g_page_map[i].store(on ? a->page_span : nullptr, std::memory_order_release);
+        if (!a->direct && !a->sparse) g_page_map[i].store(on ? a->page_span : nullptr, std::memory_order_release);
     }
 }
 

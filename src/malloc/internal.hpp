@@ -194,7 +194,8 @@ struct Arena {
     HugePage* hp;               // [nhuge]
     PageRuns* runs;             // [nhuge]
     std::atomic<Span*>* page_span;  // [kMapEntries]: span of each 4 KiB page (first page only for
-                                    // large), then the page infos (see page_info)
+                                    // large), then the page infos (see page_info); a sparse
+                                    // arena: [size / kSparseGranule], see kSparseGranule
     Span* direct_span;
     Arena* next_free;
 };
@@ -213,6 +214,15 @@ extern std::atomic<Arena*> g_arena_map[kArenaSlots];
 // infos (page_info). Direct mappings: null here.
 constexpr std::size_t kMapEntries = kArena / kPage;
 extern std::atomic<std::atomic<Span*>*> g_page_map[kArenaSlots];
+// A sparse arena (large objects touched sparsely, on 4 KiB pages) has no page map in
+// g_page_map: its own map has an entry per 64 KiB granule, at the granule of each live
+// object's first page. Its spans are at least a granule's pages long and their objects
+// start in their first page (no alignment offset), so no two live objects start in one
+// granule. A page map entry per 4 KiB page would be 2 MiB a GiB, all of it resident
+// there: objects of ~300 KiB start in every 2 MiB of the arena's map (the alloc suite's
+// large-live: 6 MiB beside 78 MiB of touched pages).
+constexpr std::size_t kSparseGranule = std::size_t{64} << 10;
+constexpr std::size_t kSparseMinPages = kSparseGranule / kPage;
 
 // Page info of a page of a small-object span: (page index within the span << 8) | class;
 // 0 for every other page. Lets free() find the class and the object's offset in a compact
@@ -222,8 +232,10 @@ inline std::atomic<std::uint32_t>* page_info(std::atomic<Span*>* map) noexcept {
 }
 extern Options g_opt;
 
-// The span of a direct mapping holding a, or nullptr. Out of the fast path (arena.cpp).
-Span* direct_span_of(std::uintptr_t a) noexcept;
+// The span holding a where its 1 GiB slot has no page map: a direct mapping holding a, or
+// the large object of a sparse arena whose first page holds a; else nullptr. Out of the
+// fast path (arena.cpp).
+Span* unmapped_span_of(std::uintptr_t a) noexcept;
 
 // The span holding address p, or nullptr when the allocator never mapped it.
 // Lock-free: page maps and descriptors are never unmapped. Arena memory costs two
@@ -234,7 +246,7 @@ inline Span* span_of(const void* p) noexcept {
     std::atomic<Span*>* map = g_page_map[a >> 30].load(std::memory_order_acquire);
     if (__builtin_expect(map != nullptr, 1))
         return map[(a >> 12) & (kArena / kPage - 1)].load(std::memory_order_acquire);
-    return direct_span_of(a);
+    return unmapped_span_of(a);
 }
 
 // --- the heap (heap.cpp .. purge.cpp; their shared internals: heap.hpp) ---

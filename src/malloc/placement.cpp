@@ -17,10 +17,12 @@ namespace physmem::malloc {
 namespace {
 
 // The page-map entry of a large object: the page holding its first byte (with an
-// alignment offset that need not be the span's first page).
+// alignment offset that need not be the span's first page); in a sparse arena, the
+// granule holding it (internal.hpp, kSparseGranule).
 std::atomic<Span*>& object_slot(const Span* s) noexcept {
     Arena* a = s->hp->arena;
-    return a->page_span[(s->start + s->offset - a->base) >> 12];
+    const std::uintptr_t at = s->start + s->offset - a->base;
+    return a->page_span[a->sparse ? at / kSparseGranule : at / kPage];
 }
 
 // First page index (within the arena) of np free pages, or -1. O(huge pages), reading only
@@ -211,10 +213,13 @@ bool place_in_kind(Span* s, std::size_t npages, bool sparse) noexcept {
 // Places npages pages in some arena's large region, among the sparse arenas or the others;
 // when no arena of that kind has room or can be mapped (an address-space limit), among
 // those of the other kind (a new sparse arena only where sparse placement is allowed): the
-// limit is for the program's data.
-bool place_large(Span* s, std::size_t npages, bool sparse) noexcept {
+// limit is for the program's data. may_sparse: the span may go to a sparse arena at all
+// (at least kSparseMinPages pages, its object in its first page: internal.hpp).
+bool place_large(Span* s, std::size_t npages, bool sparse, bool may_sparse) noexcept {
+    sparse = sparse && may_sparse;
     if (place_in_kind(s, npages, sparse)) return true;
     if (sparse) return place_in_kind(s, npages, false);
+    if (!may_sparse) return false;
     return sparse_allowed() ? place_in_kind(s, npages, true) : place_in(s, npages, true);
 }
 
@@ -254,7 +259,8 @@ Span* heap_place_large(std::size_t npages, std::size_t align, bool sparse) noexc
     maybe_purge(false);
     Span* s = new_span();
     if (!s) return nullptr;
-    if (!place_large(s, npages, sparse && sparse_allowed())) { free_span(s); return nullptr; }
+    const bool may_sparse = npages >= kSparseMinPages && align <= kPage;
+    if (!place_large(s, npages, sparse && sparse_allowed(), may_sparse)) { free_span(s); return nullptr; }
     s->kind = Span::large, s->npages = static_cast<std::uint32_t>(npages);
     if (align > kPage) s->offset = static_cast<std::uint32_t>(((s->start + align - 1) & ~(align - 1)) - s->start);
     H.bytes_in_use += npages * kPage;

@@ -18,8 +18,11 @@
 // (exit 1) and names the kernel (array-B: the vector is the reference, its pass only).
 // That pass is the kernel's warm-up. std_sort sorts the
 // first min(work, n) words (the prefix restored, untimed, before each pass); random_index
-// makes `work` updates a pass. The record's "algorithms" field lists the kernels (group,
-// what, ops per pass) and the build's flags.
+// makes `work` updates a pass. A tree or paged run also holds a std::vector's three arrays
+// on the same backing and times each kernel in turn on both (a repetition of each at a
+// time): the vector's timing is the phase "<kernel>@vector", and the record's
+// "interleaved" pairs them. The record's "algorithms" field lists the kernels (group,
+// what, ops per pass), the build's flags and what was timed beside the container.
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -85,12 +88,49 @@ A::Setup setup_of(lab::Context& ctx, std::size_t n) {
     return st;
 }
 
+// The std::vector a tree or paged run times each kernel beside, on the run's backing.
+A::Setup vector_setup(lab::Context& ctx, std::size_t n) {
+    A::Setup st;
+    st.n = n;
+    st.work = ctx.settings().param_size("work");
+    st.container = A::Container::vector;
+    st.side = ctx.array<A::Word>("vector_side", n);
+    st.a = ctx.array<A::Word>("vector_a", n);
+    st.b = ctx.array<A::Word>("vector_b", n);
+    return st;
+}
+
+// Times kernel k of w: alone (the vector run), or in turn with the same kernel on the
+// vector v, a repetition of each at a time (measure_interleaved), v's timing the phase
+// "<kernel>@vector": the container's ratio to the vector then pairs repetitions that ran
+// side by side in one process. (Timed in separate processes, the ratios of a kernel flipped
+// between runs: a plain scan of a fresh 64 MiB array ran 0.28 or 0.35-0.50 ns a word for
+// its first second or more, as the machine under the VM chose, and a kernel whose
+// repetitions fell in that window in one process and not in the other doubled its ratio.)
+lab::Timing time_kernel(lab::Context& ctx, A::Workload& w, A::Workload* v, std::size_t k) {
+    const A::Kernel& kn = w.kernels()[k];
+    auto pass = [&w, k] { return w.run(k); };
+    std::function<void()> reset;
+    if (kn.resets) reset = [&w, k] { w.reset(k); };
+    const std::string phase = k == 0 ? "" : kn.name;
+    if (!v) return phase.empty() ? ctx.measure(kn.ops, pass, reset) : ctx.measure_phase(phase, kn.ops, pass, reset);
+    (void)v->check(k);  // the vector's pass from the initial data: its warm-up
+    std::function<void()> vreset;
+    if (kn.resets) vreset = [v, k] { v->reset(k); };
+    return ctx.measure_interleaved({{phase, {pass, kn.ops, reset}},
+                                    {kn.name + "@vector", {[v, k] { return v->run(k); }, kn.ops, vreset}}})[0];
+}
+
 void body(lab::Context& ctx) {
     const lab::Settings& s = ctx.settings();
     const std::size_t n = std::max<std::size_t>(s.size_bytes / sizeof(A::Word), 8);
     ctx.set_elements(n);
     std::unique_ptr<A::Workload> w = A::make(setup_of(ctx, n));
-    if (s.kind != Kind::array) ctx.set_tree(s.block_size, w->depth(), w->leaf_length());
+    std::unique_ptr<A::Workload> v;  // tree and paged runs: the vector timed beside them
+    if (s.kind != Kind::array) {
+        ctx.set_tree(s.block_size, w->depth(), w->leaf_length());
+        v = A::make(vector_setup(ctx, n));
+    }
 
     lab::Json kernels = lab::Json::array();
     std::string failed;
@@ -99,11 +139,7 @@ void body(lab::Context& ctx) {
     for (std::size_t k = 0; k < ks.size(); ++k) {
         std::string why = w->check(k);
         if (!why.empty()) failed += (failed.empty() ? "" : "; ") + ks[k].name + ": " + why;
-        auto pass = [&w, k] { return w->run(k); };
-        std::function<void()> reset;
-        if (ks[k].resets) reset = [&w, k] { w->reset(k); };
-        lab::Timing t = k == 0 ? ctx.measure(ks[k].ops, pass, reset)
-                               : ctx.measure_phase(ks[k].name, ks[k].ops, pass, reset);
+        lab::Timing t = time_kernel(ctx, *w, v.get(), k);
         sum ^= t.result;
         kernels.push_back({{"name", ks[k].name}, {"group", ks[k].group}, {"what", ks[k].what},
                            {"ops_per_pass", ks[k].ops}, {"phase", k == 0 ? lab::Json(nullptr) : lab::Json(ks[k].name)}});
@@ -121,6 +157,7 @@ void body(lab::Context& ctx) {
                                                                                            ? "physmem::TreeArray"
                                                                                            : "physmem::PagedArray"},
                                  {"work", s.param_size("work")},
+                                 {"beside", v ? lab::Json("std::vector") : lab::Json(nullptr)},
                                  {"kernels", kernels}});
 }
 

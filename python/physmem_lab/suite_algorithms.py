@@ -3,18 +3,26 @@ on std::vector, TreeArray and PagedArray (budget 1x: every leaf fits) on the sam
 
 Programs: ``physmem_lab_algorithms_o2`` and ``_o3`` (lab/algorithms/main.cpp; its kernels,
 lab/algorithms/kernels.cpp, compiled at -O2 and at -O3, one build per program: experiments
-``algorithms_o2`` and ``algorithms_o3``). One process per variant, size and build runs every
-kernel: ``range_for`` is the record's main timing, every other kernel a phase of its name;
-the record's ``algorithms`` payload lists them with their goal group (loop, index, random,
-sort, segmented). Before a kernel is timed one pass of it from the initial data runs on the
+``algorithms_o2`` and ``algorithms_o3``). One process per container (TreeArray, PagedArray),
+size and build runs every kernel, each in turn with the same kernel on a std::vector on the
+same backing in that process, a repetition of each at a time: ``range_for`` is the record's
+main timing, every other kernel a phase of its name, the vector's timing of kernel k the
+phase ``k@vector``; the record's ``interleaved`` pairs them, so a ratio to the vector is the
+median of per-repetition ratios of runs side by side (timed in separate processes, a
+kernel's ratio flipped between runs: the machine under the VM ran a fresh process's scans
+up to 1.8x slower for a second or more, in one process and not in the other). The record's
+``algorithms`` payload lists the kernels with their goal group (loop, index, random, sort,
+segmented). Before a kernel is timed one pass of it from the initial data runs on the
 container and on reference std::vectors, and its result and the arrays it writes must
-agree, else the record is unverified and the point an error (the vector variant is the
-reference itself). Sizes: inside the caches (a quarter of L2) and out of them (twice the
-last-level cache, at least 64 MiB: the suite's largest default size, where the goals are
-judged). ``work`` (the row's cap): words std::sort sorts and random updates per pass.
+agree, else the record is unverified and the point an error. PagedArray / TreeArray is the
+quotient of their ratios to the vector of their own process. Sizes: inside the caches (a
+quarter of L2) and out of them (twice the last-level cache, at least 64 MiB: the suite's
+largest default size, where the goals are judged). ``work`` (the row's cap): words
+std::sort sorts and random updates per pass. Records of a std::vector run alone (the
+``array`` variant, as earlier runs made) are still read: ratios between processes then.
 
-Time budget: 75 s at the default scale (2 builds x 3 variants x 2 sizes x 2 rounds = 24
-processes; about 25 s on the quiet 2-vCPU development VM, the estimate about 60 s).
+Time budget: 75 s at the default scale (2 builds x 2 variants x 2 sizes x 2 rounds = 16
+processes, each timing its container and the vector).
 """
 from typing import Dict, List, Optional
 
@@ -39,7 +47,8 @@ def _sizes(*fns):
 _SIZES = {"tiny": (256 * K,), "default": _sizes(IN_CACHES, OUT_OF_CACHES),
           "full": _sizes(IN_CACHES, OUT_OF_CACHES, machine_sizes(("llc", 8), floor=256 * M))}
 
-ROWS = tuple(Row(e, (VECTOR, TREE, PAGED), sizes=_SIZES, cap="work", priority=0) for e in EXPS)
+ROWS = tuple(Row(e, (TREE, PAGED), sizes=_SIZES, cap="work", priority=0) for e in EXPS)
+BESIDE = "@vector"   # the phase suffix of the vector's timing of a kernel in a container's record
 
 # warmup 1: each kernel's checked pass (the program's) runs just before its timing, but the
 # first timed pass still ran slower (std::sort through a TreeArray at -O3: 71.8 then 61.8 us,
@@ -50,11 +59,12 @@ SCALES = {
     "full": {"reps": 10, "rounds": 2, "warmup": 0, "min_rep_ms": 20, "cap": 1 << 20, "budget_s": None},
 }
 
-# Rough seconds per GiB of one process's work beyond the timed passes (filling seven
-# arrays, each kernel's checked pass, restoring what a kernel wrote), and of one timed
-# repetition of all 38 kernels, by kind: ETA and budget only (development VM, loaded).
-_CHECK_S_PER_GIB = {"array": 20.0, "tree": 30.0, "paged": 45.0}
-_PASS_S_PER_GIB = {"array": 8.0, "tree": 12.0, "paged": 18.0}
+# Rough seconds per GiB of one process's work beyond the timed passes (filling ten
+# arrays, each kernel's checked pass on the container and the vector, restoring what a
+# kernel wrote), and of one timed repetition of all 39 kernels on the container and the
+# vector, by kind: ETA and budget only (development VM, loaded).
+_CHECK_S_PER_GIB = {"array": 20.0, "tree": 40.0, "paged": 55.0}
+_PASS_S_PER_GIB = {"array": 8.0, "tree": 20.0, "paged": 26.0}
 
 
 def pass_s(p: Point, cap: Optional[int]) -> float:
@@ -87,11 +97,62 @@ def _has(r: dict, kernel: str) -> bool:
     return kernel == MAIN or kernel in (r.get("phases") or {})
 
 
+def _beside(r: Optional[dict], kernel: str) -> bool:
+    """Whether record r timed kernel on the vector beside its container."""
+    return r is not None and _has(r, kernel) and kernel + BESIDE in (r.get("phases") or {})
+
+
+class Quotient(Ratio):
+    """a / b of two ratios to one reference, each paired in its own process (PagedArray /
+    vector over TreeArray / vector): the reference cancels, and with it the state of the
+    machine each process met. Range: a's over b's."""
+
+    def __init__(self, a: Ratio, b: Ratio):
+        super().__init__(a.num, b.num)
+        self.a, self.b = a, b
+
+    @property
+    def value(self) -> float:
+        return self.a.value / self.b.value
+
+    @property
+    def lo(self) -> float:
+        return self.a.lo / self.b.hi
+
+    @property
+    def hi(self) -> float:
+        return self.a.hi / self.b.lo
+
+    def spreads(self):
+        return (max(self.a.spreads()), max(self.b.spreads()))
+
+    def doubts(self) -> List[str]:
+        return self.a.doubts() + self.b.doubts()
+
+
 def ratio(recs: Records, exp: str, num: Variant, den: Variant, size: int, kernel: str) -> Optional[Ratio]:
+    """num / den of kernel: against the vector, the vector timed beside num in its process
+    (paired repetitions); PagedArray / TreeArray, the quotient of those; between two
+    processes' records where they were not timed so (a vector run alone)."""
     n, d = recs.find(exp, num.name, size), recs.find(exp, den.name, size)
+    if den == VECTOR and _beside(n, kernel):
+        return PhaseRatio(n, n, _phase(kernel), kernel + BESIDE)
+    if den != VECTOR and _beside(n, kernel) and _beside(d, kernel):
+        return Quotient(ratio(recs, exp, num, VECTOR, size, kernel), ratio(recs, exp, den, VECTOR, size, kernel))
     if n is None or d is None or not _has(n, kernel) or not _has(d, kernel):
         return None
     return Ratio(n, d, _phase(kernel))
+
+
+def vector_ns(recs: Records, exp: str, size: int, kernel: str) -> Optional[float]:
+    """The vector's median ns per op of kernel: timed beside the tree (else the paged
+    array), else a vector run of its own."""
+    for v in (TREE, PAGED):
+        r = recs.find(exp, v.name, size)
+        if _beside(r, kernel):
+            return r["phases"][kernel + BESIDE]["median_ns"]
+    r = recs.find(exp, VECTOR.name, size)
+    return _ns(r, kernel) if r is not None and _has(r, kernel) else None
 
 
 def largest(recs: Records, exp: str) -> Optional[int]:
@@ -114,8 +175,8 @@ def report(doc, recs, results, out_dir):
         for k in ks:
             row = [k["name"], k["group"]]
             for e in EXPS:
-                v = recs.find(e, VECTOR.name, size)
-                row.append(f"{_ns(v, k['name']):.3g}" if v is not None and _has(v, k["name"]) else "-")
+                ns = vector_ns(recs, e, size, k["name"])
+                row.append(f"{ns:.3g}" if ns is not None else "-")
                 for num, den in ((TREE, VECTOR), (PAGED, VECTOR), (PAGED, TREE)):
                     rt = ratio(recs, e, num, den, size, k["name"])
                     row.append(rt.cell() if rt else "-")
@@ -129,9 +190,11 @@ def report(doc, recs, results, out_dir):
     what = "; ".join(f"{k['name']}: {k['what']}" for k in ks)
     if what:
         doc.p(f"Kernels: {what}.")
-    doc.p("Each point is one process running every kernel on one container (64-bit words, 64 KiB blocks, THP), "
-          "each kernel's result checked against std::vector's before it is timed. Ratios: median [best-worst "
-          "case of the repetitions]. std_sort and physmem_sort sort the first `work` words (restored before each "
+    doc.p("Each point is one process running every kernel on one container (64-bit words, 64 KiB blocks, THP) "
+          "and, in turn a repetition at a time, on a std::vector on the same backing, each kernel's result "
+          "checked against std::vector's before it is timed. Ratios to the vector: median of the paired "
+          "repetitions' ratios [their range]; paged / tree: the quotient of the two containers' ratios to their "
+          "own process's vector. std_sort and physmem_sort sort the first `work` words (restored before each "
           "pass); "
           "random_index makes `work` updates a pass, each pass from another start of its generator (GUPS over "
           "the whole array, not the elements the last pass left in the caches). Built -O2 and -O3 without -march "
@@ -188,13 +251,15 @@ def _fastest_sort(recs: Records) -> Goal:
     names = [k["name"] for k in kernels(recs) if k["group"] in ("sort", "physmem-sort")]
     for e in EXPS:
         size = largest(recs, e)
-        v, t = (recs.find(e, x.name, size) for x in (VECTOR, TREE)) if size else (None, None)
-        if v is None or t is None or "std_sort" not in (v.get("phases") or {}):
+        t = recs.find(e, TREE.name, size) if size else None
+        v = t if _beside(t, "std_sort") else recs.find(e, VECTOR.name, size) if size else None
+        den = "std_sort" + BESIDE if v is t else "std_sort"
+        if v is None or t is None or den not in (v.get("phases") or {}):
             g.missing.append(f"no {e} sort records")
             continue
         best = min((k for k in names if _has(t, k)), key=lambda k: _ns(t, k))
         g.items.append(Item(f"{BUILD[e]} {format_size(size)} {best} (tree) / std_sort (vector)",
-                            PhaseRatio(t, v, _phase(best), "std_sort"), 1.1))
+                            PhaseRatio(t, v, _phase(best), den), 1.1))
     if len(names) == 1:
         g.notes.append(f"physmem offers no sort of its own yet: its fastest is {names[0]} through the iterators")
     return g

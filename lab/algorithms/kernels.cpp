@@ -349,7 +349,7 @@ class Impl final : public Workload {
         : a_(make_array<A>(s, s.a)), b_(make_array<A>(s, s.b)), side_(s.n, SpanAlloc<Word>(s.side)),
           init_(s.n), corrupt_(s.corrupt), n_(s.n), sorted_(std::min(s.work, s.n)), updates_(s.work) {
         for (std::size_t i = 0; i < n_; ++i) init_[i] = init(i);
-        ra_ = rb_ = rside_ = init_;
+        if constexpr (!kIsVector) ra_ = rb_ = rside_ = init_;
         restore(a_, init_, 0, n_);
         restore(b_, init_, 0, n_);
         restore(side_, init_, 0, n_);
@@ -415,16 +415,22 @@ class Impl final : public Workload {
     // Back to init wherever a pass (measured or reference) wrote.
     void restore_dirty() {
         unsigned d = dirty_ | ref_dirty_;
-        if (d & kA) restore(a_, init_, 0, n_), ra_ = init_;
-        if (d & kB) restore(b_, init_, 0, n_), rb_ = init_;
-        if (d & kSide) restore(side_, init_, 0, n_), rside_ = init_;
+        if (d & kA) restore(a_, init_, 0, n_);
+        if (d & kB) restore(b_, init_, 0, n_);
+        if (d & kSide) restore(side_, init_, 0, n_);
+        if constexpr (!kIsVector) {
+            if (d & kA) ra_ = init_;
+            if (d & kB) rb_ = init_;
+            if (d & kSide) rside_ = init_;
+        }
         dirty_ = ref_dirty_ = 0;
     }
 
+    static constexpr bool kIsVector = std::is_same_v<A, Vec>;  // the reference itself: no copies to check against
     A a_, b_;
     Vec side_;
     Ref init_;              // init(i), what every array starts as
-    Ref ra_, rb_, rside_;   // the references
+    Ref ra_, rb_, rside_;   // the references (empty for the vector)
     std::string corrupt_;
     std::size_t n_, sorted_, updates_;
     std::vector<Kernel> kernels_;

@@ -56,19 +56,31 @@ std::size_t paged_pool_bytes(std::size_t block, std::size_t n, std::size_t budge
     return 2 * (budget + table);
 }
 
-A::Setup setup_of(lab::Context& ctx, std::size_t n) {
-    const lab::Settings& s = ctx.settings();
+// n, work and the side array (named prefix + "side") on the run's backing.
+A::Setup common_setup(lab::Context& ctx, std::size_t n, const std::string& prefix) {
     A::Setup st;
     st.n = n;
-    st.work = s.param_size("work");
-    st.corrupt = s.param("corrupt");
+    st.work = ctx.settings().param_size("work");
     if (st.work == 0) lab::usage_error(kSpec, "--param work: must be at least 1");
-    st.side = ctx.array<A::Word>("side", n);
+    st.side = ctx.array<A::Word>(prefix + "side", n);
+    return st;
+}
+
+// A std::vector's: a and b beside the side array, on the run's backing (prefix: as above).
+A::Setup vector_setup(lab::Context& ctx, std::size_t n, const std::string& prefix) {
+    A::Setup st = common_setup(ctx, n, prefix);
+    st.container = A::Container::vector;
+    st.a = ctx.array<A::Word>(prefix + "a", n);
+    st.b = ctx.array<A::Word>(prefix + "b", n);
+    return st;
+}
+
+A::Setup setup_of(lab::Context& ctx, std::size_t n) {
+    const lab::Settings& s = ctx.settings();
+    A::Setup st = s.kind == Kind::array ? vector_setup(ctx, n, "") : common_setup(ctx, n, "");
+    st.corrupt = s.param("corrupt");
     switch (s.kind) {
         case Kind::array:
-            st.container = A::Container::vector;
-            st.a = ctx.array<A::Word>("a", n);
-            st.b = ctx.array<A::Word>("b", n);
             break;
         case Kind::tree:
             st.container = A::Container::tree;
@@ -85,18 +97,6 @@ A::Setup setup_of(lab::Context& ctx, std::size_t n) {
             ctx.set_param("block_size", s.block_size);
         }
     }
-    return st;
-}
-
-// The std::vector a tree or paged run times each kernel beside, on the run's backing.
-A::Setup vector_setup(lab::Context& ctx, std::size_t n) {
-    A::Setup st;
-    st.n = n;
-    st.work = ctx.settings().param_size("work");
-    st.container = A::Container::vector;
-    st.side = ctx.array<A::Word>("vector_side", n);
-    st.a = ctx.array<A::Word>("vector_a", n);
-    st.b = ctx.array<A::Word>("vector_b", n);
     return st;
 }
 
@@ -129,7 +129,7 @@ void body(lab::Context& ctx) {
     std::unique_ptr<A::Workload> v;  // tree and paged runs: the vector timed beside them
     if (s.kind != Kind::array) {
         ctx.set_tree(s.block_size, w->depth(), w->leaf_length());
-        v = A::make(vector_setup(ctx, n));
+        v = A::make(vector_setup(ctx, n, "vector_"));
     }
 
     lab::Json kernels = lab::Json::array();

@@ -443,6 +443,17 @@ std::vector<void*> dense_blocks(std::size_t bytes = std::size_t{24} << 20) {
     return v;
 }
 
+// A block of n bytes from pm_malloc with v written at both ends (exit 1 when none).
+unsigned char* ends_written(std::size_t n, unsigned char v = 1) {
+    auto* p = static_cast<unsigned char*>(pm_malloc(n));
+    if (!p) std::_Exit(1);
+    p[0] = p[n - 1] = v;
+    return p;
+}
+
+// The first byte of the 4 KiB page holding p.
+std::uintptr_t page_of(const void* p) { return addr(p) & ~std::uintptr_t{4095}; }
+
 template <class Ok>
 void sparse_child(bool touch_all, Ok ok, First first = First::plain, std::size_t at = 200) {
     std::vector<void*> dense = dense_blocks();
@@ -637,9 +648,6 @@ TEST(LargeSparse, ABufferJudgedSparseOnASmallHeapStaysSmallWhenItTurnsHuge) {
     EXPECT_EXIT(child(), thp_child_exit, "");
 }
 
-// A span cached after holding a buffer judged sparse is judged afresh for the next object it
-// holds: a densely written buffer there, grown in place by realloc on a big heap, grows on
-// huge pages (kept with the span, the old judgement advised its growth MADV_NOHUGEPAGE).
 // A span on 4 KiB pages taken from the cache by a smaller object of its class gives back
 // the page its last object ended on: a program touching its blocks at their ends would
 // otherwise leave one more resident page with every reuse (alloc suite, large-live).
@@ -649,21 +657,15 @@ TEST(LargeSparse, AReusedSpanGivesBackThePageItsLastObjectEndedOn) {
     auto child = [] {
         std::vector<void*> dense = dense_blocks();
         constexpr std::size_t kA = 75 * 4096 + 1, kB = 72 * 4096 + 1;  // one class (288 to 320 KiB)
-        auto ends = [](std::size_t n) {
-            auto* p = static_cast<unsigned char*>(pm_malloc(n));
-            if (!p) std::_Exit(1);
-            p[0] = p[n - 1] = 1;
-            return p;
-        };
-        unsigned char* probe = ends(kA);  // the class's probe: judged sparse at the next allocation
-        unsigned char* a = ends(kA);      // on 4 KiB pages
-        const std::uintptr_t a_span = reinterpret_cast<std::uintptr_t>(a) & ~std::uintptr_t{4095};
-        void* a_end = reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(a + kA - 1) & ~std::uintptr_t{4095});
+        unsigned char* probe = ends_written(kA);  // the class's probe: judged sparse at the next allocation
+        unsigned char* a = ends_written(kA);      // on 4 KiB pages
+        const std::uintptr_t a_span = page_of(a);
+        void* a_end = reinterpret_cast<void*>(page_of(a + kA - 1));
         pm_free(a);  // cached
-        unsigned char* b = ends(kB);
+        unsigned char* b = ends_written(kB);
         pm_stats_t s;
         pm_stats(&s);
-        const bool reused = (reinterpret_cast<std::uintptr_t>(b) & ~std::uintptr_t{4095}) == a_span;
+        const bool reused = page_of(b) == a_span;
         if (s.backing != 3 || !reused) std::_Exit(2);  // not on THP, or not a's span: nothing to check
         const std::size_t left = physmem::os::resident_pages(a_end, 4096);
         std::fprintf(stderr, "the page a's last byte was on: %zu resident\n", left);
@@ -685,12 +687,7 @@ TEST(LargeSparse, BlocksOnSparseArenasCostLittleMetadata) {
         std::vector<unsigned char*> v;
         v.reserve(kCount);
         const std::size_t before = physmem::os::resident_bytes();
-        for (std::size_t i = 0; i < kCount; ++i) {
-            auto* p = static_cast<unsigned char*>(pm_malloc(kSize));
-            if (!p) std::_Exit(1);
-            p[0] = p[kSize - 1] = static_cast<unsigned char>(i);
-            v.push_back(p);
-        }
+        for (std::size_t i = 0; i < kCount; ++i) v.push_back(ends_written(kSize, static_cast<unsigned char>(i)));
         const std::size_t after = physmem::os::resident_bytes();
         pm_stats_t s;
         pm_stats(&s);
@@ -717,10 +714,7 @@ TEST(LargeSparse, AnInteriorPointerIntoASparseBlockAborts) {
         std::vector<void*> dense = dense_blocks();
         constexpr std::size_t kSize = 288 << 10;
         unsigned char* p = nullptr;
-        for (int i = 0; i < 3; ++i) {  // the probe, then blocks of a class judged sparse
-            p = static_cast<unsigned char*>(pm_malloc(kSize));
-            p[0] = p[kSize - 1] = 1;
-        }
+        for (int i = 0; i < 3; ++i) p = ends_written(kSize);  // the probe, then blocks of a class judged sparse
         auto e = physmem::os::smaps_entry(p);
         pm_stats_t s;
         pm_stats(&s);
@@ -737,6 +731,9 @@ TEST(LargeSparse, AnInteriorPointerIntoASparseBlockAborts) {
     EXPECT_EXIT(child(), aborted_or_unchecked, "inside the large allocation|nothing to check");
 }
 
+// A span cached after holding a buffer judged sparse is judged afresh for the next object it
+// holds: a densely written buffer there, grown in place by realloc on a big heap, grows on
+// huge pages (kept with the span, the old judgement advised its growth MADV_NOHUGEPAGE).
 TEST(LargeSparse, TheNextObjectInACachedSpanIsJudgedAfresh) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     auto child = [] {

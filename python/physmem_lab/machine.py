@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from .paths import REPO_ROOT
+from .units import format_size
 
 HUGEPAGE_DIRS = {"2m": "hugepages-2048kB", "1g": "hugepages-1048576kB"}
 _HP_ROOT = Path("/sys/kernel/mm/hugepages")
@@ -186,6 +187,14 @@ def unavailable_counters(m: dict, names) -> dict:
             if str(c.get(n, "")).startswith("unavailable")}
 
 
+def _caches_line(m: dict) -> str:
+    from .suitedef import sizing_note  # suitedef imports the suites, which import this module
+    caches = m.get("caches") or {}
+    line = "Caches: " + (", ".join(f"{k} {format_size(v)}" for k, v in caches.items()) or "unknown")
+    note = sizing_note(m)
+    return line + (f" ({note})" if note else "")
+
+
 def summary_lines(m: dict) -> list:
     """The machine record as short ``key: value`` lines for reports and the terminal."""
     hp = m.get("hugepages", {})
@@ -202,6 +211,7 @@ def summary_lines(m: dict) -> list:
         f"{', %s available to the run' % m['cores_available'] if m.get('cores_available') else ''}"
         f"{', virtual machine' if m.get('virtual_machine') else ''})",
         f"Memory: {gib:.1f} GiB; kernel {m.get('kernel')}",
+        _caches_line(m),
         f"THP: enabled={m.get('thp_enabled')} defrag={m.get('thp_defrag')}",
         f"Huge pages 2 MiB: {hps('2m')}; 1 GiB: {hps('1g')} (pdpe1gb: {m.get('pdpe1gb')})",
         f"ASLR: {m.get('aslr')}; governor: {m.get('governor')}; root: {m.get('root')}",

@@ -45,7 +45,7 @@ def _sizes(*fns):
 
 
 _SIZES = {"tiny": (256 * K,), "default": _sizes(IN_CACHES, OUT_OF_CACHES),
-          "full": _sizes(IN_CACHES, OUT_OF_CACHES, machine_sizes(("llc", 8), floor=256 * M))}
+          "full": _sizes(IN_CACHES, OUT_OF_CACHES, machine_sizes(("llc", 8), floor=256 * M, llc_cap=None))}
 
 ROWS = tuple(Row(e, (TREE, PAGED), sizes=_SIZES, cap="work", priority=0) for e in EXPS)
 BESIDE = "@vector"   # the phase suffix of the vector's timing of a kernel in a container's record

@@ -1,6 +1,7 @@
 """Suite sizing: memory limits, time budgets, caps, 1 GiB page needs."""
 from physmem_lab import suite_lab, suites
-from physmem_lab.suitedef import Point, Variant, geometric
+from physmem_lab.machine import summary_lines
+from physmem_lab.suitedef import Point, Variant, geometric, sizing_note
 
 G, M = 1 << 30, 1 << 20
 
@@ -44,9 +45,26 @@ def test_default_sizes_follow_the_caches():
         return sorted({p.size_bytes for p in pl.points if p.params["access"] == access})
     assert scan_sizes(MACHINE, "linear") == [16 << 10, 256 << 10, 128 * M]
     assert scan_sizes(MACHINE, "strided") == [128 * M, G]      # 1 GiB: goal 2's variants
-    other = {"caches": {"l1d": 48 << 10, "l2": 2 * M, "llc": 105 * M}}
-    assert scan_sizes(other, "linear") == [32 << 10, M, 512 * M]
+    other = {"caches": {"l1d": 48 << 10, "l2": 2 * M, "llc": 24 * M}}
+    assert scan_sizes(other, "linear") == [32 << 10, M, 128 * M]
     assert scan_sizes({}, "linear") == scan_sizes(MACHINE, "linear")   # common sizes
+
+
+def test_a_guests_huge_llc_keeps_every_point_within_the_budget_and_says_so():
+    """A VM that reports its socket's 480 MiB L3: the default scale sizes from 32 MiB of it
+    (before, 2-4x 480 MiB put every past-the-cache point of lab, algorithms and protect over
+    their budgets: left out, their goals NOT MEASURED); --full sizes from the whole."""
+    big = {"caches": {**MACHINE["caches"], "llc": 480 * M}}
+    for name in ("lab", "algorithms", "protect"):
+        pl = suites.plan(name, mem_available=21 * G, catalog=Declared(), machine=big)
+        small = suites.plan(name, mem_available=21 * G, catalog=Declared(), machine=MACHINE)
+        assert not pl.dropped, (name, pl.dropped)
+        assert sorted((p.experiment, p.name, p.size_bytes) for p in pl.points) == \
+            sorted((p.experiment, p.name, p.size_bytes) for p in small.points), name
+    full = suites.plan("protect", scale="full", mem_available=64 * G, machine=big)
+    assert max(p.size_bytes for p in full.points) == 4 * G        # 8 x 480 MiB, rounded up
+    assert "480 MiB" in sizing_note(big) and sizing_note(MACHINE) is None
+    assert any("480 MiB" in line for line in summary_lines(big))
 
 
 def test_memory_limits_drop_large_points_and_say_why():

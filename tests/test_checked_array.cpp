@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <numeric>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "physmem/algorithm.hpp"
@@ -206,7 +207,7 @@ TEST(CheckedArraySeeded, LeafFreedBehindTheArraysBack) {
     Checked a(1000, pool, Policy::throw_error);
     for (int r = 0; r < 3; ++r)  // warm: past leaf_count() per-leaf checks the epoch fast path arms
         for (std::size_t i = 0; i < a.size(); ++i) (void)a[i];
-    void* leaf = a.unchecked().leaf_data(1);
+    void* leaf = std::as_const(a).unchecked().leaf_data(1);  // as_const: the fast path stays armed
     std::uint64_t epoch = pool.tag_epoch().load();
     pool.deallocate(leaf);  // the seeded bug: someone else frees the array's block
     EXPECT_GT(pool.tag_epoch().load(), epoch);
@@ -215,6 +216,56 @@ TEST(CheckedArraySeeded, LeafFreedBehindTheArraysBack) {
     EXPECT_EQ(a[5], 0u);  // leaf 0 is fine
     // Put a block back where the leaf was so the array's destructor frees a live block.
     ASSERT_EQ(pool.allocate(), leaf);
+}
+
+void warm(Checked& a) {  // past leaf_count() per-leaf checks the fast paths arm
+    for (int r = 0; r < 3; ++r)
+        for (std::size_t i = 0; i < a.size(); ++i) (void)a[i];
+}
+
+// Domain 0's one-compare fast path (the limit) goes wherever it could be wrong: pop_back
+// (the limit follows the size), a shrink through unchecked() inside the last leaf (no block
+// freed, so no tag changes: taking unchecked() disarms), and an array moved into another
+// object (the pool zeroes the new object's limit, not the old one's).
+TEST(CheckedArraySeeded, TheArmedFastPathFollowsEveryChange) {
+    BlockPool pool(tagged());
+    Checked a(1000, pool, Policy::throw_error);  // two leaves of 512
+    warm(a);
+    a.pop_back();
+    EXPECT_EQ(caught([&] { (void)a[999]; }), Violation::bounds);
+    a.push_back(7);
+    EXPECT_EQ(a[999], 7u);
+    warm(a);
+    a.unchecked().resize(990);
+    EXPECT_EQ(caught([&] { (void)a[995]; }), Violation::bounds);
+    a.resize(1000);
+    warm(a);
+    Checked b(std::move(a));
+    warm(b);
+    void* leaf = std::as_const(b).unchecked().leaf_data(1);
+    pool.deallocate(leaf);
+    EXPECT_EQ(caught([&] { (void)b[600]; }), Violation::stale);
+    ASSERT_EQ(pool.allocate(), leaf);
+}
+
+// Arrays come and go while the pool changes tags: each destroyed or moved-from array stops
+// being watched (the pool never writes into it), and the survivors still catch a free.
+TEST(CheckedArraySeeded, ArraysComeAndGoWhileThePoolChangesTags) {
+    BlockPool pool(tagged());
+    std::vector<Checked> arrays;
+    for (int k = 0; k < 20; ++k) {
+        arrays.emplace_back(700 + k, pool, Policy::throw_error);  // moves the others as it grows
+        warm(arrays.back());
+        if (k % 3 == 0) arrays.erase(arrays.begin());
+        pool.deallocate(pool.allocate());  // a tag change: every watched limit to 0
+    }
+    for (Checked& c : arrays) warm(c);
+    Checked& last = arrays.back();
+    void* leaf = std::as_const(last).unchecked().leaf_data(1);
+    pool.deallocate(leaf);
+    EXPECT_EQ(caught([&] { (void)last[600]; }), Violation::stale);
+    ASSERT_EQ(pool.allocate(), leaf);
+    EXPECT_EQ(arrays.front()[5], 0u);
 }
 
 TEST(CheckedArraySeeded, AnotherDomainsBlocks) {

@@ -195,6 +195,17 @@ class BlockPool {
     // structure that saw every tag of its blocks at epoch e knows none changed while the
     // epoch is still e (checked_tree_array.hpp). Read lock-free.
     const std::atomic<std::uint64_t>& tag_epoch() const noexcept { return tag_epoch_; }
+    // A checked structure's fast-path word (checked_tree_array.hpp): while watched, every
+    // tag change stores 0 in it, after the epoch has moved (seq_cst, under the lock), so a
+    // structure that armed it and then reads the epoch unchanged knows no change was missed.
+    // The node lives in the structure; unwatch before it goes. Pre: tagged().
+    struct TagWatch {
+        std::size_t* word = nullptr;
+        TagWatch* prev = nullptr;
+        TagWatch* next = nullptr;
+    };
+    void watch_tags(TagWatch& w) noexcept;
+    void unwatch_tags(TagWatch& w) noexcept;
     // Bytes of tag tables (0 when tags are off): 8 per block of every region mapped.
     std::size_t tag_bytes() const noexcept;
 
@@ -256,6 +267,8 @@ class BlockPool {
     std::vector<std::unique_ptr<std::atomic<std::uint64_t>[]>> retired_tags_;
     std::size_t retired_tag_bytes_ = 0;
     std::atomic<std::uint64_t> tag_epoch_{0};  // tag_epoch(); written under the lock
+    TagWatch* watchers_ = nullptr;             // watch_tags(); under the lock
+    void tags_changed_locked() noexcept;       // the epoch up, then every watched word 0
     Filler* filler_;                    // owned; pages by fullness (page_filler.hpp)
     std::size_t in_use_ = 0;
     std::size_t total_ = 0;

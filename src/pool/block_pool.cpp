@@ -121,7 +121,7 @@ void BlockPool::put_locked(Slab& s, std::size_t i) noexcept {
     Page& pg = s.page_of(i);
     if (s.tags) {  // before the block is on the free stack: stale handles see it
         s.retire_tag(i);
-        tag_epoch_.fetch_add(1, std::memory_order_release);
+        tags_changed_locked();
     }
     s.flip(i);
     pg.pinned -= s.owner[i] == nullptr;

@@ -1,6 +1,8 @@
 // src/pool/tags.cpp — block tags (PoolOptions::tags): reading a block's domain and
-// generation, setting its domain. Writers hold the pool's lock; checked handles read the
-// words lock-free (capability.hpp). Bumping on free and move is in slab.hpp.
+// generation, setting its domain, and what every tag change does besides (the epoch, the
+// watched words of checked structures). Writers hold the pool's lock; checked handles read
+// the words lock-free (capability.hpp). Bumping on free and move is in slab.hpp.
+#include <atomic>
 #include <mutex>
 
 #include "core/fatal.hpp"
@@ -33,7 +35,27 @@ void BlockPool::set_domain(void* p, std::uint32_t domain) noexcept {
     Slab* s;
     std::size_t i = index_checked(s, p, "set_domain");
     s->set_tag_domain(i, domain);
-    tag_epoch_.fetch_add(1, std::memory_order_release);
+    tags_changed_locked();
+}
+
+void BlockPool::tags_changed_locked() noexcept {
+    tag_epoch_.fetch_add(1, std::memory_order_seq_cst);
+    for (TagWatch* w = watchers_; w; w = w->next) std::atomic_ref(*w->word).store(0, std::memory_order_seq_cst);
+}
+
+void BlockPool::watch_tags(TagWatch& w) noexcept {
+    std::lock_guard<std::mutex> guard(mutex_);
+    w.prev = nullptr;
+    w.next = watchers_;
+    if (watchers_) watchers_->prev = &w;
+    watchers_ = &w;
+}
+
+void BlockPool::unwatch_tags(TagWatch& w) noexcept {
+    std::lock_guard<std::mutex> guard(mutex_);
+    (w.prev ? w.prev->next : watchers_) = w.next;
+    if (w.next) w.next->prev = w.prev;
+    w.prev = w.next = nullptr;
 }
 
 std::size_t BlockPool::tag_bytes() const noexcept {

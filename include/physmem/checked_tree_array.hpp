@@ -267,16 +267,16 @@ class CheckedTreeArray {
         return pool;
     }
 
-    // operator[] and at: while the pool's tag epoch is the one at which every leaf was
-    // last seen unchanged and in domain_ (armed_), no tag can have changed, so the check
-    // is the epoch (one load of a word every access shares) and the thread's domains;
-    // otherwise the leaf's own check (check_leaf), out of line.
+    // operator[] and at: below the armed limit (domain 0), no other check.
     T* element(size_type i, const char* access) const {
         if (i < detail::peek(limit_)) [[likely]]
             return tree_.leaf_data(i >> shape().leaf_shift) + (i & shape().leaf_mask());
         return element_epoch(i, access);
     }
-    // The check when the limit is not armed (or i is past it): the epoch's.
+    // The check when the limit is not armed (or i is past it): while the pool's tag epoch
+    // is the one at which every leaf was last seen unchanged and in domain_ (armed_), no
+    // tag can have changed, so the check is the epoch and the thread's domains; otherwise
+    // the leaf's own check (check_leaf), out of line.
     [[gnu::noinline]] T* element_epoch(size_type i, const char* access) const {
         if (i >= size()) [[unlikely]]
             report(Violation::bounds, access, i, i >> shape().leaf_shift, nullptr);
@@ -326,10 +326,7 @@ class CheckedTreeArray {
         if (watched_ == p) return;
         if (watched_) watched_->unwatch_tags(watch_);
         watched_ = p;
-        if (p) {
-            watch_.word = &limit_;
-            p->watch_tags(watch_);
-        }
+        if (p) p->watch_tags(watch_);
     }
 
     // The hot check: the tag word seen last for leaf k is still the word, and the thread
@@ -373,7 +370,7 @@ class CheckedTreeArray {
     // Domain 0's fast path (element): size() while every leaf was seen unchanged at the
     // pool's current tags, else 0; the pool zeroes it (watch_) on every tag change.
     mutable std::size_t limit_ = 0;
-    BlockPool::TagWatch watch_;
+    BlockPool::TagWatch watch_{&limit_};
     BlockPool* watched_ = nullptr;  // the pool watch_ is registered with
     mutable std::size_t misses_ = 0;          // per-leaf checks since the last look at all
     Policy policy_;

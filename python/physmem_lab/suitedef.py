@@ -46,6 +46,7 @@ import pkgutil
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Tuple
 
+from .machine import LLC_CAP
 from .units import format_size
 
 K, M, G = 1 << 10, 1 << 20, 1 << 30
@@ -107,16 +108,6 @@ def pow2_at_least(n: float) -> int:
     return p
 
 
-# The last-level cache the default scale sizes from, at most: a virtual machine reports its
-# socket's whole L3 (480 MiB on one machine of this kind: shared with every other guest's
-# cores, not this one's 2), and sizes of 2-4x that put every past-the-LLC point over its
-# suite's time budget (left out: the goals judged there NOT MEASURED). 32 MiB: what a
-# machine record without an LLC counts, and about a server core complex's own L3. --full
-# sizes from the whole cache; the report's machine section says when the cap applied
-# (sizing_note).
-LLC_CAP = 32 * M
-
-
 def machine_sizes(*fractions: Tuple[str, float], floor: int = 4 * K,
                   llc_cap: Optional[int] = LLC_CAP) -> Callable:
     """Sizes relative to the machine's caches: ``("l2", 0.5)`` is half the L2, rounded up
@@ -131,16 +122,6 @@ def machine_sizes(*fractions: Tuple[str, float], floor: int = 4 * K,
             have["llc"] = min(have["llc"], llc_cap)
         return tuple(sorted({max(floor, pow2_at_least(have[c] * f)) for c, f in fractions}))
     return sizes
-
-
-def sizing_note(machine: dict) -> Optional[str]:
-    """What the report says when the default scale sized from less than the reported LLC."""
-    llc = (machine.get("caches") or {}).get("llc")
-    if not llc or llc <= LLC_CAP:
-        return None
-    return (f"the last-level cache reports {llc / M:.0f} MiB; the default scale's past-the-cache sizes count "
-            f"{LLC_CAP // M} MiB of it (a guest's LLC is its socket's, shared), so they may partly fit in it; "
-            f"--full sizes from the whole")
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Suite sizing: memory limits, time budgets, caps, 1 GiB page needs."""
 from physmem_lab import suite_lab, suites
-from physmem_lab.machine import summary_lines
-from physmem_lab.suitedef import Point, Variant, geometric, sizing_note
+from physmem_lab.machine import sizing_note, summary_lines
+from physmem_lab.suitedef import Point, Variant, geometric
 
 G, M = 1 << 30, 1 << 20
 

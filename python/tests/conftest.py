@@ -1,4 +1,6 @@
-"""Shared fixtures: the fake program directory and the real build directory."""
+"""Shared fixtures: the fake program directory, the real build directory, and the turn at
+reserving huge pages."""
+import fcntl
 import json
 import os
 import stat
@@ -30,6 +32,19 @@ def fake_bin(tmp_path, monkeypatch):
         _wrapper(d / f"physmem_lab_{exp}", "fake_lab.py", exp)
     monkeypatch.setenv("PHYSMEM_TLBSIM_PROGRAM", str(_wrapper(d / "physmem-tlbsim", "fake_tlbsim.py")))
     return d
+
+
+@pytest.fixture(scope="module")
+def reservation_turn(tmp_path_factory):
+    """This module's turn at reserving huge pages, held until its last test ends. The
+    reservation program lets one holder per machine change nr_hugepages and a second finds
+    the lock taken (by design), so the modules that may reserve (test_hugepages; the end to
+    end bench as root) take turns when pytest-xdist runs them side by side: an exclusive
+    flock on a file every worker of the run (and a run beside it) shares."""
+    path = tmp_path_factory.getbasetemp().parent / "physmem-reservation-turn.lock"
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
 
 
 def physmem_cmd():

@@ -12,7 +12,7 @@ from physmem_lab.schema import validate_results
 
 
 @pytest.fixture(scope="module")
-def tiny_run(tmp_path_factory, real_bin):
+def tiny_run(tmp_path_factory, real_bin, reservation_turn):
     d = tmp_path_factory.mktemp("e2e")
     out = d / "tiny.json"
     argv = physmem_cmd() + ["bench", "--suite", "tiny", "-o", str(out), "--report",

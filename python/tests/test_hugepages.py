@@ -14,6 +14,7 @@ from physmem_lab.machine import hugepages as counts
 PROGRAM = hp.hugepages_program()
 needs_program = pytest.mark.skipif(not PROGRAM.exists(), reason=f"{PROGRAM} not built")
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="changing nr_hugepages needs root")
+pytestmark = pytest.mark.usefixtures("reservation_turn")  # never beside another reserving module
 
 
 def supported(size):

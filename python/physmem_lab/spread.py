@@ -37,14 +37,29 @@ def across_within(runs: List[dict]) -> dict:
             "worst": max(runs, key=lambda r: r["median_ns"])}
 
 
+# The last round_runs list grouped by point (the list, its length when grouped, the groups):
+# a report asks for thousands of points' spreads over one list of hundreds of runs.
+_grouped_runs: Tuple = (None, 0, {})
+
+
+def _runs_of(results: dict, key: Tuple) -> List[dict]:
+    """``results["round_runs"]`` of the point ``key``, grouped once per list."""
+    global _grouped_runs
+    runs = results.get("round_runs") or []
+    seen, n, groups = _grouped_runs
+    if seen is not runs or n != len(runs):
+        groups = group(runs)
+        _grouped_runs = (runs, len(runs), groups)
+    return groups.get(key, [])
+
+
 def process_spread(results: dict, rec: dict) -> Optional[float]:
     """(max - min) / median of the medians of ``rec``'s point over the processes it ran in:
     a pooled record's ``rounds``, else its point's records in ``results["round_runs"]`` (a
     round's view holds one of them); None when it ran in fewer than two."""
     meds = [x["median_ns"] for x in rec.get("rounds") or []]
     if len(meds) < 2:
-        key = point_key(rec)
-        meds = [x["median_ns"] for x in results.get("round_runs", []) if point_key(x) == key]
+        meds = [x["median_ns"] for x in _runs_of(results, point_key(rec))]
     if len(meds) < 2:
         return None
     mid = statistics.median(meds)

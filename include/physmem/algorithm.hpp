@@ -255,8 +255,11 @@ template <std::forward_iterator I, class T>
 void replace(I first, I last, const T& old_value, const T& new_value) {
     if constexpr (segmented_v<I>)
         zip_runs(detail::length(first, last), [&](std::size_t m, auto p) {
-            for (std::size_t j = 0; j < m; ++j)
-                if (p[j] == old_value) p[j] = new_value;
+            // A pointer walk, not p[j]: at -O3 g++ 12 kept p[j]'s indexed compare and store,
+            // and the loop ran at 1.4-1.7x std::replace's over a vector (the same loop with
+            // a pointer ran level with it; the algorithms suite, 64 MiB on THP).
+            for (auto e = p + m; p != e; ++p)
+                if (*p == old_value) *p = new_value;
             return m;
         }, first);
     else

@@ -81,9 +81,9 @@ LD_PRELOAD="$self_lib" cmake --build build-self
 rm -rf "$(dirname "$self_lib")"
 
 stage "6. the lab harness (pytest, end to end on the experiment programs)"
-# One worker per CPU (pytest-xdist), a test file to a worker: a file's module fixtures (a tiny
-# bench run) are made once, and the huge-page tests, which hold the one-per-machine
-# reservation lock, never run beside each other.
+# One worker per CPU (pytest-xdist), a test file to a worker, so a file's module fixtures (a
+# tiny bench run) are made once. The modules that may reserve huge pages (one holder per
+# machine) take turns through conftest's reservation_turn.
 PHYSMEM_LAB_REQUIRE_BUILD=1 .venv/bin/python -m pytest -q -n auto --dist loadfile python/tests 2>&1 | tee "$log.py"
 [[ ${PIPESTATUS[0]} -eq 0 ]] || { echo "test: pytest failed"; exit 1; }
 py_passed=$(grep -oE '[0-9]+ passed' "$log.py" | tail -1 | awk '{print $1}' || true)

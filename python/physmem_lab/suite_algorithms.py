@@ -55,7 +55,7 @@ BESIDE = "@vector"   # the phase suffix of the vector's timing of a kernel in a 
 # the round's median over the goal's 1.3x while the other round's was 1.20x: UNSTABLE).
 SCALES = {
     "tiny": {"reps": 2, "warmup": 0, "min_rep_ms": 2, "cap": 4096, "budget_s": 30},
-    "default": {"reps": 4, "rounds": 2, "warmup": 1, "min_rep_ms": 5, "cap": 1 << 18, "budget_s": 75},
+    "default": {"reps": 3, "rounds": 2, "warmup": 1, "min_rep_ms": 5, "cap": 1 << 18, "budget_s": 75},
     "full": {"reps": 10, "rounds": 2, "warmup": 0, "min_rep_ms": 20, "cap": 1 << 20, "budget_s": None},
 }
 

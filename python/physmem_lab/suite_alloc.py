@@ -106,8 +106,7 @@ ROWS = _rows()
 # pass must repeat) already warms the allocator and the code.
 SCALES = {
     "tiny": {"reps": 2, "warmup": 0, "min_rep_ms": 5, "cap": None, "budget_s": 40},
-    "default": {"reps": 5, "warmup": 0, "min_rep_ms": 100, "cap": None, "budget_s": 100,
-                "min_reps": 3, "target_spread": 0.05},
+    "default": {"reps": 3, "warmup": 0, "min_rep_ms": 100, "cap": None, "budget_s": 100},
     "full": {"reps": 7, "warmup": 0, "min_rep_ms": 200, "cap": None, "budget_s": None},
 }
 

@@ -63,12 +63,16 @@ TABLE: Tuple[Row, ...] = (
                "full": geometric(4 * K, 1 * G, 4) + PAPER_FULL}, priority=0),
     Row("scan", GOAL2, params=({"access": "strided"},),
         sizes={"tiny": (), "default": (1 * G,), "full": ()}, priority=0),
-    # what the old scan benchmark also showed: the fixed-depth view, and random reads
+    # what the old scan benchmark also showed: the fixed-depth view, and random reads. The
+    # fixed-depth view is left to --full (the main job's 10 minutes: its 8 processes took
+    # 18 s of the default scale's 90 on the recent Intel guest, for no goal)
     Row("scan", variants("tree-fixed"), params=({"access": "linear"}, {"access": "strided"}),
-        sizes={"tiny": (1 * M,), "default": PAST_LLC, "full": geometric(4 * K, 1 * G, 4) + PAPER_FULL}),
-    Row("scan", variants("array", ("4k", "1g")) + variants("tree-index", ("4k", "1g"))
-        + variants("tree-fixed", ("4k", "1g")), params=({"access": "random"},),
+        sizes={"tiny": (1 * M,), "default": (), "full": geometric(4 * K, 1 * G, 4) + PAPER_FULL}),
+    Row("scan", variants("array", ("4k", "1g")) + variants("tree-index", ("4k", "1g")),
+        params=({"access": "random"},),
         sizes={"tiny": (1 * M,), "default": PAST_LLC, "full": (64 * M, 1 * G, 16 * G)}),
+    Row("scan", variants("tree-fixed", ("4k", "1g")), params=({"access": "random"},),
+        sizes={"tiny": (1 * M,), "default": (), "full": (64 * M, 1 * G, 16 * G)}),
     Row("scan", variants("array", ("thp",)) + variants("tree-index", ("thp",)) + variants("tree-fixed", ("thp",)),
         params=({"access": "random"},), sizes={"tiny": (), "default": (), "full": (64 * M, 1 * G, 16 * G)}),
     Row("gups", ARRAYS + TREE_INDEX, cap="updates",

@@ -1,0 +1,308 @@
+// lab/experiments/graph.cpp — graph analytics over compressed sparse rows (Graph500 and the
+// GAP Benchmark Suite's kernels): the graph and every kernel's working arrays as contiguous
+// arrays vs as TreeArrays, the same kernel code on both (lab/kernels/graph/).
+//
+//   physmem_lab_graph --variant tree-1g --size 256M [--param graph=kronecker|uniform]
+//                     [--param edge-factor=16] [--param roots=4] [--param iterations=10]
+//
+// --size bounds the bytes of all the arrays: the scale (n = 2^scale vertices) is the
+// largest whose arrays fit it when every generated edge survives (params.scale; the
+// record's "graph" field gives the bytes each array really took). The graph is generated
+// (Graph500's Kronecker generator or uniform endpoints, edge factor 16, seeded by --seed),
+// built into a CSR on the heap (symmetric, no self loops, no duplicates; weights in
+// [1, 255]) and copied into the variant's arrays, none of it timed.
+//
+// Timed, all on the variant's arrays (unit "edge": an undirected edge of the searched
+// component, Graph500's TEPS numerator over this CSR, for BFS and SSSP; a directed entry
+// read for PageRank (per iteration) and CC):
+//   main timing  bfs       direction-optimising BFS from each of `roots` sources
+//   phase        pagerank  `iterations` pull iterations
+//   phase        cc        connected components (hooking and pointer jumping)
+//   phase        sssp      delta-stepping (delta 1) from each root
+// Roots: seeded draws among the vertices with an edge (Graph500 draws them the same way).
+//
+// Verified (lab/kernels/graph/validate.hpp), every result read back from the variant's
+// arrays: each root's BFS tree by Graph500's rules and its SSSP distances edge by edge
+// (before the timing), the components against a union-find and the PageRank scores
+// against a reference computation or their sum (after it). A failure is an unverified
+// record, never a data point.
+//
+// Variants: array-B (one mapping on B holding every array, each 64-byte aligned) and
+// tree-B (a physmem::TreeArray per array on one BlockPool strictly on B; default blocks of
+// 2 MiB: depth 2 up to 512 GiB of uint32).
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "context.hpp"
+#include "kernels/graph/kernels.hpp"
+#include "kernels/random.hpp"
+#include "kernels/tree_sizing.hpp"
+#include "physmem/tree_array.hpp"
+
+namespace {
+
+using namespace lab::graph;
+using lab::Kind;
+using u32 = std::uint32_t;
+using u64 = std::uint64_t;
+
+const lab::ProgramSpec kSpec{
+    .name = "physmem_lab_graph",
+    .experiment = "graph",
+    .unit = "edge",
+    .kinds = {Kind::array, Kind::tree},
+    .default_block_size = 2 << 20,
+    .params = {{"graph", "kronecker", {"kronecker", "uniform"},
+                "generator: Graph500's Kronecker (A, B, C = 0.57, 0.19, 0.19) or uniform endpoints"},
+               {"edge-factor", "16", {}, "edges generated per vertex (Graph500 and GAP: 16)"},
+               {"roots", "4", {}, "BFS and SSSP sources a pass"},
+               {"iterations", "10", {}, "PageRank iterations a pass"}},
+};
+
+constexpr unsigned kMaxScale = 31;  // vertex numbers are uint32, kUnreached excluded
+
+// ---------------------------------------------------------------- sizes
+
+// Bytes of every array for 2^scale vertices when all edge_factor * n generated edges
+// survive in both directions (an upper bound: self loops and duplicates are dropped).
+u64 bytes_for(unsigned scale, u64 edge_factor) {
+    const u64 n = u64{1} << scale, entries = 2 * edge_factor * n;
+    const u64 per_vertex = sizeof(u64)     // offsets
+                           + 2 * sizeof(u32)   // parent, queue
+                           + 2 * sizeof(double)  // scores, contrib
+                           + sizeof(u32)       // labels
+                           + sizeof(u64);      // dist
+    return n * per_vertex + 2 * 8 * bitmap_words(n) + entries * 2 * sizeof(u32) + sizeof(u64);
+}
+
+// The largest scale whose arrays fit `bytes`; 0 when not even scale 1 does.
+unsigned choose_scale(u64 bytes, u64 edge_factor) {
+    unsigned s = 0;
+    while (s < kMaxScale && bytes_for(s + 1, edge_factor) <= bytes) ++s;
+    return s;
+}
+
+// ---------------------------------------------------------------- the arrays
+
+// Every array the kernels touch, of one container template.
+template <template <class> class Arr>
+struct Arrays {
+    Arr<u64> offsets;
+    Arr<u32> neighbours, weights, parent, queue;
+    Arr<u64> front, next;
+    Arr<double> scores, contrib;
+    Arr<u32> labels;
+    Arr<u64> dist;
+};
+
+template <class T>
+using Span = std::span<T>;
+template <class T>
+using Tree = physmem::TreeArray<T>;
+
+// Element counts of the arrays, in Arrays' order.
+struct Counts {
+    u64 n, entries;
+    u64 words() const { return bitmap_words(n); }
+};
+
+// Carves 64-byte-aligned spans out of one mapping on the variant's backing (one 1 GiB
+// page serves every array of a small graph, as one allocation would).
+class Carver {
+  public:
+    Carver(lab::Context& ctx, u64 bytes) : base_(ctx.array<std::byte>("graph", bytes).data()) {}
+    template <class T>
+    std::span<T> get(u64 n) {
+        T* p = reinterpret_cast<T*>(base_ + used_);
+        used_ += (n * sizeof(T) + 63) / 64 * 64;
+        return {p, n};
+    }
+    static u64 bytes(const Counts& c) {
+        auto r = [](u64 b) { return (b + 63) / 64 * 64; };
+        return r(8 * (c.n + 1)) + 2 * r(4 * c.entries) + 2 * r(4 * c.n) + 2 * r(8 * c.words()) + 2 * r(8 * c.n) +
+               r(4 * c.n) + r(8 * c.n);
+    }
+
+  private:
+    std::byte* base_;
+    u64 used_ = 0;
+};
+
+Arrays<Span> carve(lab::Context& ctx, const Counts& c) {
+    Carver k(ctx, Carver::bytes(c));
+    return {k.get<u64>(c.n + 1), k.get<u32>(c.entries), k.get<u32>(c.entries), k.get<u32>(c.n), k.get<u32>(c.n),
+            k.get<u64>(c.words()), k.get<u64>(c.words()), k.get<double>(c.n), k.get<double>(c.n),
+            k.get<u32>(c.n), k.get<u64>(c.n)};
+}
+
+u64 pool_bytes(std::size_t block, const Counts& c) {
+    using lab::tree_bytes;
+    return tree_bytes<u64>(block, c.n + 1) + 2 * tree_bytes<u32>(block, c.entries) + 2 * tree_bytes<u32>(block, c.n) +
+           2 * tree_bytes<u64>(block, c.words()) + 2 * tree_bytes<double>(block, c.n) + tree_bytes<u32>(block, c.n) +
+           tree_bytes<u64>(block, c.n);
+}
+
+Arrays<Tree> grow(physmem::BlockPool& pool, const Counts& c) {
+    return {Tree<u64>(c.n + 1, pool), Tree<u32>(c.entries, pool), Tree<u32>(c.entries, pool),
+            Tree<u32>(c.n, pool), Tree<u32>(c.n, pool), Tree<u64>(c.words(), pool), Tree<u64>(c.words(), pool),
+            Tree<double>(c.n, pool), Tree<double>(c.n, pool), Tree<u32>(c.n, pool), Tree<u64>(c.n, pool)};
+}
+
+// ---------------------------------------------------------------- the graph
+
+struct Input {
+    Csr csr;
+    u64 generated = 0;  // edges the generator made
+    unsigned scale = 0;
+    std::vector<u32> roots;
+};
+
+// `count` seeded draws among the vertices with an edge (repeats allowed, as Graph500's
+// 64 draws allow). pre: the graph has an edge.
+std::vector<u32> pick_roots(const Csr& g, unsigned count, u64 seed) {
+    std::vector<u32> out;
+    u64 state = seed ^ 0x524f4f5453ull;
+    while (out.size() < count) {
+        const u32 v = static_cast<u32>(lab::rnd::below(lab::rnd::next(state), g.n));
+        if (degree(g, v) > 0) out.push_back(v);
+    }
+    return out;
+}
+
+Input make_input(lab::Context& ctx) {
+    const lab::Settings& s = ctx.settings();
+    const u64 ef = s.param_size("edge-factor"), roots = s.param_size("roots");
+    if (ef == 0 || ef > 1024) lab::usage_error(kSpec, "--param edge-factor: must be 1..1024");
+    if (roots == 0 || roots > 64) lab::usage_error(kSpec, "--param roots: must be 1..64");
+    Input in;
+    in.scale = choose_scale(s.size_bytes, ef);
+    if (in.scale == 0) lab::usage_error(kSpec, "--size: too small for a graph of 2 vertices (" + std::to_string(bytes_for(1, ef)) + " bytes)");
+    const std::vector<Edge> edges = s.param("graph") == "uniform" ? uniform_edges(in.scale, unsigned(ef), s.seed)
+                                                                   : kronecker_edges(in.scale, unsigned(ef), s.seed);
+    in.generated = edges.size();
+    in.csr = build_undirected(u32{1} << in.scale, edges, s.seed);
+    if (lab::graph::edges(in.csr) == 0) throw std::invalid_argument("the generated graph has no edge");
+    in.roots = pick_roots(in.csr, unsigned(roots), s.seed);
+    return in;
+}
+
+template <template <class> class Arr>
+void load_graph(Arrays<Arr>& a, const Csr& g) {
+    copy_in(a.offsets, std::span<const u64>(g.offsets));
+    copy_in(a.neighbours, std::span<const u32>(g.neighbours));
+    copy_in(a.weights, std::span<const u32>(g.weights));
+}
+
+// ---------------------------------------------------------------- kernels and checks
+
+u64 mix(u64 h, u64 x) { return lab::rnd::mix(h ^ x); }
+
+// BFS from every root: verifies each tree (Graph500's rules) and returns the edges a pass
+// traverses; `sig` gets the trees' parents.
+template <class G, class A>
+u64 check_bfs(const G& view, A& a, const Input& in, u64& sig, bool& ok, std::string& how) {
+    u64 traversed = 0;
+    for (u32 r : in.roots) {
+        bfs(view, r, a.parent, a.queue, a.front, a.next);
+        const std::vector<u32> parent = to_vector(a.parent);
+        const std::string why = validate_bfs(in.csr, r, parent);
+        if (!why.empty()) ok = false, how += "; bfs from " + std::to_string(r) + ": " + why;
+        traversed += traversed_edges(view, a.parent);
+        for (u32 p : parent) sig = mix(sig, p);
+    }
+    return traversed;
+}
+
+template <class G, class A>
+void check_sssp(const G& view, A& a, const Input& in, u64& sig, bool& ok, std::string& how) {
+    for (u32 r : in.roots) {
+        delta_stepping(view, r, a.dist);
+        const std::vector<u64> dist = to_vector(a.dist);
+        const std::string why = validate_sssp(in.csr, r, dist);
+        if (!why.empty()) ok = false, how += "; sssp from " + std::to_string(r) + ": " + why;
+        for (u64 d : dist) sig = mix(sig, d);
+    }
+}
+
+template <template <class> class Arr>
+void run_kernels(lab::Context& ctx, Arrays<Arr>& a, const Input& in) {
+    const unsigned iterations = unsigned(ctx.settings().param_size("iterations"));
+    if (iterations == 0 || iterations > 1000) lab::usage_error(kSpec, "--param iterations: must be 1..1000");
+    load_graph(a, in.csr);
+    const auto view = make_view(a.offsets, a.neighbours, a.weights);
+    const u64 entries = lab::graph::edges(in.csr);
+    bool ok = true;
+    std::string how = "every result read back from the variant's arrays";
+    u64 sig = 0;
+    const u64 traversed = check_bfs(view, a, in, sig, ok, how);
+    check_sssp(view, a, in, sig, ok, how);
+
+    ctx.measure(traversed, [&] {
+        u64 k = 0;
+        for (u32 r : in.roots) k += bfs(view, r, a.parent, a.queue, a.front, a.next).edges_examined;
+        return k;
+    });
+    ctx.measure_phase("pagerank", u64{iterations} * entries, [&] {
+        return std::bit_cast<u64>(pagerank(view, a.scores, a.contrib, iterations));
+    });
+    ctx.measure_phase("cc", entries, [&] { return u64{connected_components(view, a.labels)}; });
+    ctx.measure_phase("sssp", traversed, [&] {
+        u64 k = 0;
+        for (u32 r : in.roots) k += delta_stepping(view, r, a.dist).relaxations;
+        return k;
+    });
+
+    const std::vector<double> scores = to_vector(a.scores);
+    const std::vector<u32> labels = to_vector(a.labels);
+    for (const std::string& why : {validate_pagerank(in.csr, scores, iterations), validate_cc(in.csr, labels)})
+        if (!why.empty()) ok = false, how += "; " + why;
+    for (double x : scores) sig = mix(sig, std::bit_cast<u64>(x));
+    for (u32 l : labels) sig = mix(sig, l);
+    ctx.checksum(sig);
+    ctx.verify(ok, how + (ok ? ": BFS trees (Graph500's rules) and SSSP distances from " +
+                                   std::to_string(in.roots.size()) + " roots, components against a union-find, "
+                                   "PageRank against its reference or sum all hold"
+                             : ""));
+}
+
+// ---------------------------------------------------------------- the record
+
+void describe(lab::Context& ctx, const Input& in, const Counts& c, u64 bytes) {
+    const lab::Settings& s = ctx.settings();
+    ctx.set_elements(c.n);
+    ctx.set_param("scale", in.scale);
+    ctx.set_field("graph", {{"generator", s.param("graph")},
+                            {"scale", in.scale},
+                            {"vertices", c.n},
+                            {"generated_edges", in.generated},
+                            {"undirected_edges", c.entries / 2},
+                            {"directed_entries", c.entries},
+                            {"roots", in.roots},
+                            {"array_bytes", bytes},
+                            {"graph_bytes", 8 * (c.n + 1) + 8 * c.entries}});
+}
+
+void body(lab::Context& ctx) {
+    const lab::Settings& s = ctx.settings();
+    const Input in = make_input(ctx);
+    const Counts c{in.csr.n, lab::graph::edges(in.csr)};
+    if (s.kind == Kind::array) {
+        describe(ctx, in, c, Carver::bytes(c));
+        Arrays<Span> a = carve(ctx, c);
+        run_kernels(ctx, a, in);
+        return;
+    }
+    const u64 bytes = pool_bytes(s.block_size, c);
+    describe(ctx, in, c, bytes);
+    Arrays<Tree> a = grow(ctx.pool("graph", bytes), c);
+    ctx.set_tree(s.block_size, a.neighbours.depth(), a.neighbours.leaf_length());
+    run_kernels(ctx, a, in);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return lab::run(kSpec, argc, argv, body); }

@@ -1,0 +1,85 @@
+// lab/kernels/graph/view.hpp — a CSR graph held in any three arrays, and its neighbour
+// loops.
+//
+// GraphView names the arrays of a Csr (csr.hpp) wherever they live: offsets (n + 1
+// uint64), neighbours and weights (uint32, one per directed entry). Each may be a
+// std::span, a physmem::TreeArray or a physmem::PagedArray (arrays.hpp: what they must
+// provide); the kernels only read them.
+//
+// Neighbour loops read u's list neighbours[offsets[u] .. offsets[u + 1]) a segment at a
+// time (arrays.hpp: scan): one leaf walk per leaf the list touches, then a plain loop.
+// Weighted loops read the weights the same way, in lockstep: a weights scan over the
+// same index range inside each neighbours segment (so a list pays a walk per leaf of
+// each array, never one per edge; on a PagedArray both leaves are pinned meanwhile).
+// The callback must not access the neighbours or weights arrays itself.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "kernels/graph/arrays.hpp"
+
+namespace lab::graph {
+
+template <class Off, class Nbr, class W>
+struct GraphView {
+    Off& offsets;     // n + 1 entries
+    Nbr& neighbours;  // offsets[n] entries
+    W& weights;       // parallel to neighbours
+    std::uint32_t n;
+};
+
+// The view of three arrays; n = offsets.size() - 1. pre: offsets.size() >= 1.
+template <class Off, class Nbr, class W>
+GraphView<Off, Nbr, W> make_view(Off& offsets, Nbr& neighbours, W& weights) {
+    return {offsets, neighbours, weights, static_cast<std::uint32_t>(offsets.size() - 1)};
+}
+
+// u's degree (entries in its list). pre: u < g.n.
+template <class G>
+std::uint64_t degree(const G& g, std::uint32_t u) {
+    const std::uint64_t first = load(g.offsets, u);
+    return load(g.offsets, std::size_t{u} + 1) - first;
+}
+
+// f(v) for each neighbour v of u, in list order (ascending for a Csr). pre: u < g.n.
+template <class G, class F>
+void for_each_neighbour(const G& g, std::uint32_t u, F&& f) {
+    const std::uint64_t first = load(g.offsets, u), last = load(g.offsets, std::size_t{u} + 1);
+    scan(g.neighbours, first, last, [&](std::span<const std::uint32_t> s) {
+        for (std::uint32_t v : s) f(v);
+        return false;
+    });
+}
+
+// The neighbours of u in list order until pred(v) is true; returns whether it was (the
+// rest of the list is not read). pre: u < g.n.
+template <class G, class P>
+bool find_neighbour(const G& g, std::uint32_t u, P&& pred) {
+    const std::uint64_t first = load(g.offsets, u), last = load(g.offsets, std::size_t{u} + 1);
+    return scan(g.neighbours, first, last, [&](std::span<const std::uint32_t> s) {
+        for (std::uint32_t v : s)
+            if (pred(v)) return true;
+        return false;
+    });
+}
+
+// f(v, w) for each neighbour v of u and the weight w of {u, v}, in list order; the
+// weights read by a second scan in lockstep. pre: u < g.n.
+template <class G, class F>
+void for_each_weighted_neighbour(const G& g, std::uint32_t u, F&& f) {
+    const std::uint64_t first = load(g.offsets, u), last = load(g.offsets, std::size_t{u} + 1);
+    std::uint64_t at = first;  // index of vs[0]
+    scan(g.neighbours, first, last, [&](std::span<const std::uint32_t> vs) {
+        std::size_t j = 0;
+        scan(g.weights, at, at + vs.size(), [&](std::span<const std::uint32_t> ws) {
+            for (std::uint32_t w : ws) f(vs[j++], w);
+            return false;
+        });
+        at += vs.size();
+        return false;
+    });
+}
+
+}  // namespace lab::graph

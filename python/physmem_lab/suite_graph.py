@@ -1,0 +1,220 @@
+"""The ``graph`` suite (issue 27): graph analytics (Graph500 / GAP kernels) over arrays that
+are trees over blocks.
+
+Program: ``physmem_lab_graph`` (lab/experiments/graph.cpp; kernels in lab/kernels/graph/).
+One process per variant and size generates a Graph500 Kronecker graph (edge factor 16,
+seeded), builds its CSR and runs BFS (the record's main timing), PageRank, connected
+components and SSSP (phases) on the variant's arrays, every result validated:
+
+- ``array-B``: every array of the graph and the kernels in one contiguous mapping on B;
+- ``tree-B``: each array a ``physmem::TreeArray`` on a block pool strictly on B.
+
+--size bounds all the arrays' bytes; the program picks the largest scale that fits (the
+record's ``graph`` field: scale, vertices, edges, bytes). Unit: an edge (BFS and SSSP:
+the undirected edges of the searched component, Graph500's TEPS numerator; PageRank and
+CC: a directed entry read, per iteration for PageRank).
+
+Time budget: 25 s at the default scale (6 variants x 2 rounds of a 64 MiB graph, scale 17:
+about 1.2 s a process on the 2-vCPU development VM, most of it generating, building and
+validating the graph). The PagedArray and cgroup-limited mapping peers of the issue are
+not built yet: their goal says NOT MEASURED.
+"""
+from typing import List, Optional
+
+from .analysis import Goal, Item, Records, Value, obtained, ratio, timing
+from .plots import plot_series
+from .suitedef import G, M, Point, Row, SuiteDef, variants
+from .units import format_size
+
+GRAPH = "graph"
+KERNELS = ("bfs", "pagerank", "cc", "sssp")   # bfs is the record's main timing
+ARRAYS, TREES = variants("array"), variants("tree")
+
+_SIZES = {"tiny": (1 * M,), "default": (64 * M,), "full": (64 * M, 512 * M, 4 * G, 16 * G)}
+ROWS = (Row(GRAPH, ARRAYS + TREES, sizes=_SIZES, priority=0),)
+
+SCALES = {
+    "tiny": {"reps": 2, "warmup": 0, "min_rep_ms": 2, "cap": None, "budget_s": 20},
+    "default": {"reps": 4, "rounds": 2, "warmup": 1, "min_rep_ms": 20, "cap": None, "budget_s": 25},
+    "full": {"reps": 6, "rounds": 2, "warmup": 1, "min_rep_ms": 50, "cap": None, "budget_s": None},
+}
+
+# Published context (not measured here): what the two benchmarks ask of a result.
+RULES = (
+    ("Graph500 BFS", "Kronecker generator A, B, C = 0.57, 0.19, 0.19, edge factor 16; 64 random roots with "
+                     "an edge; each BFS tree validated (parent edges exist, levels differ by at most one "
+                     "across every edge, the root's whole component reached); TEPS = input edges of the "
+                     "component / time"),
+    ("GAP Benchmark Suite", "BFS (direction-optimising), SSSP (delta-stepping), PageRank, connected "
+                            "components, betweenness and triangle counting on Kronecker and real graphs; "
+                            "every kernel's output verified"),
+)
+
+
+def pass_s(p: Point, cap: Optional[int]) -> float:
+    """Rough seconds of one timed pass of all four kernels (development VM: ~0.15 s at
+    64 MiB; ETA and budget only)."""
+    return 0.02 + 2.4 * p.size_bytes / G
+
+
+def setup_s(p: Point) -> float:
+    """Generation, CSR build, copy and the validations (~0.9 s at 64 MiB)."""
+    return 0.2 + 11.0 * p.size_bytes / G
+
+
+# ---------------------------------------------------------------- lookups
+
+def _phase(kernel: str) -> Optional[str]:
+    return None if kernel == "bfs" else kernel
+
+
+def kernel_ratio(recs: Records, num: str, den: str, size: int, kernel: str):
+    """num / den time per edge of ``kernel`` (two processes), None when one is missing."""
+    return ratio(recs, GRAPH, num, den, size, phase=_phase(kernel))
+
+
+def _graph_line(rec: dict) -> str:
+    g = rec.get("graph") or {}
+    return (f"scale {g.get('scale')} {g.get('generator', '?')}: {g.get('vertices', 0):,} vertices, "
+            f"{g.get('undirected_edges', 0):,} edges, arrays {format_size(g.get('array_bytes', 0))}")
+
+
+# ---------------------------------------------------------------- report
+
+def report(doc, recs: Records, results, out_dir):
+    sizes = recs.sizes(GRAPH)
+    if not sizes:
+        doc.p("No graph records.")
+        return
+    for size in sizes:
+        any_rec = next((recs.find(GRAPH, v.name, size) for v in ARRAYS + TREES if recs.find(GRAPH, v.name, size)), None)
+        doc.h(3, f"{format_size(size)} of arrays: {_graph_line(any_rec)}")
+        rows = []
+        for v in ARRAYS + TREES:
+            r = recs.find(GRAPH, v.name, size)
+            if r is None:
+                rows.append([v.name, "-"] + ["-"] * len(KERNELS) + ["-"])
+                continue
+            cells = [f"{timing(r, _phase(k))['median_ns']:.3g}" if k == "bfs" or k in (r.get("phases") or {}) else "-"
+                     for k in KERNELS]
+            rows.append([v.name, obtained(r)] + cells + ["yes" if r.get("verified") else "NO"])
+        doc.table(["variant", "backing obtained"] + [f"{k} ns/edge" for k in KERNELS] + ["validated"], rows)
+        ratios = []
+        for b in ("4k", "thp", "1g"):
+            ratios.append([f"tree-{b} / array-{b}"] + [_cell(kernel_ratio(recs, f"tree-{b}", f"array-{b}", size, k))
+                                                      for k in KERNELS])
+        ratios.append(["tree-1g / array-4k"] + [_cell(kernel_ratio(recs, "tree-1g", "array-4k", size, k))
+                                               for k in KERNELS])
+        doc.table(["ratio"] + list(KERNELS), ratios)
+    doc.p("Ratios: median [best-worst case of the repetitions] of time per edge, two processes each. "
+          "Command: `physmem bench --suite graph` (add `--full` for scales up to 16 GiB of arrays).")
+    doc.table(["benchmark", "its rules (context, not measured here)"], [list(x) for x in RULES])
+
+
+def _cell(r) -> str:
+    return r.cell() if r else "-"
+
+
+def plots(recs: Records, out_dir) -> List:
+    out = []
+    for k in KERNELS:
+        series = {}
+        for v in ARRAYS + TREES:
+            for r in recs.find(GRAPH, v.name):
+                if k != "bfs" and k not in (r.get("phases") or {}):
+                    continue
+                t = timing(r, _phase(k))
+                series.setdefault(v.name, []).append((r["size_bytes"], t["median_ns"], t["min_ns"], t["max_ns"]))
+        if series:
+            path = plot_series(series, f"graph {k}: time per edge", "bytes of the graph's arrays", "ns per edge",
+                               out_dir / f"plot-graph-{k}.png")
+            out.append((f"graph {k}", path))
+    return out
+
+
+# ---------------------------------------------------------------- goals
+
+GOAL_TITLES = {
+    1: "TreeArray on 1 GiB pages <= 1.0x contiguous arrays on 4 KiB pages for BFS, PageRank, CC and SSSP "
+       "(largest size of the run)",
+    2: "TreeArray <= 1.10x contiguous arrays on the same backing, every kernel, every size",
+    3: "every result validated (BFS trees, SSSP distances, components, PageRank): no unverified record, "
+       "no failed point",
+    4: "PagedArray with the graph at 2x its budget >= 2x the cgroup-limited mapping (BFS, PageRank), "
+       "within 1.10x of TreeArray when everything fits",
+}
+
+
+def _largest(recs: Records) -> Optional[int]:
+    sizes = recs.sizes(GRAPH)
+    return sizes[-1] if sizes else None
+
+
+def _translation_goal(recs: Records) -> Goal:
+    g = Goal("graph-1", GOAL_TITLES[1])
+    size = _largest(recs)
+    for k in KERNELS:
+        r = kernel_ratio(recs, "tree-1g", "array-4k", size, k) if size else None
+        if r is None:
+            g.missing.append(f"{k}: no tree-1g and array-4k records")
+        else:
+            g.items.append(Item(f"{format_size(size)} {k}: tree-1g / array-4k", r, 1.0))
+    return g
+
+
+def _same_backing_goal(recs: Records) -> Goal:
+    g = Goal("graph-2", GOAL_TITLES[2])
+    for size in recs.sizes(GRAPH):
+        for b in ("4k", "thp", "1g"):
+            for k in KERNELS:
+                r = kernel_ratio(recs, f"tree-{b}", f"array-{b}", size, k)
+                if r is None:
+                    g.missing.append(f"{format_size(size)} {k}: no tree-{b} and array-{b} records")
+                else:
+                    g.items.append(Item(f"{format_size(size)} {k}: tree-{b} / array-{b}", r, 1.10))
+    return g
+
+
+class _Count(Value):
+    """A count of no one record's timing, judged in words of its own."""
+
+    def short(self) -> str:
+        return self._text
+
+    def judged(self, met: bool, target: float) -> str:
+        return f"{'ok' if met else 'missed'}: target {target:g}"
+
+    def missed(self, target: float) -> Optional[str]:
+        return f"{self._text} against a target of {target:g} (a count: no spread to blame)"
+
+
+def _validated_goal(recs: Records) -> Goal:
+    g = Goal("graph-3", GOAL_TITLES[3])
+    mine = [r for r in recs.all if r["experiment"] == GRAPH]
+    failed = [e for e in recs.results.get("errors", []) if e["experiment"] == GRAPH]
+    if not mine and not failed:
+        g.missing.append("no graph records")
+        return g
+    bad = sum(not r.get("verified") for r in mine) + len(failed)
+    g.items.append(Item(f"unverified records {sum(not r.get('verified') for r in mine)} of {len(mine)}, "
+                        f"failed points {len(failed)}", _Count({}, bad, str(bad)), 0))
+    for r in mine:
+        if not r.get("verified"):
+            g.notes.append(f"{r['variant']} {format_size(r['size_bytes'])}: {str(r.get('verification'))[:200]}")
+    for e in failed:
+        g.notes.append(f"{e['variant']} {format_size(e['size_bytes'])}: {e['reason'][:200]}")
+    return g
+
+
+def _paged_goal(recs: Records) -> Goal:
+    g = Goal("graph-4", GOAL_TITLES[4])
+    g.missing.append("the graph program has no PagedArray or mapped-file variant yet (issue 27, item 1)")
+    return g
+
+
+def goals(recs: Records) -> List[Goal]:
+    return [_translation_goal(recs), _same_backing_goal(recs), _validated_goal(recs), _paged_goal(recs)]
+
+
+SUITE = SuiteDef("graph", "Graph analytics on trees: Graph500 / GAP kernels over CSR arrays (issue 27)",
+                 ROWS, SCALES, pass_s=pass_s, setup_s=setup_s, report=report, goals=goals, plots=plots, rank=78)

@@ -1,0 +1,127 @@
+"""The graph suite: goals on synthetic records (MET; MISSED for a tree over its target on
+either goal, an unverified record, a failed point; UNSTABLE across rounds; NOT MEASURED),
+its report section and plots, and the real program: ``physmem bench --suite graph --scale
+tiny`` (skipped unless built; fails under PHYSMEM_LAB_REQUIRE_BUILD=1), every kernel of a
+tiny graph validated on every variant, and its usage errors."""
+import json
+import subprocess
+
+import pytest
+
+import synth
+from conftest import lab_bin, tiny_bench
+from physmem_lab import analysis, report, stability
+from physmem_lab.suite_graph import GOAL_TITLES, GRAPH, KERNELS, SUITE, goals
+
+M = 1 << 20
+SIZE = 64 * M
+VARIANTS = [f"{k}-{b}" for k in ("array", "tree") for b in ("4k", "thp", "1g")]
+# ns per edge: the 4 KiB arrays pay translation, the trees on 1 GiB pages less than that
+GOOD = {"array-4k": 1.3, "array-thp": 1.0, "array-1g": 1.0, "tree-4k": 1.4, "tree-thp": 1.05, "tree-1g": 1.05}
+
+
+def _rec(variant, ns, verified=True):
+    phases = {k: synth.phase(synth.tight(ns)) for k in KERNELS[1:]}
+    r = synth.record(GRAPH, variant, SIZE, synth.tight(ns), phases=phases)
+    r["verified"] = verified
+    r["graph"] = {"generator": "kronecker", "scale": 17, "vertices": 1 << 17, "generated_edges": 1 << 21,
+                  "undirected_edges": 1 << 20, "directed_entries": 1 << 21, "roots": [1, 2, 3, 4],
+                  "array_bytes": 33 << 20, "graph_bytes": 17 << 20}
+    return r
+
+
+def _results(ns=None, unverified=(), errors=()):
+    ns = {**GOOD, **(ns or {})}
+    return synth.results([_rec(v, ns[v], v not in unverified) for v in VARIANTS],
+                         errors=[{"experiment": GRAPH, "variant": v, "size_bytes": SIZE, "reason": "exit 1"}
+                                 for v in errors])
+
+
+def _verdicts(res):
+    return {g.number: g.verdict for g in goals(analysis.Records(res))}
+
+
+def test_goals_met_but_the_paged_peer_is_not_measured():
+    v = _verdicts(_results())
+    assert v == {"graph-1": "MET", "graph-2": "MET", "graph-3": "MET", "graph-4": "NOT MEASURED"}
+    assert set(v) == {f"graph-{n}" for n in GOAL_TITLES}
+
+
+@pytest.mark.parametrize("kw, missed", [
+    ({"ns": {"tree-1g": 1.35}}, {1, 2}),      # slower than 4 KiB arrays and than its own backing
+    ({"ns": {"tree-thp": 1.2}}, {2}),         # 1.2x array-thp
+    ({"unverified": ("tree-4k",)}, {3}),
+    ({"errors": ("array-1g",)}, {3}),
+])
+def test_goals_missed(kw, missed):
+    v = _verdicts(_results(**kw))
+    assert {int(n.split("-")[1]) for n, x in v.items() if x == "MISSED"} == missed, v
+
+
+def test_rounds_that_disagree_are_unstable():
+    res = _results()
+    r0, r1 = _results()["records"], _results({"tree-thp": 1.3})["records"]
+    for rnd, recs in ((0, r0), (1, r1)):
+        for i, r in enumerate(recs):
+            r["run"] = {"round": rnd, "position": i}
+    res["round_runs"] = r0 + r1
+    g = {x.number: x for x in stability.goals(res)}
+    assert g["graph-2"].verdict == "UNSTABLE"
+    assert g["graph-1"].verdict == "MET"
+
+
+def test_not_measured_without_records():
+    assert set(_verdicts(synth.results([])).values()) == {"NOT MEASURED"}
+
+
+def test_report_section_and_plots(tmp_path):
+    md = report.build(_results(), "synthetic", None, None).markdown()
+    assert md.count(f"## {SUITE.title}") == 1
+    assert "scale 17 kronecker: 131,072 vertices, 1,048,576 edges" in md
+    assert "| tree-thp / array-thp | 1.05x [" in md
+    assert "Graph500 BFS" in md
+    paths = SUITE.plots(analysis.Records(_results()), tmp_path)
+    assert [t for t, _ in paths] == [f"graph {k}" for k in KERNELS]
+    assert all(p.is_file() for _, p in paths)
+
+
+@pytest.fixture(scope="module")
+def graph_bin():
+    return lab_bin((GRAPH,))
+
+
+def test_tiny_bench_on_the_real_program(graph_bin, tmp_path):
+    res = tiny_bench("graph", graph_bin, tmp_path, "--no-reserve")
+    assert not res["errors"], res["errors"]
+    kinds = {r["kind"] for r in res["records"]}
+    assert kinds == {"array", "tree"}
+    sums = set()
+    for r in res["records"]:
+        assert r["verified"], r["verification"]
+        assert set(r["phases"]) == set(KERNELS[1:])
+        assert r["graph"]["scale"] >= 8 and r["params"]["scale"] == r["graph"]["scale"]
+        sums.add(r["checksum"])
+    assert len(sums) == 1, sums    # the same results, bit for bit, on every variant
+    md = (tmp_path / "rep" / "report.md").read_text()
+    assert f"## {SUITE.title}" in md and "graph-3" in md
+
+
+@pytest.mark.parametrize("args, why", [
+    (["--size", "64"], "too small"),
+    (["--size", "1M", "--param", "roots=0"], "roots"),
+    (["--size", "1M", "--param", "edge-factor=0"], "edge-factor"),
+    (["--size", "1M", "--param", "iterations=0"], "iterations"),
+])
+def test_bad_input_is_a_usage_error(graph_bin, args, why):
+    p = subprocess.run([str(graph_bin / "physmem_lab_graph"), "--variant", "array-4k", *args],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and why in p.stderr, (p.returncode, p.stderr)
+
+
+def test_uniform_graph_validates(graph_bin):
+    p = subprocess.run([str(graph_bin / "physmem_lab_graph"), "--variant", "tree-4k", "--size", "2M",
+                        "--block-size", "4K", "--reps", "1", "--warmup", "0", "--param", "graph=uniform"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["verified"] and r["graph"]["generator"] == "uniform" and r["tree"]["depth"] >= 2

@@ -4,6 +4,7 @@
 //
 //   physmem_lab_graph --variant tree-1g --size 256M [--param graph=kronecker|uniform]
 //                     [--param edge-factor=16] [--param roots=4] [--param iterations=10]
+//   physmem_lab_graph --variant paged-thp --size 256M --block-size 64K --param ratio=2
 //
 // --size bounds the bytes of all the arrays: the scale (n = 2^scale vertices) is the
 // largest whose arrays fit it when every generated edge survives (params.scale; the
@@ -27,9 +28,12 @@
 // against a reference computation or their sum (after it). A failure is an unverified
 // record, never a data point.
 //
-// Variants: array-B (one mapping on B holding every array, each 64-byte aligned) and
-// tree-B (a physmem::TreeArray per array on one BlockPool strictly on B; default blocks of
-// 2 MiB: depth 2 up to 512 GiB of uint32).
+// Variants: array-B (one mapping on B holding every array, each 64-byte aligned), tree-B
+// (a physmem::TreeArray per array on one BlockPool strictly on B; default blocks of 2 MiB:
+// depth 2 up to 512 GiB of uint32) and paged-B (a physmem::PagedArray per array, frames and
+// tables in one pool strictly on B, files in --param dir; each array's budget its leaves /
+// --param ratio, at least 2 leaves: ratio 1 holds everything, 2 the graph at twice its
+// budget). The record's "paging" field sums the arrays' budgets and I/O.
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -54,13 +58,15 @@ const lab::ProgramSpec kSpec{
     .name = "physmem_lab_graph",
     .experiment = "graph",
     .unit = "edge",
-    .kinds = {Kind::array, Kind::tree},
+    .kinds = {Kind::array, Kind::tree, Kind::paged},
     .default_block_size = 2 << 20,
     .params = {{"graph", "kronecker", {"kronecker", "uniform"},
                 "generator: Graph500's Kronecker (A, B, C = 0.57, 0.19, 0.19) or uniform endpoints"},
                {"edge-factor", "16", {}, "edges generated per vertex (Graph500 and GAP: 16)"},
                {"roots", "4", {}, "BFS and SSSP sources a pass"},
-               {"iterations", "10", {}, "PageRank iterations a pass"}},
+               {"iterations", "10", {}, "PageRank iterations a pass"},
+               {"ratio", "1", {}, "paged: each array's data / its budget (1: everything fits)"},
+               {"dir", "", {}, "paged: directory of the files (default $TMPDIR, else /var/tmp)"}},
 };
 
 constexpr unsigned kMaxScale = 31;  // vertex numbers are uint32, kUnreached excluded
@@ -103,6 +109,8 @@ template <class T>
 using Span = std::span<T>;
 template <class T>
 using Tree = physmem::TreeArray<T>;
+template <class T>
+using Paged = physmem::PagedArray<T>;
 
 // Element counts of the arrays, in Arrays' order.
 struct Counts {
@@ -150,6 +158,68 @@ Arrays<Tree> grow(physmem::BlockPool& pool, const Counts& c) {
     return {Tree<u64>(c.n + 1, pool), Tree<u32>(c.entries, pool), Tree<u32>(c.entries, pool),
             Tree<u32>(c.n, pool), Tree<u32>(c.n, pool), Tree<u64>(c.words(), pool), Tree<u64>(c.words(), pool),
             Tree<double>(c.n, pool), Tree<double>(c.n, pool), Tree<u32>(c.n, pool), Tree<u64>(c.n, pool)};
+}
+
+// A PagedArray's options for n T: budget = its leaves / ratio (rounded up, at least 2
+// leaves: a weighted neighbour loop pins a leaf of two arrays, one each, and a leaf of
+// another may be needed meanwhile).
+struct PagedPlan {
+    std::size_t block;
+    u64 ratio;
+    std::string dir;
+    template <class T>
+    physmem::PagingOptions options(u64 n) const {
+        const physmem::TreeShape shape = physmem::TreeShape::make(block, sizeof(T));
+        physmem::PagingOptions o;
+        o.budget = std::max<u64>(2, (shape.leaves_for(n) + ratio - 1) / ratio) * block;
+        o.dir = dir;
+        return o;
+    }
+    // The pool bytes it takes: its frames and its table's blocks.
+    template <class T>
+    u64 bytes(u64 n) const {
+        const physmem::TreeShape shape = physmem::TreeShape::make(block, sizeof(T));
+        return options<T>(n).budget + ((shape.leaves_for(n) >> shape.fan_shift) + 2) * block;
+    }
+    u64 pool_bytes(const Counts& c) const {
+        return bytes<u64>(c.n + 1) + 2 * bytes<u32>(c.entries) + 2 * bytes<u32>(c.n) + 2 * bytes<u64>(c.words()) +
+               2 * bytes<double>(c.n) + bytes<u32>(c.n) + bytes<u64>(c.n);
+    }
+    u64 budget_bytes(const Counts& c) const {
+        return options<u64>(c.n + 1).budget + 2 * options<u32>(c.entries).budget + 2 * options<u32>(c.n).budget +
+               2 * options<u64>(c.words()).budget + 2 * options<double>(c.n).budget + options<u32>(c.n).budget +
+               options<u64>(c.n).budget;
+    }
+};
+
+Arrays<Paged> page(physmem::BlockPool& pool, const Counts& c, const PagedPlan& p) {
+    return {Paged<u64>(c.n + 1, pool, p.options<u64>(c.n + 1)),
+            Paged<u32>(c.entries, pool, p.options<u32>(c.entries)),
+            Paged<u32>(c.entries, pool, p.options<u32>(c.entries)),
+            Paged<u32>(c.n, pool, p.options<u32>(c.n)),
+            Paged<u32>(c.n, pool, p.options<u32>(c.n)),
+            Paged<u64>(c.words(), pool, p.options<u64>(c.words())),
+            Paged<u64>(c.words(), pool, p.options<u64>(c.words())),
+            Paged<double>(c.n, pool, p.options<double>(c.n)),
+            Paged<double>(c.n, pool, p.options<double>(c.n)),
+            Paged<u32>(c.n, pool, p.options<u32>(c.n)),
+            Paged<u64>(c.n, pool, p.options<u64>(c.n))};
+}
+
+// The arrays' paging counters, summed.
+lab::Json paging_stats(const Arrays<Paged>& a, u64 budget) {
+    physmem::PagingStats t;
+    auto add = [&t](const auto& x) {
+        const physmem::PagingStats s = x.stats();
+        t.leaves += s.leaves, t.frames += s.frames, t.loads += s.loads, t.evictions += s.evictions;
+        t.writebacks += s.writebacks, t.bytes_read += s.bytes_read, t.bytes_written += s.bytes_written;
+        t.io = s.io, t.direct = s.direct;
+    };
+    add(a.offsets), add(a.neighbours), add(a.weights), add(a.parent), add(a.queue), add(a.front), add(a.next);
+    add(a.scores), add(a.contrib), add(a.labels), add(a.dist);
+    return {{"budget_bytes", budget}, {"leaves", t.leaves}, {"frames", t.frames}, {"loads", t.loads},
+            {"evictions", t.evictions}, {"writebacks", t.writebacks}, {"bytes_read", t.bytes_read},
+            {"bytes_written", t.bytes_written}, {"io", t.io}, {"direct", t.direct}};
 }
 
 // ---------------------------------------------------------------- the graph
@@ -296,11 +366,24 @@ void body(lab::Context& ctx) {
         run_kernels(ctx, a, in);
         return;
     }
-    const u64 bytes = pool_bytes(s.block_size, c);
+    if (s.kind == Kind::tree) {
+        const u64 bytes = pool_bytes(s.block_size, c);
+        describe(ctx, in, c, bytes);
+        Arrays<Tree> a = grow(ctx.pool("graph", bytes), c);
+        ctx.set_tree(s.block_size, a.neighbours.depth(), a.neighbours.leaf_length());
+        run_kernels(ctx, a, in);
+        return;
+    }
+    const u64 ratio = s.param_size("ratio");
+    if (ratio == 0 || ratio > 1024) lab::usage_error(kSpec, "--param ratio: must be 1..1024");
+    const PagedPlan plan{s.block_size, ratio, lab::data_dir(s)};
+    const u64 bytes = plan.pool_bytes(c);
     describe(ctx, in, c, bytes);
-    Arrays<Tree> a = grow(ctx.pool("graph", bytes), c);
-    ctx.set_tree(s.block_size, a.neighbours.depth(), a.neighbours.leaf_length());
+    ctx.set_param("ratio", ratio);
+    Arrays<Paged> a = page(ctx.pool("frames", bytes), c, plan);
+    ctx.set_tree(s.block_size, a.neighbours.shape().depth_for(c.entries), a.neighbours.leaf_length());
     run_kernels(ctx, a, in);
+    ctx.set_field("paging", paging_stats(a, plan.budget_bytes(c)));
 }
 
 }  // namespace

@@ -1,9 +1,14 @@
 // lab/kernels/graph/pagerank.hpp — pull-based PageRank (GAP's pr.cc), a fixed number of
 // iterations, scores as double.
 //
-// Every score starts at 1/n. An iteration first sets contrib[v] = score[v] / degree(v),
-// then each vertex pulls: score[u] = (1 - d)/n + d * sum of contrib[v] over u's
-// neighbours (the graph is undirected: in- and out-neighbours are the same list).
+// Every score starts at 1/n. An iteration first sets contrib[v] = d * score[v] / degree(v),
+// then each vertex pulls: score[u] = (1 - d)/n + the sum of contrib[v] over u's
+// neighbours (the graph is undirected: in- and out-neighbours are the same list). GAP
+// multiplies by d after the sum instead; folded into contrib, the pull is adds only, so
+// no compiler can fuse `base + d * sum` into an FMA in one instantiation and not in
+// another (g++ 12 -O3 -march=native did, for std::span but not TreeArray: see
+// lab/cmake/graph.cmake): the scores are bit-identical on every array type whatever
+// -ffp-contract says.
 // Dangling vertices (degree 0; here, isolated ones) are handled as GAP does: nothing
 // pulls from them, so their score leaves the system instead of being spread over all
 // vertices, and the scores sum to less than 1 (expected_pagerank_sum gives the exact
@@ -30,13 +35,13 @@ inline constexpr double kDamping = 0.85;
 
 namespace detail {
 template <class G, class Scores, class Contrib>
-void spread(const G& g, const Scores& scores, Contrib& contrib) {
+void spread(const G& g, const Scores& scores, Contrib& contrib, double damping) {
     for (std::uint32_t v = 0; v < g.n; ++v) {
         const std::uint64_t d = degree(g, v);
-        store(contrib, v, d ? load(scores, v) / static_cast<double>(d) : 0.0);
+        store(contrib, v, d ? damping * load(scores, v) / static_cast<double>(d) : 0.0);
     }
 }
-// One pull sweep; returns the L1 change of the scores.
+// One pull sweep (contrib already damped); returns the L1 change of the scores.
 template <class G, class Scores, class Contrib>
 double pull(const G& g, Scores& scores, const Contrib& contrib, double damping) {
     const double base = (1.0 - damping) / g.n;
@@ -44,7 +49,7 @@ double pull(const G& g, Scores& scores, const Contrib& contrib, double damping) 
     for (std::uint32_t u = 0; u < g.n; ++u) {
         double sum = 0;
         for_each_neighbour(g, u, [&](std::uint32_t v) { sum += load(contrib, v); });
-        const double score = base + damping * sum;
+        const double score = base + sum;
         change += std::fabs(score - load(scores, u));
         store(scores, u, score);
     }
@@ -59,7 +64,7 @@ double pagerank(const G& g, Scores& scores, Contrib& contrib, unsigned iteration
     fill(scores, 1.0 / g.n);
     double change = 0;
     for (unsigned it = 0; it < iterations; ++it) {
-        detail::spread(g, scores, contrib);
+        detail::spread(g, scores, contrib, damping);
         change = detail::pull(g, scores, contrib, damping);
     }
     return change;
@@ -71,11 +76,11 @@ inline std::vector<double> pagerank_reference(const Csr& g, unsigned iterations,
     const double base = (1.0 - damping) / g.n;
     for (unsigned it = 0; it < iterations; ++it) {
         for (std::uint32_t v = 0; v < g.n; ++v)
-            contrib[v] = degree(g, v) ? scores[v] / static_cast<double>(degree(g, v)) : 0.0;
+            contrib[v] = degree(g, v) ? damping * scores[v] / static_cast<double>(degree(g, v)) : 0.0;
         for (std::uint32_t u = 0; u < g.n; ++u) {
             double sum = 0;
             for (std::uint32_t v : neighbours_of(g, u)) sum += contrib[v];
-            scores[u] = base + damping * sum;
+            scores[u] = base + sum;
         }
     }
     return scores;

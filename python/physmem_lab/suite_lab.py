@@ -78,9 +78,10 @@ TABLE: Tuple[Row, ...] = (
     Row("gups", ARRAYS + TREE_INDEX, cap="updates",
         sizes={"tiny": (1 * M,), "default": (64 * M, 1 * G),
                "full": (64 * M, 256 * M, 1 * G, 4 * G, 16 * G, 64 * G)}, priority=0),
+    # priority 0: translation-3 judges the model on the chase too
     Row("chase", ARRAYS + TREE_INDEX, cap="steps", cap_shift=2,   # ~250 ns a step at 1 GiB
         sizes={"tiny": (32 * K, 1 * M), "default": machine_sizes(("l1d", 1), ("llc", 2)),
-               "full": (32 * K, 1 * G, 4 * G, 16 * G)}),
+               "full": (32 * K, 1 * G, 4 * G, 16 * G)}, priority=0),
     Row("rbtree", variants("malloc", ("4k",)) + variants("pool", ("4k", "thp", "1g")),
         params=(RB_INSERT,),
         sizes={"tiny": (1 * M,), "default": (8 * M, 32 * M), "full": (16 * M, 512 * M, 4 * G)},

@@ -40,7 +40,7 @@ ROWS = tuple(Row(REDIS, (Variant("malloc", "thp"),), sizes={scale: (size,)},
 
 SCALES = {
     "tiny": {"reps": 2, "warmup": 0, "min_rep_ms": 1, "cap": None, "budget_s": 30},
-    "default": {"reps": 4, "warmup": 1, "min_rep_ms": 1, "cap": None, "budget_s": 45},
+    "default": {"reps": 3, "warmup": 1, "min_rep_ms": 1, "cap": None, "budget_s": 45},
     "full": {"reps": 11, "warmup": 1, "min_rep_ms": 1, "cap": None, "budget_s": None},
 }
 

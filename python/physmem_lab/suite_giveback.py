@@ -36,11 +36,13 @@ _MSIZES = {"tiny": (32 * M,), "default": (256 * M,), "full": (1 * G,)}
 
 ROWS = (
     Row(GB, (Variant("tree-index", "thp"),), params=({"compact": "off"}, {"compact": "on"}), sizes=_SIZES, priority=0),
-    Row(GB, (Variant("tree-index", "thp"),), params=({"idle": "on", "arrays": "8"},), sizes=_SIZES),
+    # priority 0: giveback-4 reads the idle pools
+    Row(GB, (Variant("tree-index", "thp"),), params=({"idle": "on", "arrays": "8"},), sizes=_SIZES, priority=0),
     Row(GB, (Variant("malloc", "4k"),), params=tuple({"alloc": a} for a in PEERS) + ({"alloc": "glibc", "trim": "on"},),
         sizes=_SIZES, priority=0),
     Row(GB, (Variant("malloc", "thp"),), params=({"alloc": "physmem"},), sizes=_SIZES),
-    Row(GB, (Variant("paged", "thp"),), params=({"compact": "on"}, {"idle": "on"}), sizes=_SIZES),
+    Row(GB, (Variant("paged", "thp"),), params=({"compact": "on"},), sizes=_SIZES),
+    Row(GB, (Variant("paged", "thp"),), params=({"idle": "on"},), sizes=_SIZES, priority=0),
     Row(CP, (Variant("tree-index", "thp"), Variant("tree-index", "4k")), sizes=_SIZES, priority=0, rounds=2),
     Row(MG, (Variant("tree-index", "thp"), Variant("tree-index", "1g")), sizes=_MSIZES, priority=0, rounds=2),
 )

@@ -132,3 +132,16 @@ def test_every_suite_plans_at_every_scale_with_its_own_reps():
             pl = suites.plan(name, scale=scale, mem_available=21 * G)
             assert all(p.suite == name and p.reps == sd.scales[scale]["reps"]
                        for p in pl.points), (name, scale)
+
+
+def test_the_main_job_runs_goal_points_and_one_suite_runs_its_tables_too():
+    every = suites.plan("all", mem_available=21 * G, catalog=Declared(), machine=MACHINE)
+    assert every.points and all(p.priority == 0 for p in every.points)
+    said = [d for d in every.dropped if "no goal reads" in d]
+    assert any(d.startswith("lab: ") and "--suite lab" in d for d in said), every.dropped
+    alone = suites.plan("lab", mem_available=21 * G, catalog=Declared(), machine=MACHINE)
+    assert any(p.priority > 0 for p in alone.points)
+    assert not any("no goal reads" in d for d in alone.dropped)
+    # what a goal reads stays in the main job (giveback-4: the idle pools; translation-3: the chase)
+    labels = {p.label() for p in every.points}
+    assert any("idle=on" in x for x in labels) and any(x.startswith("chase ") for x in labels)

@@ -82,7 +82,7 @@ def kernel_ratio(recs: Records, num: str, den: str, size: int, kernel: str):
 def _graph_line(rec: dict) -> str:
     g = rec.get("graph") or {}
     return (f"scale {g.get('scale')} {g.get('generator', '?')}: {g.get('vertices', 0):,} vertices, "
-            f"{g.get('undirected_edges', 0):,} edges, arrays {format_size(g.get('array_bytes', 0))}")
+            f"{g.get('undirected_edges', 0):,} edges, arrays {g.get('array_bytes', 0) / M:.1f} MiB")
 
 
 # ---------------------------------------------------------------- report

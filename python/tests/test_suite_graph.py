@@ -80,7 +80,7 @@ def test_not_measured_without_records():
 def test_report_section_and_plots(tmp_path):
     md = report.build(_results(), "synthetic", None, None).markdown()
     assert md.count(f"## {SUITE.title}") == 1
-    assert "scale 17 kronecker: 131,072 vertices, 1,048,576 edges" in md
+    assert "scale 17 kronecker: 131,072 vertices, 1,048,576 edges, arrays 33.0 MiB" in md
     assert "| tree-thp / array-thp | 1.05x [" in md
     assert "Graph500 BFS" in md
     paths = SUITE.plots(analysis.Records(_results()), tmp_path)

@@ -161,16 +161,20 @@ def _largest(recs: Records) -> Optional[int]:
     return sizes[-1] if sizes else None
 
 
-def _translation_goal(recs: Records) -> Goal:
-    g = Goal("graph-1", GOAL_TITLES[1])
+def _kernel_items(g: Goal, recs: Records, num: str, den: str, target: float, what: str) -> Goal:
+    """One item per kernel at the run's largest size: num / den (named ``what``)."""
     size = _largest(recs)
     for k in KERNELS:
-        r = kernel_ratio(recs, "tree-1g", "array-4k", size, k) if size else None
+        r = kernel_ratio(recs, num, den, size, k) if size else None
         if r is None:
-            g.missing.append(f"{k}: no tree-1g and array-4k records")
+            g.missing.append(f"{k}: no {num} and {den} records")
         else:
-            g.items.append(Item(f"{format_size(size)} {k}: tree-1g / array-4k", r, 1.0))
+            g.items.append(Item(f"{format_size(size)} {k}: {what}", r, target))
     return g
+
+
+def _translation_goal(recs: Records) -> Goal:
+    return _kernel_items(Goal("graph-1", GOAL_TITLES[1]), recs, "tree-1g", "array-4k", 1.0, "tree-1g / array-4k")
 
 
 def _same_backing_goal(recs: Records) -> Goal:
@@ -218,14 +222,8 @@ def _validated_goal(recs: Records) -> Goal:
 
 
 def _paged_goal(recs: Records) -> Goal:
-    g = Goal("graph-4", GOAL_TITLES[4])
-    size = _largest(recs)
-    for k in KERNELS:
-        r = kernel_ratio(recs, "paged-thp", "tree-thp", size, k) if size else None
-        if r is None:
-            g.missing.append(f"{k}: no paged-thp (1x) and tree-thp records")
-        else:
-            g.items.append(Item(f"{format_size(size)} {k}: paged-thp (1x budget) / tree-thp", r, 1.10))
+    g = _kernel_items(Goal("graph-4", GOAL_TITLES[4]), recs, "paged-thp", "tree-thp", 1.10,
+                      "paged-thp (1x budget) / tree-thp")
     g.missing.append("2x the budget against the cgroup-limited mapping: not built yet (issue 27, item 1)")
     return g
 

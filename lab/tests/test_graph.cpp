@@ -15,9 +15,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <random>
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kernels/graph/kernels.hpp"
@@ -259,6 +261,48 @@ void expect_valid(const Csr& g, const std::vector<u32>& roots, const Results& r)
     EXPECT_EQ(validate_pagerank(g, r.scores, kIterations, kDamping, 0), "");  // the sum check alone
     EXPECT_EQ(validate_cc(g, r.labels), "");
     EXPECT_EQ(label_count(r.labels), component_count(reference_components(g)));
+}
+
+// RangeReader (arrays.hpp) against the array itself: ranges that follow one another,
+// jump back and ahead, straddle leaves, are empty, and stop early — on 4 KiB leaves of
+// 1024 uint32 (the PagedArray with its one-leaf budget evicting between calls).
+template <class Kind>
+void reader_matches(Kind& kind) {
+    const std::size_t n = 5000;
+    std::vector<u32> want(n);
+    for (std::size_t i = 0; i < n; ++i) want[i] = static_cast<u32>(i * 2654435761u);
+    auto a = make_copy(kind, want);
+    RangeReader reader(std::as_const(a));
+    std::mt19937_64 rng(7);
+    std::size_t at = 0;
+    for (int call = 0; call < 4000; ++call) {
+        std::size_t first = call % 3 == 0 ? rng() % n : at;  // mostly where the last ended
+        std::size_t last = std::min(n, first + rng() % (call % 7 == 0 ? 3000 : 40));
+        const std::size_t stop_after = call % 5 == 0 ? rng() % 50 : ~std::size_t{0};
+        std::vector<u32> got;
+        const bool stopped = reader.scan(first, last, [&](std::span<const u32> s) {
+            for (u32 x : s) {
+                if (got.size() == stop_after) return true;
+                got.push_back(x);
+            }
+            return false;
+        });
+        const std::size_t seen = std::min(last - first, stop_after);
+        ASSERT_EQ(stopped, stop_after < last - first) << "call " << call;
+        ASSERT_EQ(got, std::vector<u32>(want.begin() + first, want.begin() + first + seen)) << "call " << call;
+        at = last;
+        // The other arrays' accesses between calls (a paged leaf evicted meanwhile).
+        if (call % 11 == 0) (void)load(std::as_const(a), rng() % n);
+    }
+}
+
+TEST(GraphArrays, RangeReaderReadsWhatScanReads) {
+    SpanKind span;
+    TreeKind tree;
+    PagedKind paged;
+    reader_matches(span);
+    reader_matches(tree);
+    reader_matches(paged);
 }
 
 TEST(GraphKernels, ValidAndIdenticalOnSpanTreeAndPaged) {

@@ -18,6 +18,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <span>
 #include <type_traits>
 #include <utility>
@@ -81,6 +82,101 @@ bool scan(const A& a, std::size_t first, std::size_t last, F&& f) {
         return false;
     }
 }
+
+// Arrays whose leaves can leave memory (PagedArray): nothing of theirs is held between calls.
+template <class A>
+concept Paged = Segmented<A> && requires(const A& a) { a.pager(); };
+
+// sum + a[at[0]] + a[at[1]] + ..., added in that order. On a PagedArray the elements are
+// copied into a local chunk first and added after: a paged load's slow path is a call,
+// and as an x86-64 call clobbers every vector register, g++ keeps a floating-point sum
+// live across such a loop in memory, a store and a reload an element (measured: PageRank's
+// pull at 4x the TreeArray's time).
+template <class A, class I>
+element_t<A> sum_at(const A& a, std::span<const I> at, element_t<A> sum) {
+    if constexpr (Paged<A>) {
+        constexpr std::size_t kChunk = 64;
+        element_t<A> buf[kChunk];
+        for (std::size_t done = 0; done < at.size(); done += kChunk) {
+            const std::size_t m = std::min(kChunk, at.size() - done);
+            for (std::size_t j = 0; j < m; ++j) buf[j] = load(a, at[done + j]);
+            for (std::size_t j = 0; j < m; ++j) sum += buf[j];
+        }
+    } else {
+        for (I i : at) sum += load(a, i);
+    }
+    return sum;
+}
+
+// scan() for ranges that mostly follow one another through the same leaf (a CSR's lists
+// read in vertex order): a range inside the leaf the reader last walked to costs two
+// compares instead of a walk (TreeArray) or a pin and an unpin (PagedArray, each a lock).
+//   TreeArray   the last leaf's bounds and address are kept; a range that leaves it walks
+//               (and one that straddles two leaves goes through scan()). Valid while the
+//               array is neither resized nor its blocks moved (the kernels only read it).
+//   PagedArray  the position is a const_iterator kept between calls, which walks again
+//               when a leaf left memory (correct at any budget, pins nothing); elements
+//               are handed over in copies of up to kChunk.
+//   contiguous  scan() itself.
+// Reading a range that does not start where the last ended costs a jump of the position
+// (paged) or a bounds test (tree), nothing more.
+template <class A>
+class RangeReader {
+    using T = element_t<A>;
+    using It = decltype(std::declval<const A&>().begin());
+
+  public:
+    static constexpr std::size_t kChunk = 64;
+
+    explicit RangeReader(const A& a) : a_(a), it_(a.begin()) {}
+
+    // As scan(a, first, last, f). pre: first <= last <= a.size().
+    template <class F>
+    bool scan(std::size_t first, std::size_t last, F&& f) {
+        if constexpr (Paged<A>) {
+            return copies(first, last, f);
+        } else if constexpr (Segmented<A>) {
+            if (first >= lo_ && last <= hi_) [[likely]]
+                return first < last && f(std::span<const T>(base_ + (first - lo_), last - first));
+            return walk(first, last, f);
+        } else {
+            return graph::scan(a_, first, last, f);
+        }
+    }
+
+  private:
+    // TreeArray: the leaf holding `first` becomes the kept one.
+    template <class F>
+    bool walk(std::size_t first, std::size_t last, F& f) {
+        if (first >= last) return false;
+        const auto& s = a_.shape();
+        const std::size_t k = first >> s.leaf_shift;
+        lo_ = k << s.leaf_shift;
+        hi_ = std::min(a_.size(), lo_ + s.leaf_len());
+        base_ = a_.leaf_data(k);
+        if (last <= hi_) return f(std::span<const T>(base_ + (first - lo_), last - first));
+        return graph::scan(a_, first, last, f);
+    }
+    // PagedArray: elements copied out through the kept iterator.
+    template <class F>
+    bool copies(std::size_t first, std::size_t last, F& f) {
+        if (first >= last) return false;
+        if (it_.index() != first) it_ += static_cast<std::ptrdiff_t>(first) - static_cast<std::ptrdiff_t>(it_.index());
+        T buf[kChunk];
+        while (first < last) {
+            const std::size_t m = std::min(kChunk, last - first);
+            for (std::size_t j = 0; j < m; ++j, ++it_) buf[j] = *it_;
+            first += m;
+            if (f(std::span<const T>(buf, m))) return true;
+        }
+        return false;
+    }
+
+    const A& a_;
+    std::size_t lo_ = 1, hi_ = 0;  // TreeArray: the kept leaf's index range (empty at first)
+    const T* base_ = nullptr;      // and its first element
+    It it_;                        // PagedArray: the position
+};
 
 // Every element = v.
 template <class A>

@@ -87,9 +87,10 @@ template <class G, class Parent, class Bits>
 std::uint64_t bottom_up_step(const G& g, Parent& parent, const Bits& front, Bits& next, BfsStats& st) {
     fill(next, 0);
     std::uint64_t awake = 0;
-    for (std::uint32_t u = 0; u < g.n; ++u) {
-        if (load(parent, u) != kUnreached) continue;
-        find_neighbour(g, u, [&](std::uint32_t v) {
+    RangeReader lists(g.neighbours);
+    for_each_vertex(g, [&](std::uint32_t u, std::uint64_t first, std::uint64_t last) {
+        if (load(parent, u) != kUnreached) return;
+        find_in(lists, first, last, [&](std::uint32_t v) {
             ++st.edges_examined;
             if (!test_bit(front, v)) return false;
             store(parent, u, v);
@@ -97,7 +98,7 @@ std::uint64_t bottom_up_step(const G& g, Parent& parent, const Bits& front, Bits
             ++awake;
             return true;
         });
-    }
+    });
     return awake;
 }
 

@@ -24,8 +24,9 @@ namespace detail {
 template <class G, class Labels>
 bool hook(const G& g, Labels& labels) {
     bool changed = false;
-    for (std::uint32_t u = 0; u < g.n; ++u) {
-        for_each_neighbour(g, u, [&](std::uint32_t v) {
+    RangeReader lists(g.neighbours);
+    for_each_vertex(g, [&](std::uint32_t u, std::uint64_t first, std::uint64_t last) {
+        for_each_in(lists, first, last, [&](std::uint32_t v) {
             const std::uint32_t lu = load(labels, u), lv = load(labels, v);
             if (lu == lv) return;
             const std::uint32_t high = lu > lv ? lu : lv, low = lu > lv ? lv : lu;
@@ -33,7 +34,7 @@ bool hook(const G& g, Labels& labels) {
             store(labels, high, low);
             changed = true;
         });
-    }
+    });
     return changed;
 }
 // labels[v] = the root above v, for every v.

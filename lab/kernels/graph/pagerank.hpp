@@ -36,23 +36,27 @@ inline constexpr double kDamping = 0.85;
 namespace detail {
 template <class G, class Scores, class Contrib>
 void spread(const G& g, const Scores& scores, Contrib& contrib, double damping) {
-    for (std::uint32_t v = 0; v < g.n; ++v) {
-        const std::uint64_t d = degree(g, v);
+    for_each_vertex(g, [&](std::uint32_t v, std::uint64_t first, std::uint64_t last) {
+        const std::uint64_t d = last - first;
         store(contrib, v, d ? damping * load(scores, v) / static_cast<double>(d) : 0.0);
-    }
+    });
 }
 // One pull sweep (contrib already damped); returns the L1 change of the scores.
 template <class G, class Scores, class Contrib>
 double pull(const G& g, Scores& scores, const Contrib& contrib, double damping) {
     const double base = (1.0 - damping) / g.n;
     double change = 0;
-    for (std::uint32_t u = 0; u < g.n; ++u) {
+    RangeReader lists(g.neighbours);
+    for_each_vertex(g, [&](std::uint32_t u, std::uint64_t first, std::uint64_t last) {
         double sum = 0;
-        for_each_neighbour(g, u, [&](std::uint32_t v) { sum += load(contrib, v); });
+        lists.scan(first, last, [&](std::span<const std::uint32_t> s) {
+            sum = sum_at(contrib, s, sum);
+            return false;
+        });
         const double score = base + sum;
         change += std::fabs(score - load(scores, u));
         store(scores, u, score);
-    }
+    });
     return change;
 }
 }  // namespace detail

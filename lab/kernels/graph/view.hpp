@@ -8,6 +8,9 @@
 //
 // Neighbour loops read u's list neighbours[offsets[u] .. offsets[u + 1]) a segment at a
 // time (arrays.hpp: scan): one leaf walk per leaf the list touches, then a plain loop.
+// Sweeps over every vertex in order (for_each_vertex with a RangeReader over the
+// neighbours: for_each_in, find_in) read both arrays as the streams they are: a walk or
+// a pin a leaf, not a few a vertex.
 // Weighted loops read the weights the same way, in lockstep: a weights scan over the
 // same index range inside each neighbours segment (so a list pays a walk per leaf of
 // each array, never one per edge; on a PagedArray both leaves are pinned meanwhile).
@@ -53,12 +56,40 @@ void for_each_neighbour(const G& g, std::uint32_t u, F&& f) {
     });
 }
 
-// The neighbours of u in list order until pred(v) is true; returns whether it was (the
-// rest of the list is not read). pre: u < g.n.
-template <class G, class P>
-bool find_neighbour(const G& g, std::uint32_t u, P&& pred) {
-    const std::uint64_t first = load(g.offsets, u), last = load(g.offsets, std::size_t{u} + 1);
-    return scan(g.neighbours, first, last, [&](std::span<const std::uint32_t> s) {
+// f(u, first, last) for every vertex u in order, [first, last) the range of its list in
+// g.neighbours: the offsets read a segment at a time (one walk, or one pin, a leaf of
+// offsets) instead of two loads a vertex. f must not access g.offsets itself (on a
+// PagedArray the segment stays pinned while f runs).
+template <class G, class F>
+void for_each_vertex(const G& g, F&& f) {
+    std::uint32_t u = 0;
+    std::uint64_t first = 0;
+    bool started = false;
+    scan(g.offsets, 0, std::size_t{g.n} + 1, [&](std::span<const std::uint64_t> s) {
+        std::size_t j = 0;
+        if (!started) first = s[0], j = 1, started = true;
+        for (; j < s.size(); ++j) {
+            const std::uint64_t last = s[j];
+            f(u++, first, last);
+            first = last;
+        }
+        return false;
+    });
+}
+
+// The neighbours in lists[first, last) (a RangeReader over g.neighbours, arrays.hpp), in
+// list order: f(v) for each (for_each_in), or until pred(v) is true (find_in, which
+// returns whether it was).
+template <class R, class F>
+void for_each_in(R& lists, std::uint64_t first, std::uint64_t last, F&& f) {
+    lists.scan(first, last, [&](std::span<const std::uint32_t> s) {
+        for (std::uint32_t v : s) f(v);
+        return false;
+    });
+}
+template <class R, class P>
+bool find_in(R& lists, std::uint64_t first, std::uint64_t last, P&& pred) {
+    return lists.scan(first, last, [&](std::span<const std::uint32_t> s) {
         for (std::uint32_t v : s)
             if (pred(v)) return true;
         return false;

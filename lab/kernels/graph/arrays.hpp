@@ -114,21 +114,18 @@ element_t<A> sum_at(const A& a, std::span<const I> at, element_t<A> sum) {
 //   TreeArray   the last leaf's bounds and address are kept; a range that leaves it walks
 //               (and one that straddles two leaves goes through scan()). Valid while the
 //               array is neither resized nor its blocks moved (the kernels only read it).
-//   PagedArray  the position is a const_iterator kept between calls, which walks again
-//               when a leaf left memory (correct at any budget, pins nothing); elements
-//               are handed over in copies of up to kChunk.
+//   PagedArray  nothing is kept (a leaf may leave memory between calls): each leaf's part
+//               of the range is copied out in chunks of up to kChunk right after its walk
+//               (correct at any budget, pins nothing, takes no lock on a hit).
 //   contiguous  scan() itself.
-// Reading a range that does not start where the last ended costs a jump of the position
-// (paged) or a bounds test (tree), nothing more.
 template <class A>
 class RangeReader {
     using T = element_t<A>;
-    using It = decltype(std::declval<const A&>().begin());
 
   public:
     static constexpr std::size_t kChunk = 64;
 
-    explicit RangeReader(const A& a) : a_(a), it_(a.begin()) {}
+    explicit RangeReader(const A& a) : a_(a) {}
 
     // As scan(a, first, last, f). pre: first <= last <= a.size().
     template <class F>
@@ -157,15 +154,16 @@ class RangeReader {
         if (last <= hi_) return f(std::span<const T>(base_ + (first - lo_), last - first));
         return graph::scan(a_, first, last, f);
     }
-    // PagedArray: elements copied out through the kept iterator.
+    // PagedArray: each leaf's part copied out in chunks, straight after its walk (which
+    // loads the leaf when it is out): nothing of the array is used after another access.
     template <class F>
     bool copies(std::size_t first, std::size_t last, F& f) {
-        if (first >= last) return false;
-        if (it_.index() != first) it_ += static_cast<std::ptrdiff_t>(first) - static_cast<std::ptrdiff_t>(it_.index());
+        const auto& s = a_.shape();
         T buf[kChunk];
         while (first < last) {
-            const std::size_t m = std::min(kChunk, last - first);
-            for (std::size_t j = 0; j < m; ++j, ++it_) buf[j] = *it_;
+            const std::size_t k = first >> s.leaf_shift, at = first & s.leaf_mask();
+            const std::size_t m = std::min({kChunk, last - first, s.leaf_len() - at});
+            std::copy_n(a_.leaf(k, false) + at, m, buf);
             first += m;
             if (f(std::span<const T>(buf, m))) return true;
         }
@@ -175,7 +173,6 @@ class RangeReader {
     const A& a_;
     std::size_t lo_ = 1, hi_ = 0;  // TreeArray: the kept leaf's index range (empty at first)
     const T* base_ = nullptr;      // and its first element
-    It it_;                        // PagedArray: the position
 };
 
 // Every element = v.

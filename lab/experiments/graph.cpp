@@ -31,9 +31,17 @@
 // Variants: array-B (one mapping on B holding every array, each 64-byte aligned), tree-B
 // (a physmem::TreeArray per array on one BlockPool strictly on B; default blocks of 2 MiB:
 // depth 2 up to 512 GiB of uint32) and paged-B (a physmem::PagedArray per array, frames and
-// tables in one pool strictly on B, files in --param dir; each array's budget its leaves /
-// --param ratio, at least 2 leaves: ratio 1 holds everything, 2 the graph at twice its
-// budget). The record's "paging" field sums the arrays' budgets and I/O.
+// tables in one pool strictly on B, files in --param dir; the graph's arrays (offsets,
+// neighbours, weights) a budget of their leaves / --param ratio, at least 2 leaves, the
+// vertex arrays all their leaves: ratio 1 holds everything, 2 the graph at twice its
+// budget). The record's "paging" field sums the arrays' budgets and I/O. mapped-4k (the
+// kernel's paging, the paged arrays' peer): every array carved, as array-B's are, out of
+// one file in --param dir mapped MAP_SHARED, the process in a memory cgroup (cgroup v1,
+// root) whose limit leaves the file's page cache the paged variant's summed budget at the
+// same --param ratio and --block-size (lab/common/memcg.hpp) plus an allowance for the
+// process's own new pages; the graph is copied in inside the limit, as the paged arrays
+// copy it in within their budgets. The record's "mapped" field gives the limit and what
+// the group was charged.
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -41,10 +49,19 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+
 #include "context.hpp"
 #include "kernels/graph/kernels.hpp"
 #include "kernels/random.hpp"
 #include "kernels/tree_sizing.hpp"
+#include "memcg.hpp"
 #include "physmem/tree_array.hpp"
 
 namespace {
@@ -58,15 +75,16 @@ const lab::ProgramSpec kSpec{
     .name = "physmem_lab_graph",
     .experiment = "graph",
     .unit = "edge",
-    .kinds = {Kind::array, Kind::tree, Kind::paged},
+    .kinds = {Kind::array, Kind::tree, Kind::paged, Kind::mapped},
     .default_block_size = 2 << 20,
     .params = {{"graph", "kronecker", {"kronecker", "uniform"},
                 "generator: Graph500's Kronecker (A, B, C = 0.57, 0.19, 0.19) or uniform endpoints"},
                {"edge-factor", "16", {}, "edges generated per vertex (Graph500 and GAP: 16)"},
                {"roots", "4", {}, "BFS and SSSP sources a pass"},
                {"iterations", "10", {}, "PageRank iterations a pass"},
-               {"ratio", "1", {}, "paged: each array's data / its budget (1: everything fits)"},
-               {"dir", "", {}, "paged: directory of the files (default $TMPDIR, else /var/tmp)"}},
+               {"ratio", "1", {}, "paged, mapped: each array's data / its budget (1: everything fits)"},
+               {"dir", "", {}, "paged, mapped: directory of the files (default $TMPDIR, else /var/tmp)"}},
+    .only_backings = {{Kind::mapped, {physmem::Backing::page_4k}}},
 };
 
 constexpr unsigned kMaxScale = 31;  // vertex numbers are uint32, kUnreached excluded
@@ -123,6 +141,7 @@ struct Counts {
 class Carver {
   public:
     Carver(lab::Context& ctx, u64 bytes) : base_(ctx.array<std::byte>("graph", bytes).data()) {}
+    explicit Carver(std::byte* base) : base_(base) {}
     template <class T>
     std::span<T> get(u64 n) {
         T* p = reinterpret_cast<T*>(base_ + used_);
@@ -140,8 +159,7 @@ class Carver {
     u64 used_ = 0;
 };
 
-Arrays<Span> carve(lab::Context& ctx, const Counts& c) {
-    Carver k(ctx, Carver::bytes(c));
+Arrays<Span> carve(Carver k, const Counts& c) {
     return {k.get<u64>(c.n + 1), k.get<u32>(c.entries), k.get<u32>(c.entries), k.get<u32>(c.n), k.get<u32>(c.n),
             k.get<u64>(c.words()), k.get<u64>(c.words()), k.get<double>(c.n), k.get<double>(c.n),
             k.get<u32>(c.n), k.get<u64>(c.n)};
@@ -160,42 +178,47 @@ Arrays<Tree> grow(physmem::BlockPool& pool, const Counts& c) {
             Tree<double>(c.n, pool), Tree<double>(c.n, pool), Tree<u32>(c.n, pool), Tree<u64>(c.n, pool)};
 }
 
-// A PagedArray's options for n T: budget = its leaves / ratio (rounded up, at least 2
-// leaves: a weighted neighbour loop pins a leaf of two arrays, one each, and a leaf of
-// another may be needed meanwhile).
+// A PagedArray's options for n T. The graph's arrays (offsets, neighbours, weights) get
+// a budget of their leaves / ratio (rounded up, at least 2 leaves: a weighted neighbour
+// loop pins a leaf of two arrays, one each, and a leaf of another may be needed
+// meanwhile); the kernels' vertex arrays get all their leaves, as out-of-core graph
+// systems keep vertex state in memory and stream the edges (at half the leaves each, the
+// vertex arrays' random reads made a 16 MiB graph's PageRank 4.6 us an edge: a 64 KiB
+// read for every other edge).
 struct PagedPlan {
     std::size_t block;
     u64 ratio;
     std::string dir;
     template <class T>
-    physmem::PagingOptions options(u64 n) const {
+    physmem::PagingOptions options(u64 n, bool graph = false) const {
         const physmem::TreeShape shape = physmem::TreeShape::make(block, sizeof(T));
+        const u64 r = graph ? ratio : 1;
         physmem::PagingOptions o;
-        o.budget = std::max<u64>(2, (shape.leaves_for(n) + ratio - 1) / ratio) * block;
+        o.budget = std::max<u64>(2, (shape.leaves_for(n) + r - 1) / r) * block;
         o.dir = dir;
         return o;
     }
     // The pool bytes it takes: its frames and its table's blocks.
     template <class T>
-    u64 bytes(u64 n) const {
+    u64 bytes(u64 n, bool graph = false) const {
         const physmem::TreeShape shape = physmem::TreeShape::make(block, sizeof(T));
-        return options<T>(n).budget + ((shape.leaves_for(n) >> shape.fan_shift) + 2) * block;
+        return options<T>(n, graph).budget + ((shape.leaves_for(n) >> shape.fan_shift) + 2) * block;
     }
     u64 pool_bytes(const Counts& c) const {
-        return bytes<u64>(c.n + 1) + 2 * bytes<u32>(c.entries) + 2 * bytes<u32>(c.n) + 2 * bytes<u64>(c.words()) +
-               2 * bytes<double>(c.n) + bytes<u32>(c.n) + bytes<u64>(c.n);
+        return bytes<u64>(c.n + 1, true) + 2 * bytes<u32>(c.entries, true) + 2 * bytes<u32>(c.n) +
+               2 * bytes<u64>(c.words()) + 2 * bytes<double>(c.n) + bytes<u32>(c.n) + bytes<u64>(c.n);
     }
     u64 budget_bytes(const Counts& c) const {
-        return options<u64>(c.n + 1).budget + 2 * options<u32>(c.entries).budget + 2 * options<u32>(c.n).budget +
-               2 * options<u64>(c.words()).budget + 2 * options<double>(c.n).budget + options<u32>(c.n).budget +
-               options<u64>(c.n).budget;
+        return options<u64>(c.n + 1, true).budget + 2 * options<u32>(c.entries, true).budget +
+               2 * options<u32>(c.n).budget + 2 * options<u64>(c.words()).budget + 2 * options<double>(c.n).budget +
+               options<u32>(c.n).budget + options<u64>(c.n).budget;
     }
 };
 
 Arrays<Paged> page(physmem::BlockPool& pool, const Counts& c, const PagedPlan& p) {
-    return {Paged<u64>(c.n + 1, pool, p.options<u64>(c.n + 1)),
-            Paged<u32>(c.entries, pool, p.options<u32>(c.entries)),
-            Paged<u32>(c.entries, pool, p.options<u32>(c.entries)),
+    return {Paged<u64>(c.n + 1, pool, p.options<u64>(c.n + 1, true)),
+            Paged<u32>(c.entries, pool, p.options<u32>(c.entries, true)),
+            Paged<u32>(c.entries, pool, p.options<u32>(c.entries, true)),
             Paged<u32>(c.n, pool, p.options<u32>(c.n)),
             Paged<u32>(c.n, pool, p.options<u32>(c.n)),
             Paged<u64>(c.words(), pool, p.options<u64>(c.words())),
@@ -221,6 +244,42 @@ lab::Json paging_stats(const Arrays<Paged>& a, u64 budget) {
             {"evictions", t.evictions}, {"writebacks", t.writebacks}, {"bytes_read", t.bytes_read},
             {"bytes_written", t.bytes_written}, {"io", t.io}, {"direct", t.direct}};
 }
+
+// The mapped variant's file: every array's bytes (Carver::bytes), created empty in `dir`,
+// removed with the object.
+class MappedFile {
+  public:
+    MappedFile(const std::string& dir, u64 bytes) : bytes_(bytes) {
+        path_ = dir + "/physmem-lab-graph-" + std::to_string(::getpid());
+        fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd_ < 0) throw std::runtime_error("cannot create " + path_ + ": " + std::strerror(errno));
+        if (::ftruncate(fd_, static_cast<off_t>(bytes)) != 0) fail("cannot size");
+    }
+    ~MappedFile() {
+        if (map_) ::munmap(map_, bytes_);
+        ::close(fd_);
+        ::unlink(path_.c_str());
+    }
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+    int fd() const noexcept { return fd_; }
+    const std::string& path() const noexcept { return path_; }
+    // The file mapped MAP_SHARED (once; unmapped with the object).
+    std::byte* map() {
+        void* m = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+        if (m == MAP_FAILED) fail("cannot map");
+        return static_cast<std::byte*>(map_ = m);
+    }
+
+  private:
+    [[noreturn]] void fail(const char* what) {
+        throw std::runtime_error(std::string(what) + " " + path_ + ": " + std::strerror(errno));
+    }
+    std::string path_;
+    int fd_ = -1;
+    u64 bytes_;
+    void* map_ = nullptr;
+};
 
 // ---------------------------------------------------------------- the graph
 
@@ -356,13 +415,46 @@ void describe(lab::Context& ctx, const Input& in, const Counts& c, u64 bytes) {
                             {"graph_bytes", 8 * (c.n + 1) + 8 * c.entries}});
 }
 
+// The process's own pages the mapped variant's limit allows beside the file's cache: the
+// base allowance (memcg.hpp) and a word a vertex for what the untimed checks allocate
+// inside (results read back as vectors, the validators' arrays; measured at scale 15: the
+// group's anonymous pages 1.17 MiB, the base 1 MiB and 8 n bytes 0.25 MiB). The record's
+// "mapped" field gives what the group was charged.
+u64 own_allowance(const Counts& c) { return lab::memcg::kOwnAllowance + 8 * c.n; }
+
+void run_mapped(lab::Context& ctx, const Input& in, const Counts& c, const PagedPlan& plan) {
+    if (std::string why = lab::memcg::unavailable_reason(); !why.empty())
+        throw physmem::backing_unavailable("mapped: " + why);
+    const u64 bytes = Carver::bytes(c), budget = plan.budget_bytes(c);
+    describe(ctx, in, c, bytes);
+    ctx.set_param("ratio", plan.ratio);
+    MappedFile file(plan.dir, bytes);
+    if (std::string why = lab::memcg::paging_unfit_reason(file.fd(), MADV_RANDOM, budget, bytes); !why.empty())
+        throw physmem::backing_unavailable("mapped: " + why);
+    const std::size_t held = lab::memcg::resident_bytes();  // not charged to the new group
+    const u64 limit_bytes = budget + own_allowance(c);
+    lab::memcg::Limit limit(limit_bytes);
+    std::byte* base = file.map();
+    ::madvise(base, bytes, MADV_RANDOM);  // no read-around: most kernels read vertex arrays at random
+    Arrays<Span> a = carve(Carver(base), c);
+    run_kernels(ctx, a, in);
+    const lab::memcg::Limit::Usage use = limit.usage();
+    ctx.set_field("mapped", {{"cgroup", limit.path()}, {"file", file.path()}, {"budget_bytes", budget},
+                             {"limit_bytes", limit_bytes}, {"own_allowance_bytes", limit_bytes - budget},
+                             {"held_before_bytes", held},
+                             {"cgroup_usage", {{"cache_bytes", use.cache}, {"mapped_file_bytes", use.mapped_file},
+                                               {"rss_bytes", use.rss}, {"kmem_bytes", use.kmem}}},
+                             {"cgroup_max_usage_bytes", limit.max_usage()},
+                             {"cgroup_failcnt", limit.failcnt()}});
+}
+
 void body(lab::Context& ctx) {
     const lab::Settings& s = ctx.settings();
     const Input in = make_input(ctx);
     const Counts c{in.csr.n, lab::graph::edges(in.csr)};
     if (s.kind == Kind::array) {
         describe(ctx, in, c, Carver::bytes(c));
-        Arrays<Span> a = carve(ctx, c);
+        Arrays<Span> a = carve(Carver(ctx, Carver::bytes(c)), c);
         run_kernels(ctx, a, in);
         return;
     }
@@ -377,6 +469,10 @@ void body(lab::Context& ctx) {
     const u64 ratio = s.param_size("ratio");
     if (ratio == 0 || ratio > 1024) lab::usage_error(kSpec, "--param ratio: must be 1..1024");
     const PagedPlan plan{s.block_size, ratio, lab::data_dir(s)};
+    if (s.kind == Kind::mapped) {
+        run_mapped(ctx, in, c, plan);
+        return;
+    }
     const u64 bytes = plan.pool_bytes(c);
     describe(ctx, in, c, bytes);
     ctx.set_param("ratio", ratio);

@@ -115,23 +115,24 @@ element_t<A> sum_at(const A& a, std::span<const I> at, element_t<A> sum) {
 //               (and one that straddles two leaves goes through scan()). Valid while the
 //               array is neither resized nor its blocks moved (the kernels only read it).
 //   PagedArray  nothing is kept (a leaf may leave memory between calls): each leaf's part
-//               of the range is copied out in chunks of up to kChunk right after its walk
-//               (correct at any budget, pins nothing, takes no lock on a hit).
+//               of the range is handed over from its frame right after its walk (pins
+//               nothing, takes no lock on a hit; a PagedArray has its own pager, so only
+//               an access to it could evict the leaf meanwhile).
 //   contiguous  scan() itself.
+// f must not access the array itself (as with scan() on a PagedArray, whose pin would
+// make that throw at a one-leaf budget).
 template <class A>
 class RangeReader {
     using T = element_t<A>;
 
   public:
-    static constexpr std::size_t kChunk = 64;
-
     explicit RangeReader(const A& a) : a_(a) {}
 
     // As scan(a, first, last, f). pre: first <= last <= a.size().
     template <class F>
     bool scan(std::size_t first, std::size_t last, F&& f) {
         if constexpr (Paged<A>) {
-            return copies(first, last, f);
+            return leaves(first, last, f);
         } else if constexpr (Segmented<A>) {
             if (first >= lo_ && last <= hi_) [[likely]]
                 return first < last && f(std::span<const T>(base_ + (first - lo_), last - first));
@@ -154,18 +155,17 @@ class RangeReader {
         if (last <= hi_) return f(std::span<const T>(base_ + (first - lo_), last - first));
         return graph::scan(a_, first, last, f);
     }
-    // PagedArray: each leaf's part copied out in chunks, straight after its walk (which
-    // loads the leaf when it is out): nothing of the array is used after another access.
+    // PagedArray: each leaf's part handed over straight from its frame after its walk
+    // (which loads the leaf when it is out). The frame stays put while f runs: only an
+    // access to this array (its own pager) could evict it, and f makes none.
     template <class F>
-    bool copies(std::size_t first, std::size_t last, F& f) {
+    bool leaves(std::size_t first, std::size_t last, F& f) {
         const auto& s = a_.shape();
-        T buf[kChunk];
         while (first < last) {
             const std::size_t k = first >> s.leaf_shift, at = first & s.leaf_mask();
-            const std::size_t m = std::min({kChunk, last - first, s.leaf_len() - at});
-            std::copy_n(a_.leaf(k, false) + at, m, buf);
+            const std::size_t m = std::min(last - first, s.leaf_len() - at);
+            if (f(std::span<const T>(a_.leaf(k, false) + at, m))) return true;
             first += m;
-            if (f(std::span<const T>(buf, m))) return true;
         }
         return false;
     }

@@ -97,14 +97,16 @@ bool find_in(R& lists, std::uint64_t first, std::uint64_t last, P&& pred) {
 }
 
 // f(v, w) for each neighbour v of u and the weight w of {u, v}, in list order; the
-// weights read by a second scan in lockstep. pre: u < g.n.
+// weights read in lockstep, both through RangeReaders (arrays.hpp: a walk a leaf, no pin,
+// so no lock on a PagedArray). pre: u < g.n.
 template <class G, class F>
 void for_each_weighted_neighbour(const G& g, std::uint32_t u, F&& f) {
     const std::uint64_t first = load(g.offsets, u), last = load(g.offsets, std::size_t{u} + 1);
+    RangeReader lists(g.neighbours), weights(g.weights);
     std::uint64_t at = first;  // index of vs[0]
-    scan(g.neighbours, first, last, [&](std::span<const std::uint32_t> vs) {
+    lists.scan(first, last, [&](std::span<const std::uint32_t> vs) {
         std::size_t j = 0;
-        scan(g.weights, at, at + vs.size(), [&](std::span<const std::uint32_t> ws) {
+        weights.scan(at, at + vs.size(), [&](std::span<const std::uint32_t> ws) {
             for (std::uint32_t w : ws) f(vs[j++], w);
             return false;
         });

@@ -6,15 +6,17 @@
 // std::span, a physmem::TreeArray or a physmem::PagedArray (arrays.hpp: what they must
 // provide); the kernels only read them.
 //
-// Neighbour loops read u's list neighbours[offsets[u] .. offsets[u + 1]) a segment at a
-// time (arrays.hpp: scan): one leaf walk per leaf the list touches, then a plain loop.
+// Neighbour loops read u's list neighbours[offsets[u] .. offsets[u + 1]) a leaf's part
+// at a time (arrays.hpp: RangeReader): one walk per leaf the list touches, then a plain
+// loop.
 // Sweeps over every vertex in order (for_each_vertex with a RangeReader over the
-// neighbours: for_each_in, find_in) read both arrays as the streams they are: a walk or
-// a pin a leaf, not a few a vertex.
-// Weighted loops read the weights the same way, in lockstep: a weights scan over the
-// same index range inside each neighbours segment (so a list pays a walk per leaf of
-// each array, never one per edge; on a PagedArray both leaves are pinned meanwhile).
-// The callback must not access the neighbours or weights arrays itself.
+// neighbours: for_each_in, find_in) read both arrays as the streams they are: a walk (or
+// a pin, for the offsets) a leaf, not a few a vertex.
+// Weighted loops read the weights the same way, in lockstep: the same index range of
+// the weights inside each part of the neighbours (so a list pays a walk per leaf of each
+// array, never one per edge). Nothing is pinned: a PagedArray's leaf stays in its frame
+// while the callback runs because the callback must not access the neighbours or
+// weights arrays itself (only an access to an array can evict one of its leaves).
 #pragma once
 
 #include <cstddef>
@@ -44,16 +46,6 @@ template <class G>
 std::uint64_t degree(const G& g, std::uint32_t u) {
     const std::uint64_t first = load(g.offsets, u);
     return load(g.offsets, std::size_t{u} + 1) - first;
-}
-
-// f(v) for each neighbour v of u, in list order (ascending for a Csr). pre: u < g.n.
-template <class G, class F>
-void for_each_neighbour(const G& g, std::uint32_t u, F&& f) {
-    const std::uint64_t first = load(g.offsets, u), last = load(g.offsets, std::size_t{u} + 1);
-    scan(g.neighbours, first, last, [&](std::span<const std::uint32_t> s) {
-        for (std::uint32_t v : s) f(v);
-        return false;
-    });
 }
 
 // f(u, first, last) for every vertex u in order, [first, last) the range of its list in
@@ -94,6 +86,15 @@ bool find_in(R& lists, std::uint64_t first, std::uint64_t last, P&& pred) {
             if (pred(v)) return true;
         return false;
     });
+}
+
+// f(v) for each neighbour v of u, in list order (ascending for a Csr), read through a
+// RangeReader (no pin, so no lock, on a PagedArray). pre: u < g.n.
+template <class G, class F>
+void for_each_neighbour(const G& g, std::uint32_t u, F&& f) {
+    const std::uint64_t first = load(g.offsets, u), last = load(g.offsets, std::size_t{u} + 1);
+    RangeReader lists(g.neighbours);
+    for_each_in(lists, first, last, f);
 }
 
 // f(v, w) for each neighbour v of u and the weight w of {u, v}, in list order; the

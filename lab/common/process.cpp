@@ -5,7 +5,6 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/personality.h>
 #include <sys/wait.h>
@@ -48,6 +47,27 @@ std::string read_all(int fd) {
     return out;
 }
 
+// Forks a child that dies with this process (PR_SET_PDEATHSIG: even when this one is
+// killed, as by a point's timeout, so no server or load generator outlives it) and execs
+// `path` with stdout on `out` and, when err >= 0, stderr on `err` (both opened
+// O_CLOEXEC: the child keeps only these copies). Returns the pid. The child makes
+// async-signal-safe calls only. Throws when `path` cannot be executed or fork fails.
+pid_t fork_exec(const std::string& path, char* const* av, char* const* ev, int out, int err) {
+    if (::access(path.c_str(), X_OK) != 0) fail("exec " + path, errno);
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) ::_exit(127);  // the parent died before the prctl
+        ::dup2(out, 1);
+        if (err >= 0) ::dup2(err, 2);
+        ::execve(path.c_str(), av, ev);
+        ::_exit(127);
+    }
+    if (pid < 0) fail("fork for " + path, errno);
+    return pid;
+}
+
 std::string describe(int status) {
     if (WIFEXITED(status)) return "exit " + std::to_string(WEXITSTATUS(status));
     if (WIFSIGNALED(status)) return "signal " + std::to_string(WTERMSIG(status));
@@ -81,22 +101,17 @@ void reexec_self(const std::string& why) {
 ChildResult run_child(const std::string& path, const std::vector<std::string>& argv,
                       const std::vector<std::string>& env, bool merge_stderr) {
     int fds[2];
-    if (::pipe(fds) != 0) fail("pipe", errno);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-    if (merge_stderr) posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-    posix_spawn_file_actions_addclose(&fa, fds[0]);
-    posix_spawn_file_actions_addclose(&fa, fds[1]);
+    if (::pipe2(fds, O_CLOEXEC) != 0) fail("pipe", errno);
     auto av = c_strings(argv), ev = c_strings(env);
     pid_t pid = 0;
-    int err = ::posix_spawn(&pid, path.c_str(), &fa, nullptr, av.data(), ev.data());
-    posix_spawn_file_actions_destroy(&fa);
-    ::close(fds[1]);
-    if (err != 0) {
+    try {
+        pid = fork_exec(path, av.data(), ev.data(), fds[1], merge_stderr ? fds[1] : -1);
+    } catch (...) {
         ::close(fds[0]);
-        fail("posix_spawn " + path, err);
+        ::close(fds[1]);
+        throw;
     }
+    ::close(fds[1]);
     std::string out = read_all(fds[0]);
     ::close(fds[0]);
     int status = 0;
@@ -108,23 +123,16 @@ ChildResult run_child(const std::string& path, const std::vector<std::string>& a
 int spawn(const std::string& path, const std::vector<std::string>& argv,
           const std::vector<std::string>& env, const std::string& log_path) {
     auto av = c_strings(argv), ev = c_strings(env);
-    const pid_t parent = ::getpid();
     int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (log < 0) fail("open " + log_path, errno);
-    pid_t pid = ::fork();
-    if (pid == 0) {  // the child: async-signal-safe calls only
-        // It dies with this process, even when this one is killed (a point's timeout):
-        // a server left running would hold its memory until the machine restarts.
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent) ::_exit(127);
-        ::dup2(log, 1);
-        ::dup2(log, 2);
-        ::execve(path.c_str(), av.data(), ev.data());
-        ::_exit(127);
+    pid_t pid = 0;
+    try {
+        pid = fork_exec(path, av.data(), ev.data(), log, log);
+    } catch (...) {
+        ::close(log);
+        throw;
     }
-    int err = errno;
     ::close(log);
-    if (pid < 0) fail("fork for " + path, err);
     return pid;
 }
 

@@ -32,8 +32,10 @@ struct ChildResult {
     std::string out;
 };
 // Runs `path` with exactly `argv` and `env` (as run_capture) and waits for it, whatever
-// its exit. merge_stderr: the child's stderr goes into `out` too. Throws
-// std::runtime_error only when it cannot be started.
+// its exit. merge_stderr: the child's stderr goes into `out` too. Like spawn()'s, the
+// child is killed by the kernel when this process dies first (a load generator left
+// spinning after a killed run held a CPU until found). Throws std::runtime_error only
+// when it cannot be started.
 ChildResult run_child(const std::string& path, const std::vector<std::string>& argv,
                       const std::vector<std::string>& env, bool merge_stderr = false);
 

@@ -181,8 +181,16 @@ GOAL_TITLES = {
 }
 
 
+def _sizes_at(recs: Records, budget: str) -> List[int]:
+    """The sizes with records at data / budget ``budget`` ("1": every in-memory size; "2":
+    the --full points of the graph at twice its budget)."""
+    return [s for s in recs.sizes(GRAPH) if any(r["size_bytes"] == s and _budget(r) == budget
+                                                for v in ARRAYS + TREES + PAGED + MAPPED
+                                                for r in recs.find(GRAPH, v.name))]
+
+
 def _largest(recs: Records) -> Optional[int]:
-    sizes = recs.sizes(GRAPH)
+    sizes = _sizes_at(recs, "1")
     return sizes[-1] if sizes else None
 
 
@@ -204,7 +212,7 @@ def _translation_goal(recs: Records) -> Goal:
 
 def _same_backing_goal(recs: Records) -> Goal:
     g = Goal("graph-2", GOAL_TITLES[2])
-    for size in recs.sizes(GRAPH):
+    for size in _sizes_at(recs, "1"):
         for b in ("4k", "thp", "1g"):
             for k in KERNELS:
                 r = kernel_ratio(recs, f"tree-{b}", f"array-{b}", size, k)
@@ -249,7 +257,7 @@ def _validated_goal(recs: Records) -> Goal:
 def _paged_goal(recs: Records) -> Goal:
     g = _kernel_items(Goal("graph-4", GOAL_TITLES[4]), recs, "paged-thp", "tree-thp", 1.10,
                       "paged-thp (1x budget) / tree-thp")
-    sizes = [s for s in recs.sizes(GRAPH) if recs.find(GRAPH, "paged-thp", s, "2") and recs.find(GRAPH, "mapped-4k", s, "2")]
+    sizes = _sizes_at(recs, "2")
     if not sizes:
         g.missing.append("2x the budget against the cgroup-limited mapping: not measured in this run "
                          "(`physmem bench --suite graph --full` runs it on a 16 MiB graph; the mapping needs root "

@@ -122,6 +122,8 @@ Limit::~Limit() {
     ::rmdir(path_.c_str());
 }
 
+void Limit::set(std::size_t limit) { write_file(path_ + "/memory.limit_in_bytes", std::to_string(limit)); }
+
 std::uint64_t Limit::max_usage() const { return read_number(path_ + "/memory.max_usage_in_bytes"); }
 std::uint64_t Limit::failcnt() const { return read_number(path_ + "/memory.failcnt"); }
 

@@ -39,6 +39,11 @@ class Limit {
     Limit(const Limit&) = delete;
     Limit& operator=(const Limit&) = delete;
     const std::string& path() const noexcept { return path_; }
+    // Changes the limit: lowering it makes the kernel reclaim the group's pages down to it
+    // (write dirty shared pages back first, e.g. msync, or the reclaim may give up).
+    // Throws std::runtime_error naming the write when the kernel refuses (EBUSY: it could
+    // not reclaim enough); the limit is then unchanged.
+    void set(std::size_t limit);
     // The group's peak charge (memory.max_usage_in_bytes) and how often it hit the limit.
     std::uint64_t max_usage() const;
     std::uint64_t failcnt() const;

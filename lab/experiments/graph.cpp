@@ -31,18 +31,24 @@
 // Variants: array-B (one mapping on B holding every array, each 64-byte aligned), tree-B
 // (a physmem::TreeArray per array on one BlockPool strictly on B; default blocks of 2 MiB:
 // depth 2 up to 512 GiB of uint32) and paged-B (a physmem::PagedArray per array, frames and
-// tables in one pool strictly on B, files in --param dir; the graph's arrays (offsets,
-// neighbours, weights) a budget of their leaves / --param ratio, at least 2 leaves, the
-// vertex arrays all their leaves: ratio 1 holds everything, 2 the graph at twice its
-// budget). The record's "paging" field sums the arrays' budgets and I/O. mapped-4k (the
-// kernel's paging, the paged arrays' peer): every array carved, as array-B's are, out of
-// one file in --param dir mapped MAP_SHARED, the process in a memory cgroup (cgroup v1,
-// root) whose limit leaves the file's page cache the paged variant's summed budget at the
-// same --param ratio and --block-size (lab/common/memcg.hpp) plus an allowance for the
-// process's own new pages; the graph is copied in inside the limit, as the paged arrays
-// copy it in within their budgets. The record's "mapped" field gives the limit and what
-// the group was charged.
+// tables in one pool strictly on B, files in --param dir; --param leaf sets the leaf of
+// the graph's arrays (offsets, neighbours, weights), by default the block). Each kernel's
+// budget (PagedPlan): the graph's arrays it reads their leaves / --param ratio, the vertex
+// arrays it reads all their leaves, the arrays it does not read 2 leaves — set between
+// kernels (set_budget), so ratio 1 holds everything and 2 each kernel's edges at twice
+// their budget. The record's "paging" field sums the arrays' largest budgets and their
+// I/O, "phases_paging" gives each kernel's budget. mapped-4k (the kernel's paging, the
+// paged arrays' peer): every array carved, as array-B's are, out of one file in --param
+// dir mapped MAP_SHARED, the process in a memory cgroup (cgroup v1, root) whose limit
+// leaves the file's page cache the paged variant's budget for the kernel running (the
+// same plan; the limit changed between kernels after an msync, lab/common/memcg.hpp)
+// plus an allowance for the process's own new pages; the graph is copied in inside the
+// limit, as the paged arrays copy it in within their budgets. Hints: the vertex arrays
+// MADV_RANDOM, the graph's arrays per kernel (advice_for). The record's "mapped" field
+// gives the largest limit and what the group was charged, "phases_paging" each kernel's
+// budget, limit and hint.
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <span>
@@ -83,7 +89,8 @@ const lab::ProgramSpec kSpec{
                {"roots", "4", {}, "BFS and SSSP sources a pass"},
                {"iterations", "10", {}, "PageRank iterations a pass"},
                {"ratio", "1", {}, "paged, mapped: each array's data / its budget (1: everything fits)"},
-               {"dir", "", {}, "paged, mapped: directory of the files (default $TMPDIR, else /var/tmp)"}},
+               {"dir", "", {}, "paged, mapped: directory of the files (default $TMPDIR, else /var/tmp)"},
+               {"leaf", "0", {}, "paged: bytes of a leaf of the graph's arrays, a power of two from 4K to the block (0: the block)"}},
     .only_backings = {{Kind::mapped, {physmem::Backing::page_4k}}},
 };
 
@@ -148,6 +155,11 @@ class Carver {
         used_ += (n * sizeof(T) + 63) / 64 * 64;
         return {p, n};
     }
+    // The graph's arrays' bytes (offsets, neighbours, weights: carved first).
+    static u64 graph_bytes(const Counts& c) {
+        auto r = [](u64 b) { return (b + 63) / 64 * 64; };
+        return r(8 * (c.n + 1)) + 2 * r(4 * c.entries);
+    }
     static u64 bytes(const Counts& c) {
         auto r = [](u64 b) { return (b + 63) / 64 * 64; };
         return r(8 * (c.n + 1)) + 2 * r(4 * c.entries) + 2 * r(4 * c.n) + 2 * r(8 * c.words()) + 2 * r(8 * c.n) +
@@ -178,55 +190,117 @@ Arrays<Tree> grow(physmem::BlockPool& pool, const Counts& c) {
             Tree<double>(c.n, pool), Tree<double>(c.n, pool), Tree<u32>(c.n, pool), Tree<u64>(c.n, pool)};
 }
 
-// A PagedArray's options for n T. The graph's arrays (offsets, neighbours, weights) get
-// a budget of their leaves / ratio (rounded up, at least 2 leaves: a weighted neighbour
-// loop pins a leaf of two arrays, one each, and a leaf of another may be needed
-// meanwhile); the kernels' vertex arrays get all their leaves, as out-of-core graph
-// systems keep vertex state in memory and stream the edges (at half the leaves each, the
-// vertex arrays' random reads made a 16 MiB graph's PageRank 4.6 us an edge: a 64 KiB
-// read for every other edge).
+// The timed kernels, in the order they run, and the arrays each reads (bit i: the i-th
+// member of Arrays).
+enum class Phase : unsigned { bfs, pagerank, cc, sssp };
+constexpr Phase kPhases[] = {Phase::bfs, Phase::pagerank, Phase::cc, Phase::sssp};
+constexpr const char* kPhaseNames[] = {"bfs", "pagerank", "cc", "sssp"};
+enum : unsigned { kOffsets = 1, kNeighbours = 2, kWeights = 4, kGraph = 7 };
+constexpr unsigned kReads[] = {
+    kOffsets | kNeighbours | 8 | 16 | 32 | 64,  // bfs: parent, queue, front, next
+    kOffsets | kNeighbours | 128 | 256,         // pagerank: scores, contrib
+    kOffsets | kNeighbours | 512,               // cc: labels
+    kGraph | 1024,                              // sssp: weights, dist
+};
+constexpr unsigned kAll = 2047;
+constexpr unsigned reads(Phase p) { return kReads[unsigned(p)]; }
+
+// The members of Arrays in order: element bytes and count.
+struct Member {
+    std::size_t elem;
+    u64 n;
+};
+std::array<Member, 11> members(const Counts& c) {
+    return {{{8, c.n + 1}, {4, c.entries}, {4, c.entries}, {4, c.n}, {4, c.n}, {8, c.words()}, {8, c.words()},
+             {8, c.n}, {8, c.n}, {4, c.n}, {8, c.n}}};
+}
+
+// The paged arrays' budgets. In a phase (a kernel's passes) the graph's arrays it reads
+// (offsets, neighbours, weights) get their leaves / ratio (rounded up, at least 2 leaves:
+// a weighted neighbour loop reads a leaf of two arrays at once, and a leaf of another may
+// be needed meanwhile); the vertex arrays it reads get all their leaves, as out-of-core
+// graph systems keep vertex state in memory and stream the edges (at half the leaves
+// each, the vertex arrays' random reads made a 16 MiB graph's PageRank 4.6 us an edge: a
+// 64 KiB read for every other edge); the arrays it does not read 2 leaves. So each
+// kernel's edge data is `ratio` times its budget, for the paged arrays (set_budget between
+// phases) and for the mapping alike (its limit changed between phases): the kernel's LRU
+// would otherwise give the kernel the unread arrays' share (BFS does not read the weights,
+// half the graph's bytes).
 struct PagedPlan {
     std::size_t block;
     u64 ratio;
     std::string dir;
-    template <class T>
-    physmem::PagingOptions options(u64 n, bool graph = false) const {
-        const physmem::TreeShape shape = physmem::TreeShape::make(block, sizeof(T));
-        const u64 r = graph ? ratio : 1;
+    u64 leaf = 0;  // the graph's arrays' leaf bytes (0: the block)
+    u64 leaf_of(bool graph) const { return graph && leaf ? leaf : block; }
+    // Leaves of member m.
+    u64 leaves(const Member& m, bool graph) const {
+        return std::max<u64>(1, (m.n * m.elem + leaf_of(graph) - 1) / leaf_of(graph));
+    }
+    // Bytes of member m's budget when `read` (or not) in a phase.
+    u64 budget(const Member& m, bool graph, bool read) const {
+        const u64 all = leaves(m, graph);
+        const u64 want = !read ? 2 : graph ? (all + ratio - 1) / ratio : all;
+        return std::min(all, std::max<u64>(2, want)) * leaf_of(graph);
+    }
+    // Budget of every member for a phase reading `mask`.
+    std::array<u64, 11> budgets(const Counts& c, unsigned mask) const {
+        std::array<u64, 11> out{};
+        const std::array<Member, 11> ms = members(c);
+        for (unsigned i = 0; i < ms.size(); ++i) out[i] = budget(ms[i], (kGraph >> i) & 1, (mask >> i) & 1);
+        return out;
+    }
+    u64 budget_bytes(const Counts& c, unsigned mask = kAll) const {
+        u64 sum = 0;
+        for (u64 b : budgets(c, mask)) sum += b;
+        return sum;
+    }
+    // A PagedArray's options for member m, at its largest budget (every phase's reads).
+    physmem::PagingOptions options(const Member& m, bool graph) const {
         physmem::PagingOptions o;
-        o.budget = std::max<u64>(2, (shape.leaves_for(n) + r - 1) / r) * block;
+        o.budget = budget(m, graph, true);
         o.dir = dir;
+        o.leaf_bytes = leaf_of(graph);
         return o;
     }
-    // The pool bytes it takes: its frames and its table's blocks.
-    template <class T>
-    u64 bytes(u64 n, bool graph = false) const {
-        const physmem::TreeShape shape = physmem::TreeShape::make(block, sizeof(T));
-        return options<T>(n, graph).budget + ((shape.leaves_for(n) >> shape.fan_shift) + 2) * block;
-    }
+    // The pool bytes the arrays take: their largest budgets in whole blocks (frames are
+    // taken a block at a time) and their tables' blocks.
     u64 pool_bytes(const Counts& c) const {
-        return bytes<u64>(c.n + 1, true) + 2 * bytes<u32>(c.entries, true) + 2 * bytes<u32>(c.n) +
-               2 * bytes<u64>(c.words()) + 2 * bytes<double>(c.n) + bytes<u32>(c.n) + bytes<u64>(c.n);
-    }
-    u64 budget_bytes(const Counts& c) const {
-        return options<u64>(c.n + 1, true).budget + 2 * options<u32>(c.entries, true).budget +
-               2 * options<u32>(c.n).budget + 2 * options<u64>(c.words()).budget + 2 * options<double>(c.n).budget +
-               options<u32>(c.n).budget + options<u64>(c.n).budget;
+        u64 sum = 0;
+        const std::array<Member, 11> ms = members(c);
+        for (unsigned i = 0; i < ms.size(); ++i) {
+            const bool graph = (kGraph >> i) & 1;
+            sum += (budget(ms[i], graph, true) + block - 1) / block * block;
+            sum += (leaves(ms[i], graph) / (block / 8) + 2) * block;
+        }
+        return sum;
     }
 };
 
 Arrays<Paged> page(physmem::BlockPool& pool, const Counts& c, const PagedPlan& p) {
-    return {Paged<u64>(c.n + 1, pool, p.options<u64>(c.n + 1, true)),
-            Paged<u32>(c.entries, pool, p.options<u32>(c.entries, true)),
-            Paged<u32>(c.entries, pool, p.options<u32>(c.entries, true)),
-            Paged<u32>(c.n, pool, p.options<u32>(c.n)),
-            Paged<u32>(c.n, pool, p.options<u32>(c.n)),
-            Paged<u64>(c.words(), pool, p.options<u64>(c.words())),
-            Paged<u64>(c.words(), pool, p.options<u64>(c.words())),
-            Paged<double>(c.n, pool, p.options<double>(c.n)),
-            Paged<double>(c.n, pool, p.options<double>(c.n)),
-            Paged<u32>(c.n, pool, p.options<u32>(c.n)),
-            Paged<u64>(c.n, pool, p.options<u64>(c.n))};
+    const std::array<Member, 11> m = members(c);
+    auto o = [&](unsigned i) { return p.options(m[i], (kGraph >> i) & 1); };
+    return {Paged<u64>(m[0].n, pool, o(0)),    Paged<u32>(m[1].n, pool, o(1)),    Paged<u32>(m[2].n, pool, o(2)),
+            Paged<u32>(m[3].n, pool, o(3)),    Paged<u32>(m[4].n, pool, o(4)),    Paged<u64>(m[5].n, pool, o(5)),
+            Paged<u64>(m[6].n, pool, o(6)),    Paged<double>(m[7].n, pool, o(7)), Paged<double>(m[8].n, pool, o(8)),
+            Paged<u32>(m[9].n, pool, o(9)),    Paged<u64>(m[10].n, pool, o(10))};
+}
+
+// Calls f(member, index) for each member of `a`, in order.
+template <template <class> class Arr, class F>
+void each(Arrays<Arr>& a, F f) {
+    unsigned i = 0;
+    f(a.offsets, i++), f(a.neighbours, i++), f(a.weights, i++), f(a.parent, i++), f(a.queue, i++);
+    f(a.front, i++), f(a.next, i++), f(a.scores, i++), f(a.contrib, i++), f(a.labels, i++), f(a.dist, i++);
+}
+
+// Gives the paged arrays their budgets for `phase`: the shrinking ones first (their frames
+// go back to the pool), then the growing ones take theirs.
+void rebudget(Arrays<Paged>& a, const Counts& c, const PagedPlan& p, Phase phase) {
+    const std::array<u64, 11> want = p.budgets(c, reads(phase));
+    for (bool grow : {false, true})
+        each(a, [&](auto& x, unsigned i) {
+            if ((want[i] > x.budget()) == grow && want[i] != x.budget()) x.set_budget(want[i]);
+        });
 }
 
 // The arrays' paging counters, summed.
@@ -357,8 +431,10 @@ void check_sssp(const G& view, A& a, const Input& in, u64& sig, bool& ok, std::s
     }
 }
 
-template <template <class> class Arr>
-void run_kernels(lab::Context& ctx, Arrays<Arr>& a, const Input& in) {
+// Loads the graph, checks BFS and SSSP, times the kernels (before(phase) called before each
+// kernel's passes) and checks the other results.
+template <template <class> class Arr, class Before>
+void run_kernels(lab::Context& ctx, Arrays<Arr>& a, const Input& in, Before before) {
     const unsigned iterations = unsigned(ctx.settings().param_size("iterations"));
     if (iterations == 0 || iterations > 1000) lab::usage_error(kSpec, "--param iterations: must be 1..1000");
     load_graph(a, in.csr);
@@ -370,15 +446,19 @@ void run_kernels(lab::Context& ctx, Arrays<Arr>& a, const Input& in) {
     const u64 traversed = check_bfs(view, a, in, sig, ok, how);
     check_sssp(view, a, in, sig, ok, how);
 
+    before(Phase::bfs);
     ctx.measure(traversed, [&] {
         u64 k = 0;
         for (u32 r : in.roots) k += bfs(view, r, a.parent, a.queue, a.front, a.next).edges_examined;
         return k;
     });
+    before(Phase::pagerank);
     ctx.measure_phase("pagerank", u64{iterations} * entries, [&] {
         return std::bit_cast<u64>(pagerank(view, a.scores, a.contrib, iterations));
     });
+    before(Phase::cc);
     ctx.measure_phase("cc", entries, [&] { return u64{connected_components(view, a.labels)}; });
+    before(Phase::sssp);
     ctx.measure_phase("sssp", traversed, [&] {
         u64 k = 0;
         for (u32 r : in.roots) k += delta_stepping(view, r, a.dist).relaxations;
@@ -415,6 +495,29 @@ void describe(lab::Context& ctx, const Input& in, const Counts& c, u64 bytes) {
                             {"graph_bytes", 8 * (c.n + 1) + 8 * c.entries}});
 }
 
+// Each phase's summed budget, for the paged variant's record.
+lab::Json phase_budgets(const Counts& c, const PagedPlan& plan) {
+    lab::Json out = lab::Json::object();
+    for (Phase p : kPhases) out[kPhaseNames[unsigned(p)]] = {{"budget", plan.budget_bytes(c, reads(p))}};
+    return out;
+}
+
+// The hint a user would give the mapping's graph arrays for a phase: the kernels that read
+// every list in order (PageRank, CC) MADV_SEQUENTIAL where the phase's budget holds the
+// file's read-ahead in flight (memcg::paging_unfit_reason), else MADV_RANDOM; the searches
+// (BFS, SSSP) MADV_RANDOM: a list they reach is a few hundred bytes, and read-around would
+// read the device's whole window for it.
+struct Advice {
+    int advice;
+    const char* name;
+};
+Advice advice_for(Phase p, int fd, u64 budget, u64 graph_bytes) {
+    const bool streams = p == Phase::pagerank || p == Phase::cc;
+    if (streams && lab::memcg::paging_unfit_reason(fd, MADV_SEQUENTIAL, budget, graph_bytes).empty())
+        return {MADV_SEQUENTIAL, "sequential"};
+    return {MADV_RANDOM, streams ? "random (the budget cannot hold sequential read-ahead)" : "random"};
+}
+
 // The process's own pages the mapped variant's limit allows beside the file's cache: the
 // base allowance (memcg.hpp) and a word a vertex for what the untimed checks allocate
 // inside (results read back as vectors, the validators' arrays; measured at scale 15: the
@@ -435,9 +538,17 @@ void run_mapped(lab::Context& ctx, const Input& in, const Counts& c, const Paged
     const u64 limit_bytes = budget + own_allowance(c);
     lab::memcg::Limit limit(limit_bytes);
     std::byte* base = file.map();
-    ::madvise(base, bytes, MADV_RANDOM);  // no read-around: most kernels read vertex arrays at random
+    ::madvise(base, bytes, MADV_RANDOM);  // vertex arrays: no read-around (most kernels read them at random)
     Arrays<Span> a = carve(Carver(base), c);
-    run_kernels(ctx, a, in);
+    lab::Json phases = lab::Json::object();
+    run_kernels(ctx, a, in, [&](Phase phase) {
+        if (::msync(base, bytes, MS_SYNC) != 0) throw std::runtime_error(std::string("msync: ") + std::strerror(errno));
+        const u64 b = plan.budget_bytes(c, reads(phase));
+        limit.set(b + own_allowance(c));  // reclaims down to it
+        const Advice hint = advice_for(phase, file.fd(), b, Carver::graph_bytes(c));
+        ::madvise(base, Carver::graph_bytes(c), hint.advice);
+        phases[kPhaseNames[unsigned(phase)]] = {{"budget", b}, {"limit", b + own_allowance(c)}, {"graph_advice", hint.name}};
+    });
     const lab::memcg::Limit::Usage use = limit.usage();
     ctx.set_field("mapped", {{"cgroup", limit.path()}, {"file", file.path()}, {"budget_bytes", budget},
                              {"limit_bytes", limit_bytes}, {"own_allowance_bytes", limit_bytes - budget},
@@ -446,6 +557,7 @@ void run_mapped(lab::Context& ctx, const Input& in, const Counts& c, const Paged
                                                {"rss_bytes", use.rss}, {"kmem_bytes", use.kmem}}},
                              {"cgroup_max_usage_bytes", limit.max_usage()},
                              {"cgroup_failcnt", limit.failcnt()}});
+    ctx.set_field("phases_paging", phases);
 }
 
 void body(lab::Context& ctx) {
@@ -455,7 +567,7 @@ void body(lab::Context& ctx) {
     if (s.kind == Kind::array) {
         describe(ctx, in, c, Carver::bytes(c));
         Arrays<Span> a = carve(Carver(ctx, Carver::bytes(c)), c);
-        run_kernels(ctx, a, in);
+        run_kernels(ctx, a, in, [](Phase) {});
         return;
     }
     if (s.kind == Kind::tree) {
@@ -463,12 +575,15 @@ void body(lab::Context& ctx) {
         describe(ctx, in, c, bytes);
         Arrays<Tree> a = grow(ctx.pool("graph", bytes), c);
         ctx.set_tree(s.block_size, a.neighbours.depth(), a.neighbours.leaf_length());
-        run_kernels(ctx, a, in);
+        run_kernels(ctx, a, in, [](Phase) {});
         return;
     }
     const u64 ratio = s.param_size("ratio");
     if (ratio == 0 || ratio > 1024) lab::usage_error(kSpec, "--param ratio: must be 1..1024");
-    const PagedPlan plan{s.block_size, ratio, lab::data_dir(s)};
+    const u64 leaf = s.param_size("leaf");
+    if (leaf && (!std::has_single_bit(leaf) || leaf < 4096 || leaf > s.block_size))
+        lab::usage_error(kSpec, "--param leaf: a power of two from 4K to the block size, or 0");
+    const PagedPlan plan{s.block_size, ratio, lab::data_dir(s), leaf};
     if (s.kind == Kind::mapped) {
         run_mapped(ctx, in, c, plan);
         return;
@@ -478,8 +593,9 @@ void body(lab::Context& ctx) {
     ctx.set_param("ratio", ratio);
     Arrays<Paged> a = page(ctx.pool("frames", bytes), c, plan);
     ctx.set_tree(s.block_size, a.neighbours.shape().depth_for(c.entries), a.neighbours.leaf_length());
-    run_kernels(ctx, a, in);
+    run_kernels(ctx, a, in, [&](Phase phase) { rebudget(a, c, plan, phase); });
     ctx.set_field("paging", paging_stats(a, plan.budget_bytes(c)));
+    ctx.set_field("phases_paging", phase_budgets(c, plan));
 }
 
 }  // namespace

@@ -14,9 +14,14 @@ components and SSSP (phases) on the variant's arrays, every result validated:
   their leaves, the vertex arrays all of theirs, as out-of-core graph systems keep vertex
   state in memory);
 - ``mapped-4k`` (``ratio=2``, ``--full``): the paged arrays' peer, every array carved out
-  of one file mapped ``MAP_SHARED`` (``MADV_RANDOM``) by a process in a memory cgroup whose
-  limit leaves the file's page cache the paged variant's summed budget (root and cgroup v1:
-  skipped elsewhere, the report says why).
+  of one file mapped ``MAP_SHARED`` by a process in a memory cgroup whose limit leaves the
+  file's page cache the paged variant's summed budget (root and cgroup v1: skipped
+  elsewhere, the report says why). Both budgets change between kernels: each kernel's edge
+  arrays get half their leaves and its vertex arrays all theirs, the arrays it does not
+  read 2 leaves (the kernel's LRU would otherwise hand BFS the weights' share, and BFS's
+  edges would fit). The mapping's graph arrays get ``MADV_SEQUENTIAL`` for PageRank and CC
+  where the budget holds the device's read-ahead, else ``MADV_RANDOM``; the vertex arrays
+  ``MADV_RANDOM``.
 
 --size bounds all the arrays' bytes; the program picks the largest scale that fits (the
 record's ``graph`` field: scale, vertices, edges, bytes). Unit: an edge (BFS and SSSP:
@@ -125,6 +130,9 @@ def report(doc, recs: Records, results, out_dir):
             doc.table(["ratio (the graph at 2x its budget)"] + list(KERNELS),
                       [["paged-thp / mapped-4k"] + [_cell(kernel_ratio(recs, "paged-thp", "mapped-4k", size, k, "2"))
                                                    for k in KERNELS]])
+            line = _phases_line([r for r in mine if r["kind"] == "mapped"])
+            if line:
+                doc.p(line)
         if not any(_budget(r) == "1" for r in mine):
             continue
         ratios = []
@@ -139,6 +147,18 @@ def report(doc, recs: Records, results, out_dir):
     doc.p("Ratios: median [best-worst case of the repetitions] of time per edge, two processes each. "
           "Command: `physmem bench --suite graph` (add `--full` for scales up to 4 GiB of arrays).")
     doc.table(["benchmark", "its rules (context, not measured here)"], [list(x) for x in RULES])
+
+
+def _phases_line(mapped: List[dict]) -> str:
+    """Each kernel's budget at 2x and the hint the mapping's graph arrays had, from the first
+    mapped record ("" when there is none)."""
+    phases = next((r["phases_paging"] for r in mapped if r.get("phases_paging")), None)
+    if not phases:
+        return ""
+    parts = [f"{k} {format_size(p['budget'])} ({p.get('graph_advice', '?')})" for k, p in phases.items()]
+    return ("Each kernel's budget (its edge arrays at half their leaves, its vertex arrays whole, the arrays "
+            "it does not read 2 leaves; the same for both, the mapping's cgroup limit changed between kernels) "
+            "and the mapping's hint for the graph's arrays: " + "; ".join(parts) + ".")
 
 
 def _cell(r) -> str:

@@ -56,6 +56,8 @@ def _at_2x(paged_ns, mapped_ns, size=16 * M):
         r = _rec(variant, ns)
         r["size_bytes"] = size
         r["params"] = {**r["params"], "ratio": "2"}
+        if variant == "mapped-4k":
+            r["phases_paging"] = {k: {"budget": 3 * M, "limit": 4 * M, "graph_advice": "random"} for k in KERNELS}
         res["records"].append(r)
     return res
 
@@ -74,6 +76,7 @@ def test_2x_budget_judged_against_the_mapping(paged, mapped, verdict):
     assert len(g4.items) == len(KERNELS) + 2
     md = report.build(res, "synthetic", None, None).markdown()
     assert "| paged-thp / mapped-4k | " in md
+    assert "the mapping's hint for the graph's arrays: bfs 3M (random)" in md
 
 
 @pytest.mark.parametrize("kw, missed", [
@@ -183,3 +186,30 @@ def test_the_graph_at_twice_its_budget_against_the_mapping(graph_bin):
     assert m["budget_bytes"] == paged["paging"]["budget_bytes"]
     assert m["limit_bytes"] == m["budget_bytes"] + m["own_allowance_bytes"]
     assert 0 < m["cgroup_max_usage_bytes"] <= m["limit_bytes"]
+    # Each kernel's budget covers what it reads, the same for both: BFS reads no weights.
+    pp, mp = paged["phases_paging"], mapped["phases_paging"]
+    assert set(pp) == set(mp) == {"bfs", "pagerank", "cc", "sssp"}
+    for k in pp:
+        assert pp[k]["budget"] == mp[k]["budget"] <= m["budget_bytes"]
+        assert mp[k]["limit"] == mp[k]["budget"] + m["own_allowance_bytes"]
+        assert mp[k]["graph_advice"].startswith("sequential" if k in ("pagerank", "cc") else "random") or \
+            mp[k]["graph_advice"].startswith("random (the budget cannot")
+    assert pp["bfs"]["budget"] < pp["sssp"]["budget"]
+
+
+def test_small_leaves_read_less_of_the_graph(graph_bin):
+    """--param leaf=4K: the graph's arrays page in 4 KiB leaves inside 64 KiB blocks; the
+    results are the same and the random list reads bring in less."""
+    big = _graph_run(graph_bin, "paged-thp")
+    small = _graph_run(graph_bin, "paged-thp", "--param", "leaf=4K")
+    assert small["verified"], small["verification"]
+    assert small["checksum"] == big["checksum"]
+    assert small["paging"]["bytes_read"] < big["paging"]["bytes_read"]
+    assert small["paging"]["leaves"] > big["paging"]["leaves"]
+
+
+@pytest.mark.parametrize("leaf", ["3K", "2K", "128K"])
+def test_a_bad_leaf_is_a_usage_error(graph_bin, leaf):
+    p = subprocess.run([str(graph_bin / "physmem_lab_graph"), "--variant", "paged-thp", "--size", "2M",
+                        "--block-size", "64K", "--param", f"leaf={leaf}"], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "--param leaf" in p.stderr

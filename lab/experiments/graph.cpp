@@ -32,9 +32,9 @@
 // (a physmem::TreeArray per array on one BlockPool strictly on B; default blocks of 2 MiB:
 // depth 2 up to 512 GiB of uint32) and paged-B (a physmem::PagedArray per array, frames and
 // tables in one pool strictly on B, files in --param dir; --param leaf sets the leaf of
-// the graph's arrays (offsets, neighbours, weights), by default the block). Each kernel's
-// budget (PagedPlan): the graph's arrays it reads their leaves / --param ratio, the vertex
-// arrays it reads all their leaves, the arrays it does not read 2 leaves — set between
+// the edge arrays (neighbours, weights), by default the block). Each kernel's budget
+// (PagedPlan): the edge arrays it reads their leaves / --param ratio, the vertex arrays
+// it reads (offsets among them) all their leaves, those it does not read 2 leaves — set between
 // kernels (set_budget), so ratio 1 holds everything and 2 each kernel's edges at twice
 // their budget. The record's "paging" field sums the arrays' largest budgets and their
 // I/O, "phases_paging" gives each kernel's budget. mapped-4k (the kernel's paging, the
@@ -44,7 +44,9 @@
 // same plan; the limit changed between kernels after an msync, lab/common/memcg.hpp)
 // plus an allowance for the process's own new pages; the graph is copied in inside the
 // limit, as the paged arrays copy it in within their budgets. Hints: the vertex arrays
-// MADV_RANDOM, the graph's arrays per kernel (advice_for). The record's "mapped" field
+// MADV_RANDOM, the graph's arrays per kernel (advice_for); and both variants get the
+// kernels' look-ahead (view.hpp: the lists of the next frontier or bucket vertices and
+// the sweeps' next entries), as prefetch() batches or MADV_WILLNEED (willneed). The record's "mapped" field
 // gives the largest limit and what the group was charged, "phases_paging" each kernel's
 // budget, limit and hint.
 #include <algorithm>
@@ -90,7 +92,7 @@ const lab::ProgramSpec kSpec{
                {"iterations", "10", {}, "PageRank iterations a pass"},
                {"ratio", "1", {}, "paged, mapped: each array's data / its budget (1: everything fits)"},
                {"dir", "", {}, "paged, mapped: directory of the files (default $TMPDIR, else /var/tmp)"},
-               {"leaf", "0", {}, "paged: bytes of a leaf of the graph's arrays, a power of two from 4K to the block (0: the block)"}},
+               {"leaf", "0", {}, "paged: bytes of a leaf of the edge arrays, a power of two from 4K to the block (0: the block)"}},
     .only_backings = {{Kind::mapped, {physmem::Backing::page_4k}}},
 };
 
@@ -195,12 +197,12 @@ Arrays<Tree> grow(physmem::BlockPool& pool, const Counts& c) {
 enum class Phase : unsigned { bfs, pagerank, cc, sssp };
 constexpr Phase kPhases[] = {Phase::bfs, Phase::pagerank, Phase::cc, Phase::sssp};
 constexpr const char* kPhaseNames[] = {"bfs", "pagerank", "cc", "sssp"};
-enum : unsigned { kOffsets = 1, kNeighbours = 2, kWeights = 4, kGraph = 7 };
+enum : unsigned { kOffsets = 1, kNeighbours = 2, kWeights = 4, kEdges = kNeighbours | kWeights };
 constexpr unsigned kReads[] = {
     kOffsets | kNeighbours | 8 | 16 | 32 | 64,  // bfs: parent, queue, front, next
     kOffsets | kNeighbours | 128 | 256,         // pagerank: scores, contrib
     kOffsets | kNeighbours | 512,               // cc: labels
-    kGraph | 1024,                              // sssp: weights, dist
+    kOffsets | kEdges | 1024,                   // sssp: weights, dist
 };
 constexpr unsigned kAll = 2047;
 constexpr unsigned reads(Phase p) { return kReads[unsigned(p)]; }
@@ -215,22 +217,22 @@ std::array<Member, 11> members(const Counts& c) {
              {8, c.n}, {8, c.n}, {4, c.n}, {8, c.n}}};
 }
 
-// The paged arrays' budgets. In a phase (a kernel's passes) the graph's arrays it reads
-// (offsets, neighbours, weights) get their leaves / ratio (rounded up, at least 2 leaves:
-// a weighted neighbour loop reads a leaf of two arrays at once, and a leaf of another may
-// be needed meanwhile); the vertex arrays it reads get all their leaves, as out-of-core
-// graph systems keep vertex state in memory and stream the edges (at half the leaves
-// each, the vertex arrays' random reads made a 16 MiB graph's PageRank 4.6 us an edge: a
-// 64 KiB read for every other edge); the arrays it does not read 2 leaves. So each
-// kernel's edge data is `ratio` times its budget, for the paged arrays (set_budget between
-// phases) and for the mapping alike (its limit changed between phases): the kernel's LRU
-// would otherwise give the kernel the unread arrays' share (BFS does not read the weights,
-// half the graph's bytes).
+// The paged arrays' budgets. In a phase (a kernel's passes) the edge arrays it reads
+// (neighbours, weights) get their leaves / ratio (rounded up, at least 2 leaves: a
+// weighted neighbour loop reads a leaf of two arrays at once, and a leaf of another may
+// be needed meanwhile); the vertex arrays it reads (the offsets among them) get all their
+// leaves, as out-of-core graph systems keep the vertex index and state in memory and
+// stream the edges (at half the leaves each, the vertex arrays' random reads made a
+// 16 MiB graph's PageRank 4.6 us an edge: a 64 KiB read for every other edge); the arrays
+// it does not read 2 leaves. So each kernel's edges are `ratio` times their budget, for
+// the paged arrays (set_budget between phases) and for the mapping alike (its limit
+// changed between phases): the kernel's LRU would otherwise give the kernel the unread
+// arrays' share (BFS does not read the weights, half the edges' bytes).
 struct PagedPlan {
     std::size_t block;
     u64 ratio;
     std::string dir;
-    u64 leaf = 0;  // the graph's arrays' leaf bytes (0: the block)
+    u64 leaf = 0;  // the edge arrays' leaf bytes (0: the block)
     u64 leaf_of(bool graph) const { return graph && leaf ? leaf : block; }
     // Leaves of member m.
     u64 leaves(const Member& m, bool graph) const {
@@ -246,7 +248,7 @@ struct PagedPlan {
     std::array<u64, 11> budgets(const Counts& c, unsigned mask) const {
         std::array<u64, 11> out{};
         const std::array<Member, 11> ms = members(c);
-        for (unsigned i = 0; i < ms.size(); ++i) out[i] = budget(ms[i], (kGraph >> i) & 1, (mask >> i) & 1);
+        for (unsigned i = 0; i < ms.size(); ++i) out[i] = budget(ms[i], (kEdges >> i) & 1, (mask >> i) & 1);
         return out;
     }
     u64 budget_bytes(const Counts& c, unsigned mask = kAll) const {
@@ -260,6 +262,7 @@ struct PagedPlan {
         o.budget = budget(m, graph, true);
         o.dir = dir;
         o.leaf_bytes = leaf_of(graph);
+        o.readahead = o.readahead * block / leaf_of(graph);  // the same bytes ahead, whatever the leaf
         return o;
     }
     // The pool bytes the arrays take: their largest budgets in whole blocks (frames are
@@ -268,7 +271,7 @@ struct PagedPlan {
         u64 sum = 0;
         const std::array<Member, 11> ms = members(c);
         for (unsigned i = 0; i < ms.size(); ++i) {
-            const bool graph = (kGraph >> i) & 1;
+            const bool graph = (kEdges >> i) & 1;
             sum += (budget(ms[i], graph, true) + block - 1) / block * block;
             sum += (leaves(ms[i], graph) / (block / 8) + 2) * block;
         }
@@ -278,7 +281,7 @@ struct PagedPlan {
 
 Arrays<Paged> page(physmem::BlockPool& pool, const Counts& c, const PagedPlan& p) {
     const std::array<Member, 11> m = members(c);
-    auto o = [&](unsigned i) { return p.options(m[i], (kGraph >> i) & 1); };
+    auto o = [&](unsigned i) { return p.options(m[i], (kEdges >> i) & 1); };
     return {Paged<u64>(m[0].n, pool, o(0)),    Paged<u32>(m[1].n, pool, o(1)),    Paged<u32>(m[2].n, pool, o(2)),
             Paged<u32>(m[3].n, pool, o(3)),    Paged<u32>(m[4].n, pool, o(4)),    Paged<u64>(m[5].n, pool, o(5)),
             Paged<u64>(m[6].n, pool, o(6)),    Paged<double>(m[7].n, pool, o(7)), Paged<double>(m[8].n, pool, o(8)),
@@ -309,6 +312,7 @@ lab::Json paging_stats(const Arrays<Paged>& a, u64 budget) {
     auto add = [&t](const auto& x) {
         const physmem::PagingStats s = x.stats();
         t.leaves += s.leaves, t.frames += s.frames, t.loads += s.loads, t.evictions += s.evictions;
+        t.hinted += s.hinted, t.readahead_issued += s.readahead_issued, t.readahead_hits += s.readahead_hits;
         t.writebacks += s.writebacks, t.bytes_read += s.bytes_read, t.bytes_written += s.bytes_written;
         t.io = s.io, t.direct = s.direct;
     };
@@ -316,7 +320,8 @@ lab::Json paging_stats(const Arrays<Paged>& a, u64 budget) {
     add(a.scores), add(a.contrib), add(a.labels), add(a.dist);
     return {{"budget_bytes", budget}, {"leaves", t.leaves}, {"frames", t.frames}, {"loads", t.loads},
             {"evictions", t.evictions}, {"writebacks", t.writebacks}, {"bytes_read", t.bytes_read},
-            {"bytes_written", t.bytes_written}, {"io", t.io}, {"direct", t.direct}};
+            {"bytes_written", t.bytes_written}, {"hinted", t.hinted}, {"readahead_issued", t.readahead_issued},
+            {"readahead_hits", t.readahead_hits}, {"io", t.io}, {"direct", t.direct}};
 }
 
 // The mapped variant's file: every array's bytes (Carver::bytes), created empty in `dir`,
@@ -434,11 +439,14 @@ void check_sssp(const G& view, A& a, const Input& in, u64& sig, bool& ok, std::s
 // Loads the graph, checks BFS and SSSP, times the kernels (before(phase) called before each
 // kernel's passes) and checks the other results.
 template <template <class> class Arr, class Before>
-void run_kernels(lab::Context& ctx, Arrays<Arr>& a, const Input& in, Before before) {
+void run_kernels(lab::Context& ctx, Arrays<Arr>& a, const Input& in, Before before,
+                 void (*willneed)(const void*, std::size_t) = nullptr) {
     const unsigned iterations = unsigned(ctx.settings().param_size("iterations"));
     if (iterations == 0 || iterations > 1000) lab::usage_error(kSpec, "--param iterations: must be 1..1000");
     load_graph(a, in.csr);
-    const auto view = make_view(a.offsets, a.neighbours, a.weights);
+    auto v = make_view(a.offsets, a.neighbours, a.weights);
+    v.willneed = willneed;
+    const auto& view = v;
     const u64 entries = lab::graph::edges(in.csr);
     bool ok = true;
     std::string how = "every result read back from the variant's arrays";
@@ -525,6 +533,14 @@ Advice advice_for(Phase p, int fd, u64 budget, u64 graph_bytes) {
 // "mapped" field gives what the group was charged.
 u64 own_allowance(const Counts& c) { return lab::memcg::kOwnAllowance + 8 * c.n; }
 
+// The mapped variant's look-ahead hook (lab/kernels/graph/view.hpp: ListHints): the
+// pages of [p, p + bytes) are read soon.
+void willneed(const void* p, std::size_t bytes) {
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto from = reinterpret_cast<std::uintptr_t>(p) & ~(page - 1);
+    ::madvise(reinterpret_cast<void*>(from), reinterpret_cast<std::uintptr_t>(p) + bytes - from, MADV_WILLNEED);
+}
+
 void run_mapped(lab::Context& ctx, const Input& in, const Counts& c, const PagedPlan& plan) {
     if (std::string why = lab::memcg::unavailable_reason(); !why.empty())
         throw physmem::backing_unavailable("mapped: " + why);
@@ -548,7 +564,7 @@ void run_mapped(lab::Context& ctx, const Input& in, const Counts& c, const Paged
         const Advice hint = advice_for(phase, file.fd(), b, Carver::graph_bytes(c));
         ::madvise(base, Carver::graph_bytes(c), hint.advice);
         phases[kPhaseNames[unsigned(phase)]] = {{"budget", b}, {"limit", b + own_allowance(c)}, {"graph_advice", hint.name}};
-    });
+    }, willneed);
     const lab::memcg::Limit::Usage use = limit.usage();
     ctx.set_field("mapped", {{"cgroup", limit.path()}, {"file", file.path()}, {"budget_bytes", budget},
                              {"limit_bytes", limit_bytes}, {"own_allowance_bytes", limit_bytes - budget},

@@ -353,6 +353,80 @@ TEST(GraphKernels, MixedArraysAndLeafSizes) {
     EXPECT_EQ(total, expect);
 }
 
+// The look-ahead (view.hpp: ListHints, hint_range): on a mapping's spans the view's
+// willneed hook gets the ranges of the lists a search reaches and of the sweeps' next
+// entries, all inside the arrays; on PagedArrays the leaves are prefetched; the results
+// are those of the same search without hints.
+std::vector<std::pair<const void*, std::size_t>> g_willneed;
+void record_willneed(const void* p, std::size_t bytes) { g_willneed.emplace_back(p, bytes); }
+
+TEST(GraphHints, AMappingHearsOfTheListsAhead) {
+    const Csr g = graph_of(Shape::kronecker, 12);
+    const u32 root = hub(g);
+    std::vector<u64> off = g.offsets;
+    std::vector<u32> nbr = g.neighbours, wts = g.weights;
+    std::span<u64> offs(off);
+    std::span<u32> nbrs(nbr), wtss(wts);
+    auto quiet = make_view(offs, nbrs, wtss);
+    auto hinted = make_view(offs, nbrs, wtss);
+    hinted.willneed = record_willneed;
+    SpanKind span;
+    auto run = [&](const auto& view) {
+        auto parent = span.make<u32>(g.n), queue = span.make<u32>(g.n);
+        auto front = span.make<u64>(bitmap_words(g.n)), next = span.make<u64>(bitmap_words(g.n));
+        auto dist = span.make<u64>(g.n);
+        bfs(view, root, parent, queue, front, next);
+        delta_stepping(view, root, dist);
+        return std::pair(to_vector(parent), to_vector(dist));
+    };
+    g_willneed.clear();
+    const auto want = run(quiet);
+    EXPECT_TRUE(g_willneed.empty());
+    const auto got = run(hinted);
+    EXPECT_EQ(got, want);
+    ASSERT_GT(g_willneed.size(), 10u);
+    auto inside = [](const void* p, std::size_t bytes, const std::vector<u32>& v) {
+        auto* b = reinterpret_cast<const char*>(v.data());
+        auto* q = static_cast<const char*>(p);
+        return q >= b && q + bytes <= b + v.size() * sizeof(u32);
+    };
+    std::size_t weights = 0;
+    for (auto [p, bytes] : g_willneed) {
+        ASSERT_GT(bytes, 0u);
+        ASSERT_TRUE(inside(p, bytes, nbr) || inside(p, bytes, wts));
+        weights += inside(p, bytes, wts);
+    }
+    EXPECT_GT(weights, 0u);  // SSSP's lists: the weights too
+}
+
+TEST(GraphHints, PagedArraysPrefetchTheListsAhead) {
+    const Csr g = graph_of(Shape::kronecker, 12);
+    const u32 root = hub(g);
+    physmem::BlockPool pool = small_pool();
+    physmem::PagingOptions o;
+    o.budget = 16 * 4096;  // 16 leaves of the 64 the neighbours take: they page, and a batch fits
+    o.direct = false;
+    o.io = physmem::PagingIo::sync;
+    physmem::PagedArray<u64> offs(g.offsets.size(), pool, {.budget = 1 << 20, .direct = false});
+    physmem::PagedArray<u32> nbrs(g.neighbours.size(), pool, o), wts(g.weights.size(), pool, o);
+    copy_in(offs, std::span<const u64>(g.offsets));
+    copy_in(nbrs, std::span<const u32>(g.neighbours));
+    copy_in(wts, std::span<const u32>(g.weights));
+    const auto view = make_view(offs, nbrs, wts);
+    SpanKind span;
+    auto parent = span.make<u32>(g.n), queue = span.make<u32>(g.n);
+    auto front = span.make<u64>(bitmap_words(g.n)), next = span.make<u64>(bitmap_words(g.n));
+    auto dist = span.make<u64>(g.n);
+    bfs(view, root, parent, queue, front, next);
+    EXPECT_EQ(validate_bfs(g, root, to_vector(parent)), "");
+    const auto after_bfs = nbrs.stats().hinted;
+    EXPECT_GT(after_bfs, 0u);
+    delta_stepping(view, root, dist);
+    EXPECT_EQ(validate_sssp(g, root, to_vector(dist)), "");
+    EXPECT_GT(nbrs.stats().hinted, after_bfs);
+    EXPECT_GT(wts.stats().hinted, 0u);
+}
+
 // TEPS counts: the CSR's undirected edges in the root's component, and the input edges
 // (repeats and self loops included) there, both counted here from the union-find.
 TEST(GraphKernels, TraversedEdges) {

@@ -21,7 +21,9 @@ components and SSSP (phases) on the variant's arrays, every result validated:
   read 2 leaves (the kernel's LRU would otherwise hand BFS the weights' share, and BFS's
   edges would fit). The mapping's graph arrays get ``MADV_SEQUENTIAL`` for PageRank and CC
   where the budget holds the device's read-ahead, else ``MADV_RANDOM``; the vertex arrays
-  ``MADV_RANDOM``.
+  ``MADV_RANDOM``. The kernels' look-ahead (the lists of the next frontier or bucket
+  vertices, the sweeps' next entries) reaches both: ``prefetch()`` batches for the pager,
+  ``MADV_WILLNEED`` for the mapping.
 
 --size bounds all the arrays' bytes; the program picks the largest scale that fits (the
 record's ``graph`` field: scale, vertices, edges, bytes). Unit: an edge (BFS and SSSP:

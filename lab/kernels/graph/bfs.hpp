@@ -68,7 +68,9 @@ struct Window {
 template <class G, class Parent, class Queue>
 std::uint64_t top_down_step(const G& g, Parent& parent, Queue& queue, Window& q, BfsStats& st) {
     std::uint64_t scout = 0;
+    ListHints hints(g, false);
     for (std::size_t i = q.head; i < q.tail; ++i) {
+        hints.at(i - q.head, q.tail - q.head, [&](std::size_t j) { return load(queue, q.head + j); });
         const std::uint32_t u = load(queue, i);
         for_each_neighbour(g, u, [&](std::uint32_t v) {
             ++st.edges_examined;

@@ -26,6 +26,8 @@
 // uint64, kInfinity for vertices not reached.
 #pragma once
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -63,11 +65,21 @@ void relax(const G& g, Dist& dist, std::uint32_t u, std::uint64_t du, std::uint3
 // Empties bucket b, again as long as relaxations refill it; frees its storage.
 template <class G, class Dist>
 void empty_bucket(const G& g, Dist& dist, std::uint64_t b, std::uint32_t delta, Buckets& buckets, SsspStats& st) {
-    std::vector<std::uint32_t> items;
+    std::vector<std::uint32_t> items, ahead;
+    ListHints hints(g, true);
     while (!buckets[b].empty()) {
         items.clear();
         items.swap(buckets[b]);  // relax may grow `buckets`: no reference into it is kept
-        for (std::uint32_t u : items) {
+        // The look-ahead sees past this bucket into the next ones (their vertices queued
+        // so far): a bucket of delta 1 often holds fewer vertices than a batch.
+        ahead.clear();
+        for (std::uint64_t c = b + 1; hints.active() && c < buckets.size() && ahead.size() < 2 * hints.kBatch; ++c)
+            ahead.insert(ahead.end(), buckets[c].begin(),
+                         buckets[c].begin() + std::ptrdiff_t(std::min(buckets[c].size(), 2 * hints.kBatch - ahead.size())));
+        const std::size_t n = items.size();
+        for (std::size_t i = 0; i < n; ++i) {
+            hints.at(i, n + ahead.size(), [&](std::size_t j) { return j < n ? items[j] : ahead[j - n]; });
+            const std::uint32_t u = items[i];
             const std::uint64_t du = load(dist, u);
             if (du / delta != b) continue;  // settled in an earlier bucket
             ++st.settled;

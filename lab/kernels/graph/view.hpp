@@ -17,11 +17,19 @@
 // array, never one per edge). Nothing is pinned: a PagedArray's leaf stays in its frame
 // while the callback runs because the callback must not access the neighbours or
 // weights arrays itself (only an access to an array can evict one of its leaves).
+// Look-ahead, for arrays that page: sweeps hint the neighbours ahead of them
+// (hint_range), and kernels that reach lists at random hint the next vertices' lists in
+// batches (ListHints) — prefetch() on a PagedArray, the view's willneed hook on a mapping;
+// nothing on arrays in memory.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <type_traits>
+#include <utility>
+#include <vector>
 
 #include "kernels/graph/arrays.hpp"
 
@@ -33,6 +41,9 @@ struct GraphView {
     Nbr& neighbours;  // offsets[n] entries
     W& weights;       // parallel to neighbours
     std::uint32_t n;
+    // For contiguous arrays that live in a file mapping: tells the kernel that [p, p +
+    // bytes) is read soon (madvise MADV_WILLNEED); nullptr for memory (ListHints).
+    void (*willneed)(const void* p, std::size_t bytes) = nullptr;
 };
 
 // The view of three arrays; n = offsets.size() - 1. pre: offsets.size() >= 1.
@@ -52,16 +63,43 @@ std::uint64_t degree(const G& g, std::uint32_t u) {
 // g.neighbours: the offsets read a segment at a time (one walk, or one pin, a leaf of
 // offsets) instead of two loads a vertex. f must not access g.offsets itself (on a
 // PagedArray the segment stays pinned while f runs).
+// Hints that g.neighbours[first, last) is read soon: a PagedArray starts reading the
+// leaves (one prefetch batch), a mapping gets MADV_WILLNEED (the view's willneed), arrays
+// in memory nothing.
+template <class G>
+void hint_range(const G& g, std::uint64_t first, std::uint64_t last) {
+    using Nbr = std::remove_cvref_t<decltype(g.neighbours)>;
+    if constexpr (Paged<Nbr>) {
+        std::size_t at[8];
+        std::size_t k = 0;
+        const std::uint64_t len = g.neighbours.leaf_length();
+        for (std::uint64_t x = first; x < last && k < 8; x = (x / len + 1) * len) at[k++] = x;
+        g.neighbours.prefetch(std::span<const std::size_t>(at, k));
+    } else if constexpr (Contiguous<Nbr>) {
+        if (g.willneed) g.willneed(g.neighbours.data() + first, (last - first) * sizeof(g.neighbours[0]));
+    }
+}
+
+// On a mapping (the view's willneed) the neighbours are hinted ahead of the sweep,
+// kSweepAhead entries at a time, when the sweep comes within half of that of the end of
+// what it hinted; on a PagedArray its leaves are prefetched the same way (the pager's own
+// read-ahead loses the pattern where a sweep skips lists, as BFS's bottom-up steps do).
+inline constexpr std::uint64_t kSweepAhead = std::uint64_t{1} << 16;
 template <class G, class F>
 void for_each_vertex(const G& g, F&& f) {
     std::uint32_t u = 0;
-    std::uint64_t first = 0;
+    std::uint64_t first = 0, hinted = 0;
     bool started = false;
     scan(g.offsets, 0, std::size_t{g.n} + 1, [&](std::span<const std::uint64_t> s) {
         std::size_t j = 0;
         if (!started) first = s[0], j = 1, started = true;
         for (; j < s.size(); ++j) {
             const std::uint64_t last = s[j];
+            if (last + kSweepAhead / 2 > hinted && hinted < g.neighbours.size()) {
+                const std::uint64_t from = std::max(hinted, last);
+                hinted = std::min<std::uint64_t>(g.neighbours.size(), from + kSweepAhead);
+                hint_range(g, from, hinted);
+            }
             f(u++, first, last);
             first = last;
         }
@@ -115,5 +153,76 @@ void for_each_weighted_neighbour(const G& g, std::uint32_t u, F&& f) {
         return false;
     });
 }
+
+// Look-ahead over the lists of a sequence of vertices read at random (a BFS frontier, an
+// SSSP bucket), as an out-of-core graph system issues the next vertices' edge reads
+// before it needs them: at every kBatch-th vertex of the sequence, the lists of the next
+// kBatch (the first call: the first 2 kBatch) are hinted as one batch — on a PagedArray
+// their leaves start reading (PagedArray::prefetch: asynchronous, at most half the budget
+// a call), on a mapping (the view's willneed) the kernel is told MADV_WILLNEED; arrays
+// in memory (TreeArray, a span without willneed) get nothing, at no cost. The offsets
+// are read to find the lists (kept in memory by the lab's paged variant). `weighted`:
+// the weights' ranges too.
+template <class G>
+class ListHints {
+  public:
+    static constexpr std::size_t kBatch = 16;
+    ListHints(const G& g, bool weighted) : g_(g), weighted_(weighted) {}
+    // Before the list of the i-th vertex of a sequence of `count`; vertex_at(j) is its j-th.
+    template <class At>
+    void at(std::size_t i, std::size_t count, At&& vertex_at) {
+        if constexpr (kMay) {
+            if (i % kBatch || !active()) return;
+            const std::size_t from = i ? i + kBatch : 0, to = std::min(count, i + 2 * kBatch);
+            at_.clear();
+            for (std::size_t j = from; j < to; ++j) {
+                const std::uint32_t u = vertex_at(j);
+                add(load(g_.offsets, u), load(g_.offsets, std::size_t{u} + 1));
+            }
+            if (at_.empty()) return;
+            issue(g_.neighbours);
+            if constexpr (Paged<W> == Paged<Nbr> && Contiguous<W> == Contiguous<Nbr>)  // the same indices fit
+                if (weighted_) issue(g_.weights);
+        }
+    }
+
+    // Whether at() hints anything (false for arrays in memory: a caller may skip
+    // gathering vertices for it).
+    bool active() const {
+        if constexpr (Paged<Nbr>) return true;
+        else if constexpr (Contiguous<Nbr>) return g_.willneed != nullptr;
+        else return false;
+    }
+
+  private:
+    using Nbr = std::remove_cvref_t<decltype(std::declval<const G&>().neighbours)>;
+    using W = std::remove_cvref_t<decltype(std::declval<const G&>().weights)>;
+    static constexpr bool kMay = Paged<Nbr> || Contiguous<Nbr>;
+    // Indices to hint for [first, last): its first element and each leaf start after it
+    // (a long list: up to 4 leaves; the rest is read as it comes).
+    void add(std::uint64_t first, std::uint64_t last) {
+        if (first >= last) return;
+        if constexpr (Paged<Nbr>) {
+            const std::uint64_t len = g_.neighbours.leaf_length();
+            for (std::uint64_t x = first, k = 0; x < last && k < 4; x = (x / len + 1) * len, ++k) at_.push_back(x);
+        } else {
+            at_.push_back(first), at_.push_back(last);  // a range: [first, last)
+        }
+    }
+    // The batch to `a` (the neighbours, or the weights at the same indices).
+    template <class A>
+    void issue(const A& a) {
+        if constexpr (Paged<A>) {
+            a.prefetch(std::span<const std::size_t>(at_));
+        } else {
+            for (std::size_t k = 0; k + 1 < at_.size(); k += 2)
+                g_.willneed(a.data() + at_[k], (at_[k + 1] - at_[k]) * sizeof(element_t<A>));
+        }
+    }
+
+    const G& g_;
+    bool weighted_;
+    std::vector<std::size_t> at_;  // Paged: indices to prefetch; else [first, last) pairs
+};
 
 }  // namespace lab::graph

@@ -189,6 +189,22 @@ class Value(Scalar):
         return self._text
 
 
+class Tally(Value):
+    """A count or a share of no one record (no timing, no spread), judged in words of its own."""
+
+    def __init__(self, value: float, text: str):
+        super().__init__({}, value, text)
+
+    def short(self) -> str:
+        return self._text
+
+    def judged(self, met: bool, target: float) -> str:
+        return f"{'ok' if met else 'missed'}: target {target:g}"
+
+    def missed(self, target: float) -> Optional[str]:
+        return f"{self._text} against a target of {target:g} (a count or a share: no spread to blame)"
+
+
 def paired(rec: dict, num_phase: Optional[str], den_phase: Optional[str]) -> Optional[List[float]]:
     """Per-repetition ratios num / den of two timings of one record that were measured in
     turn (the record's ``interleaved`` groups them: their i-th repetitions ran side by

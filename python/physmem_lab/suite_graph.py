@@ -39,7 +39,7 @@ was not measured.
 """
 from typing import List, Optional
 
-from .analysis import Goal, Item, Records, Value, obtained, ratio, timing
+from .analysis import Goal, Item, Records, Tally, obtained, ratio, timing
 from .plots import plot_series
 from .suitedef import G, K, M, Point, Row, SuiteDef, variants
 from .units import format_size
@@ -245,19 +245,6 @@ def _same_backing_goal(recs: Records) -> Goal:
     return g
 
 
-class _Count(Value):
-    """A count of no one record's timing, judged in words of its own."""
-
-    def short(self) -> str:
-        return self._text
-
-    def judged(self, met: bool, target: float) -> str:
-        return f"{'ok' if met else 'missed'}: target {target:g}"
-
-    def missed(self, target: float) -> Optional[str]:
-        return f"{self._text} against a target of {target:g} (a count: no spread to blame)"
-
-
 def _validated_goal(recs: Records) -> Goal:
     g = Goal("graph-3", GOAL_TITLES[3])
     mine = [r for r in recs.all if r["experiment"] == GRAPH]
@@ -267,7 +254,7 @@ def _validated_goal(recs: Records) -> Goal:
         return g
     bad = sum(not r.get("verified") for r in mine) + len(failed)
     g.items.append(Item(f"unverified records {sum(not r.get('verified') for r in mine)} of {len(mine)}, "
-                        f"failed points {len(failed)}", _Count({}, bad, str(bad)), 0))
+                        f"failed points {len(failed)}", Tally(bad, str(bad)), 0))
     for r in mine:
         if not r.get("verified"):
             g.notes.append(f"{r['variant']} {format_size(r['size_bytes'])}: {str(r.get('verification'))[:200]}")

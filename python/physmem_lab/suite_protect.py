@@ -27,7 +27,7 @@ included).
 import math
 from typing import List, Optional
 
-from .analysis import Goal, Item, PhaseRatio, Records, Value, obtained, timing
+from .analysis import Goal, Item, PhaseRatio, Records, Tally, obtained, timing
 from .suitedef import K, M, Row, SuiteDef, Variant, machine_sizes
 from .units import format_size
 
@@ -152,22 +152,6 @@ GOAL_TITLES = {
 }
 
 
-class _Value(Value):
-    """A count or a share of no one record, judged in words of its own."""
-
-    def __init__(self, value: float, text: str):
-        super().__init__({}, value, text)
-
-    def short(self) -> str:
-        return self._text
-
-    def judged(self, met: bool, target: float) -> str:
-        return f"{'ok' if met else 'missed'}: target {target:g}"
-
-    def missed(self, target: float) -> Optional[str]:
-        return f"{self._text} against a target of {target:g} (a count or a share: no spread to blame)"
-
-
 def _false_positives(recs: Records, det: List[dict]) -> Item:
     """The clean child reporting something, a checked run whose kernels' results were
     wrong, and a checked run that ended in an error (the fatal policy aborts the process on
@@ -179,7 +163,7 @@ def _false_positives(recs: Records, det: List[dict]) -> Item:
                  for e in recs.results.get("errors", []))
     fp = clean_bad + unverified + errors
     return Item(f"false positives (clean child {clean_bad}, wrong checked runs {unverified}, checked runs "
-                f"ended in an error {errors})", _Value(fp, str(fp)), 0)
+                f"ended in an error {errors})", Tally(fp, str(fp)), 0)
 
 
 def _detect_goal(recs: Records) -> Goal:
@@ -193,7 +177,7 @@ def _detect_goal(recs: Records) -> Goal:
         return g
     bugs = [d for d in det if d["expected"] == "caught"]
     caught = sum(d["ok"] for d in bugs)
-    g.items.append(Item("seeded bugs caught", _Value(caught / len(bugs), f"{caught} of {len(bugs)}"), 1.0,
+    g.items.append(Item("seeded bugs caught", Tally(caught / len(bugs), f"{caught} of {len(bugs)}"), 1.0,
                         at_least=True))
     g.items.append(_false_positives(recs, det))
     for d in bugs:
@@ -228,7 +212,7 @@ def _anchor_goal(recs: Records) -> Goal:
         return g
     ours, theirs = _gm([c.value for c, _ in pairs]), _gm([a.value for _, a in pairs])
     g.items.append(Item(f"{format_size(size)} checked cost {ours:.2f}x / ASan cost {theirs:.2f}x "
-                        f"({len(pairs)} kernels)", _Value(ours / theirs, f"{ours / theirs:.2f}"), 1.0))
+                        f"({len(pairs)} kernels)", Tally(ours / theirs, f"{ours / theirs:.2f}"), 1.0))
     return g
 
 
@@ -239,7 +223,7 @@ def _metadata_goal(recs: Records) -> Goal:
         if r["experiment"] in (PLAIN, ASAN) and m and m["pool_bytes"]:
             share = (m["pool_tag_bytes"] + m["array_table_bytes"]) / m["pool_bytes"]
             g.items.append(Item(f"{r['experiment']} {format_size(r['size_bytes'])}: tags and tables / pool bytes",
-                                _Value(share, f"{share:.3%}"), 0.01))
+                                Tally(share, f"{share:.3%}"), 0.01))
     if not g.items:
         g.missing.append("no protect tree records")
     g.notes.append("by construction 8 B of tag a block and 16 B of table a leaf: 0.04% at 64 KiB blocks, "

@@ -227,7 +227,8 @@ std::array<Member, 11> members(const Counts& c) {
 // it does not read 2 leaves. So each kernel's edges are `ratio` times their budget, for
 // the paged arrays (set_budget between phases) and for the mapping alike (its limit
 // changed between phases): the kernel's LRU would otherwise give the kernel the unread
-// arrays' share (BFS does not read the weights, half the edges' bytes).
+// arrays' share (BFS does not read the weights, half the edges' bytes). At ratio 1 every
+// array keeps all its leaves throughout.
 struct PagedPlan {
     std::size_t block;
     u64 ratio;
@@ -241,6 +242,7 @@ struct PagedPlan {
     // Bytes of member m's budget when `read` (or not) in a phase.
     u64 budget(const Member& m, bool graph, bool read) const {
         const u64 all = leaves(m, graph);
+        if (ratio == 1) return all * leaf_of(graph);  // everything fits, in every phase
         const u64 want = !read ? 2 : graph ? (all + ratio - 1) / ratio : all;
         return std::min(all, std::max<u64>(2, want)) * leaf_of(graph);
     }

@@ -197,6 +197,15 @@ def test_the_graph_at_twice_its_budget_against_the_mapping(graph_bin):
     assert pp["bfs"]["budget"] < pp["sssp"]["budget"]
 
 
+def test_at_one_x_every_array_keeps_all_its_leaves(graph_bin):
+    """ratio=1: no phase shrinks an array (each kernel's budget is the whole), and nothing is
+    ever read back from the files."""
+    r = _graph_run(graph_bin, "paged-thp", "--param", "ratio=1")
+    assert r["verified"], r["verification"]
+    assert {p["budget"] for p in r["phases_paging"].values()} == {r["paging"]["budget_bytes"]}
+    assert r["paging"]["loads"] == 0 and r["paging"]["evictions"] == 0
+
+
 def test_small_leaves_read_less_of_the_graph(graph_bin):
     """--param leaf=4K: the graph's arrays page in 4 KiB leaves inside 64 KiB blocks; the
     results are the same and the random list reads bring in less."""

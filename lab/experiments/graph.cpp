@@ -92,7 +92,7 @@ const lab::ProgramSpec kSpec{
                {"iterations", "10", {}, "PageRank iterations a pass"},
                {"ratio", "1", {}, "paged, mapped: each array's data / its budget (1: everything fits)"},
                {"dir", "", {}, "paged, mapped: directory of the files (default $TMPDIR, else /var/tmp)"},
-               {"leaf", "0", {}, "paged: bytes of a leaf of the edge arrays, a power of two from 4K to the block (0: the block)"}},
+               {"leaf", "0", {}, "paged, mapped: bytes of a leaf of the edge arrays, a power of two from 4K to the block (0: the block; the mapping's budget is rounded to it)"}},
     .only_backings = {{Kind::mapped, {physmem::Backing::page_4k}}},
 };
 
@@ -264,7 +264,8 @@ struct PagedPlan {
         o.budget = budget(m, graph, true);
         o.dir = dir;
         o.leaf_bytes = leaf_of(graph);
-        o.readahead = o.readahead * block / leaf_of(graph);  // the same bytes ahead, whatever the leaf
+        // The same bytes ahead whatever the leaf, at most the array's leaves.
+        o.readahead = std::min<u64>(leaves(m, graph), o.readahead * block / leaf_of(graph));
         return o;
     }
     // The pool bytes the arrays take: their largest budgets in whole blocks (frames are

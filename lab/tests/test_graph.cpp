@@ -399,12 +399,44 @@ TEST(GraphHints, AMappingHearsOfTheListsAhead) {
     EXPECT_GT(weights, 0u);  // SSSP's lists: the weights too
 }
 
+// ListHints by itself: the first call names the lists of the first 2 batches, each later
+// batch boundary the batch after the next one, empty lists nothing — exactly those ranges.
+TEST(GraphHints, ListHintsNameTheNextBatchesLists) {
+    const Csr g = graph_of(Shape::kronecker, 10);
+    std::vector<u64> off = g.offsets;
+    std::vector<u32> nbr = g.neighbours, wts = g.weights;
+    std::span<u64> offs(off);
+    std::span<u32> nbrs(nbr), wtss(wts);
+    auto view = make_view(offs, nbrs, wtss);
+    view.willneed = record_willneed;
+    const std::size_t batch = ListHints<decltype(view)>::kBatch, count = 3 * batch + 5;
+    std::vector<u32> seq(count);
+    for (std::size_t j = 0; j < count; ++j) seq[j] = u32((j * 37) % g.n);  // any order
+    ListHints hints(view, false);
+    ASSERT_TRUE(hints.active());
+    auto expect = [&](std::size_t from, std::size_t to) {
+        std::vector<std::pair<const void*, std::size_t>> want;
+        for (std::size_t j = from; j < std::min(to, count); ++j) {
+            const u64 a = off[seq[j]], b = off[seq[j] + 1];
+            if (a < b) want.emplace_back(nbr.data() + a, (b - a) * sizeof(u32));
+        }
+        return want;
+    };
+    for (std::size_t i = 0; i < count; ++i) {
+        g_willneed.clear();
+        hints.at(i, count, [&](std::size_t j) { return seq[j]; });
+        if (i == 0) EXPECT_EQ(g_willneed, expect(0, 2 * batch)) << i;
+        else if (i % batch == 0) EXPECT_EQ(g_willneed, expect(i + batch, i + 2 * batch)) << i;
+        else EXPECT_TRUE(g_willneed.empty()) << i;
+    }
+}
+
 TEST(GraphHints, PagedArraysPrefetchTheListsAhead) {
     const Csr g = graph_of(Shape::kronecker, 12);
     const u32 root = hub(g);
     physmem::BlockPool pool = small_pool();
     physmem::PagingOptions o;
-    o.budget = 16 * 4096;  // 16 leaves of the 64 the neighbours take: they page, and a batch fits
+    o.budget = 16 * 4096;  // 16 leaves of the 64 the neighbours take: they page
     o.direct = false;
     o.io = physmem::PagingIo::sync;
     physmem::PagedArray<u64> offs(g.offsets.size(), pool, {.budget = 1 << 20, .direct = false});

@@ -116,10 +116,10 @@ element_t<A> sum_at(const A& a, std::span<const I> at, element_t<A> sum) {
 //   PagedArray  nothing is kept (a leaf may leave memory between calls): each leaf's part
 //               of the range is handed over from its frame right after its walk (pins
 //               nothing, takes no lock on a hit; a PagedArray has its own pager, so only
-//               an access to it could evict the leaf meanwhile).
+//               an access to it or a prefetch() of it could evict the leaf meanwhile).
 //   contiguous  scan() itself.
-// f must not access the array itself (as with scan() on a PagedArray, whose pin would
-// make that throw at a one-leaf budget).
+// f must not access the array itself nor prefetch() it (as with scan() on a PagedArray,
+// whose pin would make an access throw at a one-leaf budget).
 template <class A>
 class RangeReader {
     using T = element_t<A>;

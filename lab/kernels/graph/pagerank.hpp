@@ -36,7 +36,7 @@ inline constexpr double kDamping = 0.85;
 namespace detail {
 template <class G, class Scores, class Contrib>
 void spread(const G& g, const Scores& scores, Contrib& contrib, double damping) {
-    for_each_vertex(g, [&](std::uint32_t v, std::uint64_t first, std::uint64_t last) {
+    for_each_vertex<false>(g, [&](std::uint32_t v, std::uint64_t first, std::uint64_t last) {  // bounds only
         const std::uint64_t d = last - first;
         store(contrib, v, d ? damping * load(scores, v) / static_cast<double>(d) : 0.0);
     });

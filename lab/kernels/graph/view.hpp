@@ -16,7 +16,8 @@
 // the weights inside each part of the neighbours (so a list pays a walk per leaf of each
 // array, never one per edge). Nothing is pinned: a PagedArray's leaf stays in its frame
 // while the callback runs because the callback must not access the neighbours or
-// weights arrays itself (only an access to an array can evict one of its leaves).
+// weights arrays itself, nor prefetch() them (only an access to an array, or a hint that
+// starts reading into it, can evict one of its leaves).
 // Look-ahead, for arrays that page: sweeps hint the neighbours ahead of them
 // (hint_range), and kernels that reach lists at random hint the next vertices' lists in
 // batches (ListHints) — prefetch() on a PagedArray, the view's willneed hook on a mapping;
@@ -59,34 +60,45 @@ std::uint64_t degree(const G& g, std::uint32_t u) {
     return load(g.offsets, std::size_t{u} + 1) - first;
 }
 
+// Look-ahead caps, the same for a PagedArray and a mapping: a hinted list brings in at most
+// kListHint bytes of it (the rest is read as it comes), a sweep hints kSweepAhead bytes
+// ahead of itself, and a batch of lists (ListHints) at most kBatchHint bytes on a mapping
+// (a PagedArray's prefetch() takes at most half its budget a call).
+inline constexpr std::uint64_t kListHint = 256 << 10, kSweepAhead = 256 << 10, kBatchHint = 1 << 20;
+
+// Hints that g.neighbours[first, last) is read soon and returns where the hint ended
+// (at most last): a PagedArray starts reading its leaves (one prefetch batch of up to 64
+// leaves), a mapping gets MADV_WILLNEED (the view's willneed), arrays in memory nothing
+// (last returned). pre: first < last <= g.neighbours.size().
+template <class G>
+std::uint64_t hint_range(const G& g, std::uint64_t first, std::uint64_t last) {
+    using Nbr = std::remove_cvref_t<decltype(g.neighbours)>;
+    if constexpr (Paged<Nbr>) {
+        std::size_t at[64];
+        std::size_t k = 0;
+        const std::uint64_t len = g.neighbours.leaf_length();
+        std::uint64_t x = first;
+        for (; x < last && k < 64; x = (x / len + 1) * len) at[k++] = x;
+        g.neighbours.prefetch(std::span<const std::size_t>(at, k));
+        return std::min(x, last);
+    } else if constexpr (Contiguous<Nbr>) {
+        if (g.willneed) g.willneed(g.neighbours.data() + first, (last - first) * sizeof(g.neighbours[0]));
+    }
+    return last;
+}
+
 // f(u, first, last) for every vertex u in order, [first, last) the range of its list in
 // g.neighbours: the offsets read a segment at a time (one walk, or one pin, a leaf of
 // offsets) instead of two loads a vertex. f must not access g.offsets itself (on a
 // PagedArray the segment stays pinned while f runs).
-// Hints that g.neighbours[first, last) is read soon: a PagedArray starts reading the
-// leaves (one prefetch batch), a mapping gets MADV_WILLNEED (the view's willneed), arrays
-// in memory nothing.
-template <class G>
-void hint_range(const G& g, std::uint64_t first, std::uint64_t last) {
-    using Nbr = std::remove_cvref_t<decltype(g.neighbours)>;
-    if constexpr (Paged<Nbr>) {
-        std::size_t at[8];
-        std::size_t k = 0;
-        const std::uint64_t len = g.neighbours.leaf_length();
-        for (std::uint64_t x = first; x < last && k < 8; x = (x / len + 1) * len) at[k++] = x;
-        g.neighbours.prefetch(std::span<const std::size_t>(at, k));
-    } else if constexpr (Contiguous<Nbr>) {
-        if (g.willneed) g.willneed(g.neighbours.data() + first, (last - first) * sizeof(g.neighbours[0]));
-    }
-}
-
-// On a mapping (the view's willneed) the neighbours are hinted ahead of the sweep,
-// kSweepAhead entries at a time, when the sweep comes within half of that of the end of
-// what it hinted; on a PagedArray its leaves are prefetched the same way (the pager's own
-// read-ahead loses the pattern where a sweep skips lists, as BFS's bottom-up steps do).
-inline constexpr std::uint64_t kSweepAhead = std::uint64_t{1} << 16;
-template <class G, class F>
+// ReadsLists (the default): f reads the lists, so on arrays that page the neighbours are
+// hinted ahead of the sweep (hint_range), kSweepAhead bytes at a time when the sweep
+// comes within half of that of the end of what it hinted — the pager's own read-ahead
+// loses the pattern where a sweep skips lists, as BFS's bottom-up steps do. A sweep that
+// only needs the lists' bounds (PageRank's spread) passes false and reads nothing more.
+template <bool ReadsLists = true, class G, class F>
 void for_each_vertex(const G& g, F&& f) {
+    constexpr std::uint64_t ahead = kSweepAhead / sizeof(std::uint32_t);  // entries
     std::uint32_t u = 0;
     std::uint64_t first = 0, hinted = 0;
     bool started = false;
@@ -95,11 +107,12 @@ void for_each_vertex(const G& g, F&& f) {
         if (!started) first = s[0], j = 1, started = true;
         for (; j < s.size(); ++j) {
             const std::uint64_t last = s[j];
-            if (last + kSweepAhead / 2 > hinted && hinted < g.neighbours.size()) {
-                const std::uint64_t from = std::max(hinted, last);
-                hinted = std::min<std::uint64_t>(g.neighbours.size(), from + kSweepAhead);
-                hint_range(g, from, hinted);
-            }
+            if constexpr (ReadsLists)
+                if (last + ahead / 2 > hinted && hinted < g.neighbours.size()) {
+                    const std::uint64_t from = std::max(hinted, last);
+                    const std::uint64_t to = std::min<std::uint64_t>(g.neighbours.size(), from + ahead);
+                    hinted = from < to ? hint_range(g, from, to) : to;
+                }
             f(u++, first, last);
             first = last;
         }
@@ -174,7 +187,7 @@ class ListHints {
         if constexpr (kMay) {
             if (i % kBatch || !active()) return;
             const std::size_t from = i ? i + kBatch : 0, to = std::min(count, i + 2 * kBatch);
-            at_.clear();
+            at_.clear(), batched_ = 0;
             for (std::size_t j = from; j < to; ++j) {
                 const std::uint32_t u = vertex_at(j);
                 add(load(g_.offsets, u), load(g_.offsets, std::size_t{u} + 1));
@@ -198,14 +211,22 @@ class ListHints {
     using Nbr = std::remove_cvref_t<decltype(std::declval<const G&>().neighbours)>;
     using W = std::remove_cvref_t<decltype(std::declval<const G&>().weights)>;
     static constexpr bool kMay = Paged<Nbr> || Contiguous<Nbr>;
-    // Indices to hint for [first, last): its first element and each leaf start after it
-    // (a long list: up to 4 leaves; the rest is read as it comes).
+    // Indices to hint for [first, last), at most kListHint bytes of it: its first element
+    // and each leaf start after it, a leaf the batch already names skipped (prefetch()
+    // takes at most half the budget a call, counted before it drops repeats). Batches a
+    // mapping's ranges: [first, last) pairs, at most kBatchHint bytes a batch.
     void add(std::uint64_t first, std::uint64_t last) {
         if (first >= last) return;
+        last = std::min(last, first + kListHint / sizeof(element_t<Nbr>));
         if constexpr (Paged<Nbr>) {
             const std::uint64_t len = g_.neighbours.leaf_length();
-            for (std::uint64_t x = first, k = 0; x < last && k < 4; x = (x / len + 1) * len, ++k) at_.push_back(x);
+            for (std::uint64_t x = first; x < last; x = (x / len + 1) * len)
+                if (at_.empty() || at_.back() / len != x / len) at_.push_back(x);
         } else {
+            const std::uint64_t room = kBatchHint / sizeof(element_t<Nbr>) - std::min(batched_, kBatchHint / sizeof(element_t<Nbr>));
+            last = std::min(last, first + room);
+            if (first == last) return;
+            batched_ += last - first;
             at_.push_back(first), at_.push_back(last);  // a range: [first, last)
         }
     }
@@ -223,6 +244,7 @@ class ListHints {
     const G& g_;
     bool weighted_;
     std::vector<std::size_t> at_;  // Paged: indices to prefetch; else [first, last) pairs
+    std::uint64_t batched_ = 0;    // entries named by this batch's pairs
 };
 
 }  // namespace lab::graph

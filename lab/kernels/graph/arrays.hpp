@@ -86,20 +86,24 @@ bool scan(const A& a, std::size_t first, std::size_t last, F&& f) {
 template <class A>
 concept Paged = Segmented<A> && requires(const A& a) { a.pager(); };
 
-// sum + a[at[0]] + a[at[1]] + ..., added in that order. On a PagedArray the elements are
-// copied into a local chunk first and added after: a paged load's slow path is a call,
-// and as an x86-64 call clobbers every vector register, g++ keeps a floating-point sum
-// live across such a loop in memory, a store and a reload an element (measured: PageRank's
-// pull at 4x the TreeArray's time).
+// sum + a[at[0]] + a[at[1]] + ..., added in that order. On a PagedArray the inner loop
+// reads only leaves that are ready (PagedArray::leaf_if_ready: present and referenced, no
+// call) and leaves it at the first that is not, which one load (the walk's slow path, a
+// call) brings in: an x86-64 call clobbers every vector register, and with one in the
+// adding loop g++ keeps a floating-point sum in memory, a store and a reload an element
+// (measured: PageRank's pull at 4x the TreeArray's time).
 template <class A, class I>
 element_t<A> sum_at(const A& a, std::span<const I> at, element_t<A> sum) {
     if constexpr (Paged<A>) {
-        constexpr std::size_t kChunk = 64;
-        element_t<A> buf[kChunk];
-        for (std::size_t done = 0; done < at.size(); done += kChunk) {
-            const std::size_t m = std::min(kChunk, at.size() - done);
-            for (std::size_t j = 0; j < m; ++j) buf[j] = load(a, at[done + j]);
-            for (std::size_t j = 0; j < m; ++j) sum += buf[j];
+        const auto& s = a.shape();
+        for (std::size_t j = 0, n = at.size(); j < n; ++j) {
+            for (; j < n; ++j) {
+                const std::size_t i = at[j];
+                const element_t<A>* leaf = a.leaf_if_ready(i >> s.leaf_shift, false);
+                if (!leaf) [[unlikely]] break;
+                sum += leaf[i & s.leaf_mask()];
+            }
+            if (j < n) sum += load(a, at[j]);
         }
     } else {
         for (I i : at) sum += load(a, i);

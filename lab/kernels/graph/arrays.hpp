@@ -117,10 +117,11 @@ element_t<A> sum_at(const A& a, std::span<const I> at, element_t<A> sum) {
 //   TreeArray   the last leaf's bounds and address are kept; a range that leaves it walks
 //               (and one that straddles two leaves goes through scan()). Valid while the
 //               array is neither resized nor its blocks moved (the kernels only read it).
-//   PagedArray  nothing is kept (a leaf may leave memory between calls): each leaf's part
-//               of the range is handed over from its frame right after its walk (pins
-//               nothing, takes no lock on a hit; a PagedArray has its own pager, so only
-//               an access to it or a prefetch() of it could evict the leaf meanwhile).
+//   PagedArray  each leaf's part of the range is handed over from its frame right after
+//               its walk (pins nothing, takes no lock on a hit; a PagedArray has its own
+//               pager, so only an access to it or a prefetch() of it could evict the leaf
+//               meanwhile); the last leaf is kept as TreeArray's is while the pager's
+//               epoch says no leaf has left memory since.
 //   contiguous  scan() itself.
 // f must not access the array itself nor prefetch() it (as with scan() on a PagedArray,
 // whose pin would make an access throw at a one-leaf budget).
@@ -135,6 +136,8 @@ class RangeReader {
     template <class F>
     bool scan(std::size_t first, std::size_t last, F&& f) {
         if constexpr (Paged<A>) {
+            if (first >= lo_ && last <= hi_ && epoch_ == a_.pager().epoch()) [[likely]]
+                return first < last && f(std::span<const T>(base_ + (first - lo_), last - first));
             return leaves(first, last, f);
         } else if constexpr (Segmented<A>) {
             if (first >= lo_ && last <= hi_) [[likely]]
@@ -160,22 +163,28 @@ class RangeReader {
     }
     // PagedArray: each leaf's part handed over straight from its frame after its walk
     // (which loads the leaf when it is out). The frame stays put while f runs: only an
-    // access to this array (its own pager) could evict it, and f makes none.
+    // access to this array (its own pager) could evict it, and f makes none. The last leaf
+    // walked is kept with the pager's epoch then: while the epoch holds (no leaf of the
+    // array left memory or was cleaned since) a range inside it needs no walk.
     template <class F>
     bool leaves(std::size_t first, std::size_t last, F& f) {
         const auto& s = a_.shape();
         while (first < last) {
             const std::size_t k = first >> s.leaf_shift, at = first & s.leaf_mask();
             const std::size_t m = std::min(last - first, s.leaf_len() - at);
-            if (f(std::span<const T>(a_.leaf(k, false) + at, m))) return true;
+            base_ = a_.leaf(k, false);
+            epoch_ = a_.pager().epoch();  // after the walk, which may have evicted
+            lo_ = k << s.leaf_shift, hi_ = std::min(a_.size(), lo_ + s.leaf_len());
+            if (f(std::span<const T>(base_ + at, m))) return true;
             first += m;
         }
         return false;
     }
 
     const A& a_;
-    std::size_t lo_ = 1, hi_ = 0;  // TreeArray: the kept leaf's index range (empty at first)
+    std::size_t lo_ = 1, hi_ = 0;  // the kept leaf's index range (empty at first)
     const T* base_ = nullptr;      // and its first element
+    std::uint64_t epoch_ = 0;      // PagedArray: the pager's epoch when it was walked to
 };
 
 // Every element = v.

@@ -32,10 +32,11 @@ CC: a directed entry read, per iteration for PageRank).
 
 Time budget: 25 s at the default scale (7 variants x 2 rounds of a 64 MiB graph, scale 17:
 about 1.2-1.8 s a process on the 2-vCPU guests, most of it generating, building and
-validating the graph). The 2x points run in ``--full`` only, on a 16 MiB graph: the paged
-process took 53 s there (SSSP reads its lists in bucket order, a 64 KiB leaf for most of
-them) and the mapping at 64 MiB ran past 10 minutes; goal graph-4 says when its 2x half
-was not measured.
+validating the graph). The 2x points run in ``--full`` only, on a 16 MiB graph: a paged
+process takes about 25 s there and a mapped one 10-15 s (SSSP dominates both: its lists,
+reached in bucket order, cost a 64 KiB leaf or a 4 KiB page each), too long for the main
+job; at 4 MiB the mapping's allowance for the process's own pages leaves its page cache
+room for the whole graph. Goal graph-4 says when its 2x half was not measured.
 """
 from typing import List, Optional
 

@@ -137,6 +137,11 @@ class Context {
     // Set-up ends when the first timing starts (setup_s).
     void mark_setup_end();
     Json backing_json() const;
+    // Takes backing_json() now into backing_seen_: per buffer, the report with the most
+    // resident bytes so far. store() calls it after every timing, finish() once more, so
+    // the record gives the backing while the data was measured: a pool's pages given back
+    // when its containers went at the end of the body read as 4 KiB pages, none resident.
+    void see_backing();
     // The arrays and pools' regions, each with the page size that backs it (smaps).
     std::vector<TracedBuffer> traced_buffers();
 
@@ -146,6 +151,7 @@ class Context {
     physmem::EventCounters counters_;
     std::vector<std::pair<std::string, std::unique_ptr<physmem::Region>>> regions_;
     std::vector<std::pair<std::string, std::unique_ptr<physmem::BlockPool>>> pools_;
+    Json backing_seen_ = Json::array();
     double created_s_ = 0;
     double setup_s_ = -1;
     bool verify_called_ = false;

@@ -180,6 +180,12 @@ std::size_t drop_cache(int fd, std::size_t bytes) {
     return cached;
 }
 
+void willneed(const void* p, std::size_t bytes) noexcept {
+    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const auto at = reinterpret_cast<std::uintptr_t>(p), from = at & ~(page - 1);
+    ::madvise(reinterpret_cast<void*>(from), at + bytes - from, MADV_WILLNEED);
+}
+
 std::size_t cached_pages(const void* p, std::size_t bytes) {
     std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
     std::vector<unsigned char> v((bytes + page - 1) / page);

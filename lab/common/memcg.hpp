@@ -93,6 +93,11 @@ std::size_t drop_cache(int fd, std::size_t bytes);
 // Pages of the mapping [p, p + bytes) in memory (mincore; p page-aligned).
 std::size_t cached_pages(const void* p, std::size_t bytes);
 
+// Tells the kernel that the pages of the mapping holding [p, p + bytes) are read soon
+// (madvise MADV_WILLNEED from p's page: it starts reading those not cached; errors are the
+// read's to meet). p need not be page-aligned. pre: bytes > 0.
+void willneed(const void* p, std::size_t bytes) noexcept;
+
 struct Counters {
     std::uint64_t minor_faults = 0, major_faults = 0;  // getrusage(RUSAGE_SELF)
     std::uint64_t read_bytes = 0, write_bytes = 0;     // /proc/self/io (storage I/O)

@@ -164,7 +164,7 @@ class Carver {
     }
     static u64 bytes(const Counts& c) {
         auto r = [](u64 b) { return (b + 63) / 64 * 64; };
-        return r(8 * (c.n + 1)) + 2 * r(4 * c.entries) + 2 * r(4 * c.n) + 2 * r(8 * c.words()) + 2 * r(8 * c.n) +
+        return graph_bytes(c) + 2 * r(4 * c.n) + 2 * r(8 * c.words()) + 2 * r(8 * c.n) +
                r(4 * c.n) + r(8 * c.n);
     }
 
@@ -536,14 +536,6 @@ Advice advice_for(Phase p, int fd, u64 budget, u64 graph_bytes) {
 // "mapped" field gives what the group was charged.
 u64 own_allowance(const Counts& c) { return lab::memcg::kOwnAllowance + 8 * c.n; }
 
-// The mapped variant's look-ahead hook (lab/kernels/graph/view.hpp: ListHints): the
-// pages of [p, p + bytes) are read soon.
-void willneed(const void* p, std::size_t bytes) {
-    const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-    const auto from = reinterpret_cast<std::uintptr_t>(p) & ~(page - 1);
-    ::madvise(reinterpret_cast<void*>(from), reinterpret_cast<std::uintptr_t>(p) + bytes - from, MADV_WILLNEED);
-}
-
 void run_mapped(lab::Context& ctx, const Input& in, const Counts& c, const PagedPlan& plan) {
     if (std::string why = lab::memcg::unavailable_reason(); !why.empty())
         throw physmem::backing_unavailable("mapped: " + why);
@@ -567,7 +559,7 @@ void run_mapped(lab::Context& ctx, const Input& in, const Counts& c, const Paged
         const Advice hint = advice_for(phase, file.fd(), b, Carver::graph_bytes(c));
         ::madvise(base, Carver::graph_bytes(c), hint.advice);
         phases[kPhaseNames[unsigned(phase)]] = {{"budget", b}, {"limit", b + own_allowance(c)}, {"graph_advice", hint.name}};
-    }, willneed);
+    }, lab::memcg::willneed);
     const lab::memcg::Limit::Usage use = limit.usage();
     ctx.set_field("mapped", {{"cgroup", limit.path()}, {"file", file.path()}, {"budget_bytes", budget},
                              {"limit_bytes", limit_bytes}, {"own_allowance_bytes", limit_bytes - budget},

@@ -585,13 +585,9 @@ void run_mapped(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& 
         for (unsigned j = 0; j < G::kStreams; ++j) __builtin_prefetch(slot[j] = p + idx[j], 1);
     };
     ops.update = [&slot](unsigned j, std::size_t, Word v) { *slot[j] ^= v; };
-    // The hint a reader gives the kernel: MADV_WILLNEED on each element's page (the kernel
-    // starts reading the ones not cached; errors are the read's to meet).
-    const std::uintptr_t page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-    ops.read_hint = [p, page](unsigned, std::span<const std::size_t> idx) {
-        for (std::size_t i : idx)
-            ::madvise(reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(p + i) & ~(page - 1)), page,
-                      MADV_WILLNEED);
+    // The hint a reader gives the kernel: MADV_WILLNEED on each element's page.
+    ops.read_hint = [p](unsigned, std::span<const std::size_t> idx) {
+        for (std::size_t i : idx) lab::memcg::willneed(p + i, sizeof(Word));
     };
     ops.read = [p](unsigned, unsigned, std::size_t i) { return p[i]; };
     run_kernel(ctx, n, ops, measured);

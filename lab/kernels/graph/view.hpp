@@ -66,6 +66,17 @@ std::uint64_t degree(const G& g, std::uint32_t u) {
 // (a PagedArray's prefetch() takes at most half its budget a call).
 inline constexpr std::uint64_t kListHint = 256 << 10, kSweepAhead = 256 << 10, kBatchHint = 1 << 20;
 
+// Whether hints on g's lists do anything: a PagedArray's neighbours, or a mapping's (a
+// span with the view's willneed hook); false for arrays in memory (a TreeArray at compile
+// time, a plain span at run time), whose loops then skip the look-ahead's bookkeeping.
+template <class G>
+bool hints_active(const G& g) {
+    using Nbr = std::remove_cvref_t<decltype(g.neighbours)>;
+    if constexpr (Paged<Nbr>) return true;
+    else if constexpr (Contiguous<Nbr>) return g.willneed != nullptr;
+    else return false;
+}
+
 // Hints that g.neighbours[first, last) is read soon and returns where the hint ended
 // (at most last): a PagedArray starts reading its leaves (one prefetch batch of up to 64
 // leaves), a mapping gets MADV_WILLNEED (the view's willneed), arrays in memory nothing
@@ -99,6 +110,7 @@ std::uint64_t hint_range(const G& g, std::uint64_t first, std::uint64_t last) {
 template <bool ReadsLists = true, class G, class F>
 void for_each_vertex(const G& g, F&& f) {
     constexpr std::uint64_t ahead = kSweepAhead / sizeof(std::uint32_t);  // entries
+    const bool hinting = ReadsLists && hints_active(g);
     std::uint32_t u = 0;
     std::uint64_t first = 0, hinted = 0;
     bool started = false;
@@ -107,12 +119,11 @@ void for_each_vertex(const G& g, F&& f) {
         if (!started) first = s[0], j = 1, started = true;
         for (; j < s.size(); ++j) {
             const std::uint64_t last = s[j];
-            if constexpr (ReadsLists)
-                if (last + ahead / 2 > hinted && hinted < g.neighbours.size()) {
-                    const std::uint64_t from = std::max(hinted, last);
-                    const std::uint64_t to = std::min<std::uint64_t>(g.neighbours.size(), from + ahead);
-                    hinted = from < to ? hint_range(g, from, to) : to;
-                }
+            if (hinting && last + ahead / 2 > hinted && hinted < g.neighbours.size()) {
+                const std::uint64_t from = std::max(hinted, last);
+                const std::uint64_t to = std::min<std::uint64_t>(g.neighbours.size(), from + ahead);
+                hinted = from < to ? hint_range(g, from, to) : to;
+            }
             f(u++, first, last);
             first = last;
         }
@@ -199,13 +210,8 @@ class ListHints {
         }
     }
 
-    // Whether at() hints anything (false for arrays in memory: a caller may skip
-    // gathering vertices for it).
-    bool active() const {
-        if constexpr (Paged<Nbr>) return true;
-        else if constexpr (Contiguous<Nbr>) return g_.willneed != nullptr;
-        else return false;
-    }
+    // Whether at() hints anything (hints_active: a caller may skip gathering vertices for it).
+    bool active() const { return hints_active(g_); }
 
   private:
     using Nbr = std::remove_cvref_t<decltype(std::declval<const G&>().neighbours)>;

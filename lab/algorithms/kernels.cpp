@@ -60,7 +60,13 @@ struct Args {
     S& side;
     std::size_t n, sorted, updates;
     Word seed;  // random_index's start: a new one each measured pass, 0 for the checked pass
+    const Word* walk = nullptr;  // random_floor's table: kFloorEntries(n) zeros
 };
+
+// random_floor's table: one entry per 2^kFloorShift elements (a 64 KiB leaf of words, the
+// suite's blocks), as a TreeArray's one-level table has, so it stays in L1 as that does.
+constexpr unsigned kFloorShift = 13;
+constexpr std::size_t kFloorEntries(std::size_t n) noexcept { return (n >> kFloorShift) + 1; }
 
 #define KERNEL template <class A, class S> [[gnu::noinline]] Word
 // --- loops people write -------------------------------------------------------------------
@@ -90,6 +96,24 @@ KERNEL k_random(Args<A, S>& x) {
     for (std::size_t u = 0; u < x.updates; ++u) {
         r = r * 6364136223846793005ULL + 1442695040888963407ULL;
         x.a[static_cast<std::size_t>((static_cast<unsigned __int128>(r) * n) >> 64)] ^= r;
+    }
+    return 0;
+}
+// The control for random_index (group "floor"): the same updates on the contiguous side
+// array, each index passed through a one-level table that does nothing — a load of a zero
+// from x.walk, in L1, added to the index. Any software walk makes at least this load on the
+// element's path (a TreeArray's makes it plus a mask), so on the same memory random a[i]
+// through a walk cannot beat this loop: side's time / the vector's random_index is the
+// floor of the software walk's cost on this CPU. Runs on a vector whatever the container.
+KERNEL k_random_floor(Args<A, S>& x) {
+    Word r = 0x2545f4914f6cdd1dULL ^ x.seed;
+    const std::size_t n = x.n;
+    const Word* walk = x.walk;
+    Word* s = x.side.data();
+    for (std::size_t u = 0; u < x.updates; ++u) {
+        r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+        const std::size_t i = static_cast<std::size_t>((static_cast<unsigned __int128>(r) * n) >> 64);
+        s[i + walk[i >> kFloorShift]] ^= r;
     }
     return 0;
 }
@@ -258,6 +282,7 @@ constexpr Spec kSpecs[] = {
     {"iterator", "loop", "for (it = begin; it != end; ++it) s += *it", kNone, Spec::linear},
     {"index", "index", "for (i < n) s += a[i]", kNone, Spec::linear},
     {"random_index", "random", "a[r] ^= r at pseudo-random r, no look-ahead (GUPS), each pass from another start", kA, Spec::updates},
+    {"random_floor", "floor", "control: random_index's updates on a vector through a one-level table of zeros (the floor of any software walk)", kSide, Spec::updates},
     {"std_sort", "sort", "std::sort through the iterators, 64-bit keys", kA, Spec::sorted},
     {"physmem_sort", "physmem-sort", "physmem::sort (a tree: by leaves, then merged; else std::sort), 64-bit keys", kA,
      Spec::sorted},
@@ -302,7 +327,7 @@ Word call(std::size_t k, Args<A, S>& x) {
     using F = Word (*)(Args<A, S>&);
     static constexpr F fns[] = {
         k_range_for<A, S>,   k_iterator<A, S>,       k_index<A, S>,          k_random<A, S>,
-        k_std_sort<A, S>,    k_physmem_sort<A, S>,   k_for_each<A, S>,       k_for_each_n<A, S>,     k_copy_out<A, S>,
+        k_random_floor<A, S>, k_std_sort<A, S>,    k_physmem_sort<A, S>,   k_for_each<A, S>,       k_for_each_n<A, S>,     k_copy_out<A, S>,
         k_copy_in<A, S>,     k_copy_shift<A, S>,     k_copy_n<A, S>,         k_move<A, S>,
         k_fill<A, S>,        k_fill_n<A, S>,         k_transform<A, S>,      k_transform2<A, S>,
         k_accumulate<A, S>,  k_reduce<A, S>,         k_transform_reduce<A, S>, k_inner_product<A, S>,
@@ -376,7 +401,7 @@ class Impl final : public Workload {
             run_from(k, 0);
             return "";
         }
-        Args<Ref, Ref> r{ra_, rb_, rside_, n_, sorted_, updates_, 0};
+        Args<Ref, Ref> r{ra_, rb_, rside_, n_, sorted_, updates_, 0, walk_.data()};
         Word want = call(k, r);
         Word got = run_from(k, 0);
         if (kernels_[k].name == corrupt_) got ^= 1;  // the test hook (Setup::corrupt)
@@ -404,7 +429,7 @@ class Impl final : public Workload {
 
   private:
     Word run_from(std::size_t k, Word seed) {
-        Args<A, Vec> x{a_, b_, side_, n_, sorted_, updates_, seed};
+        Args<A, Vec> x{a_, b_, side_, n_, sorted_, updates_, seed, walk_.data()};
         dirty_ |= kSpecs[k].writes;
         return call(k, x);
     }
@@ -433,6 +458,7 @@ class Impl final : public Workload {
     Ref ra_, rb_, rside_;   // the references (empty for the vector)
     std::string corrupt_;
     std::size_t n_, sorted_, updates_;
+    const Ref walk_ = Ref(kFloorEntries(n_));  // random_floor's table of zeros (malloc: in L1 as it is used)
     std::vector<Kernel> kernels_;
     unsigned dirty_ = 0, ref_dirty_ = 0;
     Word passes_ = 0;  // measured passes so far (random_index's seeds)

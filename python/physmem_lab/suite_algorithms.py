@@ -35,6 +35,10 @@ BUILD = {"algorithms_o2": "-O2", "algorithms_o3": "-O3"}
 VECTOR, TREE, PAGED = Variant("array", "thp"), Variant("tree", "thp"), Variant("paged", "thp")
 NAMES = {VECTOR.name: "std::vector", TREE.name: "TreeArray", PAGED.name: "PagedArray (1x)"}
 MAIN = "range_for"   # the kernel of the record's main timing; every other one is a phase
+# The control kernel (group "floor"): random_index's updates on a vector through a one-level
+# table of zeros, the cheapest software walk; timed on vectors in both columns, so it has no
+# container ratio: it gives algorithms-4 the floor of a walk's cost on this CPU.
+FLOOR, FLOOR_GROUP = "random_floor", "floor"
 
 IN_CACHES = machine_sizes(("l2", 0.25))
 OUT_OF_CACHES = machine_sizes(("llc", 2), floor=64 * M)
@@ -66,7 +70,7 @@ SCALES = {
 
 # Rough seconds per GiB of one process's work beyond the timed passes (filling ten
 # arrays, each kernel's checked pass on the container and the vector, restoring what a
-# kernel wrote), and of one timed repetition of all 39 kernels on the container and the
+# kernel wrote), and of one timed repetition of all 40 kernels on the container and the
 # vector, by kind: ETA and budget only (development VM, loaded).
 _CHECK_S_PER_GIB = {"array": 20.0, "tree": 40.0, "paged": 55.0}
 _PASS_S_PER_GIB = {"array": 8.0, "tree": 20.0, "paged": 26.0}
@@ -183,7 +187,7 @@ def report(doc, recs, results, out_dir):
                 ns = vector_ns(recs, e, size, k["name"])
                 row.append(f"{ns:.3g}" if ns is not None else "-")
                 for num, den in ((TREE, VECTOR), (PAGED, VECTOR), (PAGED, TREE)):
-                    rt = ratio(recs, e, num, den, size, k["name"])
+                    rt = None if k["group"] == FLOOR_GROUP else ratio(recs, e, num, den, size, k["name"])
                     row.append(rt.cell() if rt else "-")
             rows.append(row)
         doc.h(3, f"{format_size(size)} per array")
@@ -202,7 +206,10 @@ def report(doc, recs, results, out_dir):
           "own process's vector. std_sort and physmem_sort sort the first `work` words (restored before each "
           "pass); "
           "random_index makes `work` updates a pass, each pass from another start of its generator (GUPS over "
-          "the whole array, not the elements the last pass left in the caches). Built -O2 and -O3 without -march "
+          "the whole array, not the elements the last pass left in the caches); random_floor, a control, makes "
+          "the same updates on a vector with each index passed through a one-level table of zeros in L1 (the "
+          "cheapest software walk: one load on the element's path), so its time over random_index's on the "
+          "vector is what any walk costs on this CPU (algorithms-4's notes). Built -O2 and -O3 without -march "
           "(the kernels only).")
 
 
@@ -243,9 +250,26 @@ def _tree_goal(recs: Records, number: int) -> Goal:
                 g.missing.append(f"{BUILD[e]} {format_size(size)} {k}: no tree and vector records")
             else:
                 g.items.append(Item(f"{BUILD[e]} {format_size(size)} {k}: tree / vector", rt, targets[e]))
+        if number == 4:
+            g.notes += _floor_notes(recs, e, size)
     if not names and not g.missing:
         g.missing.append("no algorithms records")
     return g
+
+
+def _floor_notes(recs: Records, exp: str, size: int) -> List[str]:
+    """What the cheapest software walk costs on this CPU (random_floor on the vector over
+    random_index on the vector, one process) and the tree's random_index against it: a
+    goal under the floor asks what no walk in software can do here."""
+    t = recs.find(exp, TREE.name, size)
+    floor, vec = FLOOR + BESIDE, "random_index" + BESIDE
+    if t is None or not {floor, vec, "random_index"} <= set(t.get("phases") or {}):
+        return []
+    walk = PhaseRatio(t, t, floor, vec)
+    tree = PhaseRatio(t, t, "random_index", floor)
+    return [f"{BUILD[exp]} {format_size(size)}: the floor of any software walk here: {walk.cell()} the vector's "
+            f"random_index (random_floor: the same updates through a one-level table of zeros in L1); the tree's "
+            f"random_index / that floor: {tree.cell()}"]
 
 
 def _fastest_sort(recs: Records) -> Goal:
@@ -280,6 +304,8 @@ def _paged_goal(recs: Records) -> Goal:
             g.missing.append(f"no {e} records")
             continue
         for k in kernels(recs):
+            if k["group"] == FLOOR_GROUP:    # a control on vectors, not a PagedArray kernel
+                continue
             rt = ratio(recs, e, PAGED, TREE, size, k["name"])
             if rt is None:
                 g.missing.append(f"{BUILD[e]} {format_size(size)} {k['name']}: no paged and tree records")

@@ -14,10 +14,10 @@ from physmem_lab.suite_algorithms import EXPS, GOAL_TITLES, SUITE, goals
 M = 1 << 20
 SIZES = (256 << 10, 64 * M)
 KERNELS = [("range_for", "loop"), ("iterator", "loop"), ("index", "index"), ("random_index", "random"),
-           ("std_sort", "sort"), ("physmem_sort", "physmem-sort"), ("accumulate", "segmented"),
+           ("random_floor", "floor"), ("std_sort", "sort"), ("physmem_sort", "physmem-sort"), ("accumulate", "segmented"),
            ("copy_out", "segmented")]
 # tree / vector ratios that meet every goal (at -O2, the strictest targets)
-GOOD = {"range_for": 1.4, "iterator": 1.4, "index": 1.9, "random_index": 1.05, "std_sort": 1.05,
+GOOD = {"range_for": 1.4, "iterator": 1.4, "index": 1.9, "random_index": 1.05, "random_floor": 1.0, "std_sort": 1.05,
         "physmem_sort": 1.2, "accumulate": 1.0, "copy_out": 1.02}
 
 
@@ -121,6 +121,26 @@ def test_paged_within_tree():
     assert _verdicts(_results(paged_over_tree=1.05))["algorithms-7"] == "MET"
 
 
+def test_the_walk_floor_is_noted_beside_the_random_goal_and_judged_nowhere():
+    """random_floor (a control on vectors): its time over the vector's random_index is noted
+    as the floor of a software walk, with the tree against it; algorithms-7 skips it (a
+    paged / tree ratio of a control that ran on vectors would be 1.3 / 1.0 here and fail)."""
+    res = _results(paged_over_tree=1.0)
+    for r in res["records"]:
+        if r["variant"] == "tree-thp":
+            r["phases"]["random_floor@vector"] = synth.phase(synth.tight(1.25))
+            r["phases"]["random_index"] = synth.phase(synth.tight(1.30))
+        if r["variant"] == "paged-thp":
+            r["phases"]["random_floor"] = synth.phase(synth.tight(9.0))
+    gs = {g.number: g for g in goals(analysis.Records(res))}
+    notes = [n for n in gs["algorithms-4"].notes if "floor" in n]
+    assert len(notes) == len(EXPS), gs["algorithms-4"].notes
+    assert all("here: 1.25x" in n and "that floor: 1.04x" in n for n in notes), notes
+    assert gs["algorithms-4"].verdict == "MISSED"          # 1.30x the vector: over 1.10x all the same
+    assert gs["algorithms-7"].verdict == "MET"
+    assert not [i for i in gs["algorithms-7"].items if "random_floor" in i.what]
+
+
 def test_rounds_that_disagree_are_unstable():
     res = _results()
     r0 = _results()["records"]
@@ -166,15 +186,15 @@ def test_tiny_bench_on_the_real_programs(algo_bin, tmp_path):
         assert set(names[1:]) | {k + "@vector" for k in names} == set(r["phases"]) and names[0] == "range_for"
         assert a["beside"] == "std::vector"   # every kernel timed in turn with the vector's
         assert r["interleaved"] == [[None if k == "range_for" else k, k + "@vector"] for k in names]
-        assert {k["group"] for k in a["kernels"]} == {"loop", "index", "random", "sort", "physmem-sort", "segmented"}
+        assert {k["group"] for k in a["kernels"]} == {"loop", "index", "random", "floor", "sort", "physmem-sort", "segmented"}
         if r["kind"] != "array":
-            assert "each of 39 kernels" in r["verification"] and r["tree"]["leaf_elements"] > 0
+            assert "each of 40 kernels" in r["verification"] and r["tree"]["leaf_elements"] > 0
         assert all(b["obtained"] == "thp" for b in r["backing"]), r["backing"]
     md = (tmp_path / "rep" / "report.md").read_text()
     assert f"## {SUITE.title}" in md and "algorithms-7" in md
 
 
-@pytest.mark.parametrize("kernel", ["find", "copy_shift", "std_sort", "physmem_sort"])
+@pytest.mark.parametrize("kernel", ["find", "copy_shift", "std_sort", "physmem_sort", "random_floor"])
 def test_a_wrong_result_is_an_unverified_record(algo_bin, kernel):
     """The check is real: a kernel whose result is altered (the program's test hook) makes
     the record unverified and the program exit 1, which the harness counts as an error."""

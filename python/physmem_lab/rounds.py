@@ -11,8 +11,9 @@ Contract:
   verified, and ``rounds``: [{round, position, median_ns, machine_load?}] (each round's
   :mod:`physmem_lab.load`). ``results["records"]`` holds these, so every table shows all
   rounds' repetitions together.
-- :func:`per_round` gives one results-like dict per round (that round's records only):
-  a verdict is judged on each of them (:mod:`physmem_lab.stability`).
+- :func:`per_round` gives one results-like dict per round (that round's records, and
+  the points run in one round only): a verdict is judged on each of them
+  (:mod:`physmem_lab.stability`).
 - :func:`order_rows` / :func:`report`: per point run in >= 2 rounds, the spread of its
   round medians against its spread within a process (:mod:`physmem_lab.spread`).
 """
@@ -69,17 +70,26 @@ def pooled_records(round_runs: List[dict]) -> List[dict]:
             for rs in group(round_runs).values()]
 
 
+def _round(r: dict) -> int:
+    return r.get("run", {}).get("round", 0)
+
+
 def rounds_of(results: dict) -> List[int]:
-    return sorted({r.get("run", {}).get("round", 0) for r in results.get("round_runs", [])})
+    return sorted({_round(r) for r in results.get("round_runs", [])})
 
 
 def per_round(results: dict) -> List[dict]:
     """One shallow copy of ``results`` per round whose ``records`` are that round's
-    records; empty when the run kept no rounds (an older result file)."""
+    records, plus the points run in one round only (a device's limit measured once, a
+    peer timed once): each round judges its own repetitions against the same one-off
+    measurement instead of finding it missing. Empty when the run kept no rounds (an
+    older result file)."""
     out = []
+    runs = results["round_runs"] if rounds_of(results) else []
+    once = [rs[0] for rs in group(runs).values() if len(rs) == 1]
     for n in rounds_of(results):
         view = dict(results)
-        view["records"] = [r for r in results["round_runs"] if r.get("run", {}).get("round", 0) == n]
+        view["records"] = [r for r in runs if _round(r) == n] + [r for r in once if _round(r) != n]
         view["round"] = n
         out.append(view)
     return out

@@ -516,9 +516,36 @@ def _goal_reads(recs):
             g.items.append(Item(f"randread {ratio}x: fio's reads/s / the pager's leaf reads/s",
                                 Value(r, bar / mine if mine else float("inf"),
                                       f"{mine:.0f} leaves/s vs fio's {bar:.0f} reads/s ({mine / bar:.2f}x)"), 1 / 0.9))
-        _item(g, f"randread {ratio}x: paged / mapped (willneed) time", r, _find(recs, "mapped", "randread", ratio),
-              1 / 1.5, f"randread {ratio}x: no mapped record")
+        m = _find(recs, "mapped", "randread", ratio)
+        beyond = _beyond_device(r, m, d, READ_GAIN)
+        if beyond:
+            g.not_applicable.append(f"randread {ratio}x: paged / mapped (willneed) time: {beyond}")
+        else:
+            _item(g, f"randread {ratio}x: paged / mapped (willneed) time", r, m, 1 / READ_GAIN,
+                  f"randread {ratio}x: no mapped record")
     return g
+
+
+READ_GAIN = 1.5   # paging-6: the paged array's reads >= 1.5x as fast as the hinted mapping's
+
+
+def _beyond_device(paged, mapped, dev, gain: float) -> Optional[str]:
+    """Why ``gain`` x the mapping's reads per second is out of any pager's reach on this
+    device, or None: reading that fast at the paged array's own leaf loads per read would
+    take more leaf reads per second than fio gets from the device (the mapping already
+    reads near its limit). None when a record is missing (the item then says so)."""
+    if not (mapped and dev and mapped["median_ns"] > 0):
+        return None
+    ops = paged["paging"]["measured"].get("ops") or 0
+    if not ops:
+        return None
+    per_read = paged["paged"]["loads"] / ops
+    need, bar = gain * per_read * 1e9 / mapped["median_ns"], _dev_iops(dev)
+    if need <= bar:
+        return None
+    return (f"not applicable on this device: the mapping reads {1e9 / mapped['median_ns']:.0f} elements/s; "
+            f"{gain:g}x that at the paged array's {per_read:.3f} leaf loads a read needs {need:.0f} leaf "
+            f"reads/s, above fio's {bar:.0f} random reads/s (the device's limit)")
 
 
 def _goal_threads(recs):

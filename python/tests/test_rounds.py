@@ -44,6 +44,19 @@ def test_pooled_records_and_per_round_views_of_a_result_file():
     assert [r["median_ns"] for r in views[1]["records"]] == [11, 5]
 
 
+def test_a_point_run_in_one_round_only_is_in_every_rounds_view():
+    """A one-off measurement (a device's limit, run in round 0 only) is what every round's
+    repetitions are judged against: round 1's view has it too, once; repeated points keep
+    their own round's record."""
+    runs = [_run(synth.record("gups", "array-4k", samples=synth.tight(10 + r)), r, 0) for r in (0, 1)]
+    runs.append(_run(synth.record("gups", "array-1g", samples=synth.tight(5)), 0, 1))
+    res = synth.results(rounds.pooled_records(runs))
+    res["round_runs"] = runs
+    views = rounds.per_round(res)
+    assert [[(r["variant"], r["median_ns"]) for r in v["records"]] for v in views] == [
+        [("array-4k", 10), ("array-1g", 5)], [("array-4k", 11), ("array-1g", 5)]]
+
+
 def test_order_effect_flags_a_point_whose_rounds_disagree_beyond_its_noise():
     runs = [_run(synth.record("gups", "array-4k", samples=synth.tight(10)), 0, 0),
             _run(synth.record("gups", "array-4k", samples=synth.tight(17)), 1, 5),

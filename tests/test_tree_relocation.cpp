@@ -46,7 +46,7 @@ void fill(TreeArray<T>& a, std::size_t salt) {
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = value_at<T>(i + salt);
 }
 
-// Every block of the tree, root first: (block, level).
+// Every block of the tree, root first, the leaves last.
 template <class T>
 std::vector<void*> all_blocks(const TreeArray<T>& a) {
     std::vector<void*> out, level = {a.root()};
@@ -60,7 +60,8 @@ std::vector<void*> all_blocks(const TreeArray<T>& a) {
             }
         level = below;
     }
-    if (a.depth()) out.insert(out.end(), level.begin(), level.end());
+    // the leaves through the API: a leaf's slot holds its entry (TreeArray::leaf_entry)
+    for (std::size_t k = 0; k < a.leaf_count(); ++k) out.push_back(a.leaf_data(k));
     return out;
 }
 

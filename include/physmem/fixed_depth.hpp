@@ -35,21 +35,26 @@ class FixedDepthView {
         : root_(a.root()), size_(a.size()), leaf_shift_(a.shape().leaf_shift), fan_shift_(a.shape().fan_shift) {}
 
     std::size_t size() const noexcept { return size_; }
-    // pre: i < size(). D-1 dependent loads, no branches.
+    // pre: i < size(). D-1 dependent loads, no branches: the leaf's entry (TreeArray::
+    // leaf_entry) plus i elements.
     T& operator[](std::size_t i) const noexcept {
-        return walk(i >> leaf_shift_)[i & ((std::size_t{1} << leaf_shift_) - 1)];
+        return *reinterpret_cast<T*>(entry(i >> leaf_shift_) + i * sizeof(T));
     }
+    // First element of leaf `leaf`.
     T* walk(std::size_t leaf) const noexcept {
-        return step(root_, leaf, std::make_integer_sequence<unsigned, D - 1>{});
+        return reinterpret_cast<T*>(entry(leaf) + (leaf << leaf_shift_) * sizeof(T));
     }
 
   private:
+    std::uintptr_t entry(std::size_t leaf) const noexcept {
+        return step(root_, leaf, std::make_integer_sequence<unsigned, D - 1>{});
+    }
     template <unsigned... L>
-    T* step(void* node, std::size_t leaf, std::integer_sequence<unsigned, L...>) const noexcept {
+    std::uintptr_t step(void* node, std::size_t leaf, std::integer_sequence<unsigned, L...>) const noexcept {
         std::size_t mask = (std::size_t{1} << fan_shift_) - 1;
         // level D-1-L for L = 0..D-2: the root first, leaves' parents last
         ((node = static_cast<void**>(node)[(leaf >> (fan_shift_ * (D - 2 - L))) & mask]), ...);
-        return static_cast<T*>(node);
+        return reinterpret_cast<std::uintptr_t>(node);
     }
 
     void* root_;

@@ -138,11 +138,11 @@ class TreeArray {
     void* root() const noexcept { return root_; }
 
     // --- element access ---------------------------------------------------------------
-    // pre: i < size(). No bounds check.
-    T& operator[](size_type i) noexcept { return leaf_data(i >> shape_.leaf_shift)[i & shape_.leaf_mask()]; }
-    const T& operator[](size_type i) const noexcept {
-        return leaf_data(i >> shape_.leaf_shift)[i & shape_.leaf_mask()];
-    }
+    // pre: i < size(). No bounds check. The walk's last load gives leaf k's entry, which
+    // holds the leaf's address less k leaves' bytes (see leaf_entry): element i is at that
+    // entry plus i elements, with no mask of i's offset in its leaf.
+    T& operator[](size_type i) noexcept { return *element(i); }
+    const T& operator[](size_type i) const noexcept { return *element(i); }
     T& at(size_type i) { return check(i), (*this)[i]; }
     const T& at(size_type i) const { return check(i), (*this)[i]; }
     T& front() noexcept { return (*this)[0]; }
@@ -155,17 +155,26 @@ class TreeArray {
     // predictable branch on the depth; deeper trees loop over the levels.
     // pre: k < leaf_count().
     //
-    // The leaf pointer passes through an empty asm: it costs nothing, and it stops the
+    // The leaf's entry passes through an empty asm: it costs nothing, and it stops the
     // compiler from vectorizing a loop of operator[] into gathers of the table and then
     // of the elements (GCC does with AVX-512 at -O3), which ran an index loop 3.5x slower
     // than the scalar walk on a CPU with slow gathers.
     T* leaf_data(size_type k) const noexcept {
-        void* leaf;
-        if (depth_ == 2) [[likely]] leaf = static_cast<void* const*>(root_)[k];
-        else if (depth_ == 1) leaf = root_;
-        else leaf = deep_leaf_data(k);
-        asm("" : "+r"(leaf));
-        return static_cast<T*>(leaf);
+        return reinterpret_cast<T*>(leaf_entry(k) + (k << shape_.leaf_shift) * sizeof(T));
+    }
+    // Leaf k's entry in its parent block (the root itself at depth 1): the leaf's address
+    // less k * leaf_length() elements' bytes (mod 2^64) — 0 less for leaf 0, so a depth-1
+    // root and the first slot of every root above it hold the leaf's own address. Element
+    // i of leaf k is then at the entry plus i elements: the walk of operator[] costs the
+    // cheapest software walk, a load added to the index, not a load and a mask.
+    // pre: k < leaf_count().
+    std::uintptr_t leaf_entry(size_type k) const noexcept {
+        void* e;
+        if (depth_ == 2) [[likely]] e = static_cast<void* const*>(root_)[k];
+        else if (depth_ == 1) e = root_;
+        else e = deep_leaf_entry(k);
+        asm("" : "+r"(e));
+        return reinterpret_cast<std::uintptr_t>(e);
     }
     // The elements of leaf k that are in use. pre: k < leaf_count().
     std::span<T> segment(size_type k) noexcept { return {leaf_data(k), segment_length(k)}; }
@@ -237,9 +246,21 @@ class TreeArray {
     }
 
   private:
-    // leaf_data's loop over the levels of a tree deeper than 2, out of line: kept out of
+    // Element i through the walk. pre: i < capacity().
+    T* element(size_type i) const noexcept {
+        return reinterpret_cast<T*>(leaf_entry(i >> shape_.leaf_shift) + i * sizeof(T));
+    }
+    // The entry of leaf k for a leaf at `leaf` (leaf_entry), and back.
+    std::uintptr_t entry_of(size_type k, const void* leaf) const noexcept {
+        return reinterpret_cast<std::uintptr_t>(leaf) - (k << shape_.leaf_shift) * sizeof(T);
+    }
+    void* leaf_of(size_type k, const void* entry) const noexcept {
+        return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(entry) + (k << shape_.leaf_shift) * sizeof(T));
+    }
+
+    // leaf_entry's loop over the levels of a tree deeper than 2, out of line: kept out of
     // the loops that call operator[], whose registers it would take (the shift count).
-    [[gnu::noinline]] void* deep_leaf_data(size_type k) const noexcept {
+    [[gnu::noinline]] void* deep_leaf_entry(size_type k) const noexcept {
         void* node = root_;
         for (unsigned level = depth_ - 1; level > 0; --level)
             node = static_cast<void**>(node)[(k >> (shape_.fan_shift * (level - 1))) & shape_.fan_mask()];
@@ -269,10 +290,11 @@ class TreeArray {
         size_type j = c >> 6;
         if (level >= depth_ || j > ((leaves_ - 1) >> (shape_.fan_shift * level))) return false;
         void** slot = level + 1 == depth_ ? &root_ : parent_slot(level, j);
-        if (*slot != from) return false;
-        if (level == 0) move_leaf(j, static_cast<T*>(from), static_cast<T*>(to));
+        const bool leaf = level == 0;  // a leaf's slot holds its entry (leaf_entry), j its number
+        if (*slot != (leaf ? reinterpret_cast<void*>(entry_of(j, from)) : from)) return false;
+        if (leaf) move_leaf(j, static_cast<T*>(from), static_cast<T*>(to));
         else std::memcpy(to, from, block_size());
-        *slot = to;
+        *slot = leaf ? reinterpret_cast<void*>(entry_of(j, to)) : to;
         return true;
     }
     // The slot, in a block of level+1, that points at block j of `level`. pre: level+1 < depth_.
@@ -405,12 +427,13 @@ class TreeArray {
         }
         depth_ = depth;
         void** node = static_cast<void**>(root_);
-        for (unsigned level = depth_ - 1; level > 0; --level) {
+        for (unsigned level = depth_ - 1; level > 1; --level) {
             unsigned span = shape_.fan_shift * (level - 1);
             void*& slot = node[(k >> span) & shape_.fan_mask()];
             if ((k & ((std::size_t{1} << span) - 1)) == 0) slot = blocks[used++];
             node = static_cast<void**>(slot);
         }
+        if (depth_ > 1) node[k & shape_.fan_mask()] = reinterpret_cast<void*>(entry_of(k, blocks[used]));
         ++leaves_;
     }
 
@@ -432,6 +455,7 @@ class TreeArray {
         path[depth_ - 1] = root_;
         for (unsigned level = depth_ - 1; level > 0; --level)
             path[level - 1] = static_cast<void**>(path[level])[(k >> (shape_.fan_shift * (level - 1))) & shape_.fan_mask()];
+        path[0] = leaf_of(k, path[0]);  // a leaf's slot holds its entry (leaf_entry)
         for (unsigned level = 0; level + 1 < depth_; ++level)
             if ((k & ((std::size_t{1} << (shape_.fan_shift * level)) - 1)) == 0) pool_->deallocate(path[level]);
         if (k == 0) {

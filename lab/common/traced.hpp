@@ -132,7 +132,8 @@ class TracedTree {
         tr_->data(e);
         return *e;
     }
-    // TreeArray::leaf_data with each slot load recorded. pre: k < leaf_count().
+    // TreeArray::leaf_data with each slot load recorded (a leaf's slot holds its entry,
+    // TreeArray::leaf_entry: the leaf's address less k leaves). pre: k < leaf_count().
     T* leaf_data(std::size_t k) const {
         void* node = root_;
         for (unsigned level = depth_ - 1; level > 0; --level) {
@@ -140,7 +141,7 @@ class TracedTree {
             tr_->walk(slot);
             node = *slot;
         }
-        return static_cast<T*>(node);
+        return reinterpret_cast<T*>(reinterpret_cast<std::uintptr_t>(node) + (k << shape_.leaf_shift) * sizeof(T));
     }
     std::span<T> segment(std::size_t k) const {
         return {leaf_data(k), std::min(shape_.leaf_len(), size_ - (k << shape_.leaf_shift))};

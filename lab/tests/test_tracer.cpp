@@ -204,11 +204,13 @@ TEST(TracedViews, TreeWalkLoadsTheRealWalksSlotsAndReachesTheElement) {
         std::uintptr_t parent = x[1].addr() & ~std::uint64_t{4095};
         ASSERT_TRUE(s.pool.owns(reinterpret_cast<void*>(parent)));
         ASSERT_FALSE(leaves.count(parent)) << i;
-        // the leaf's parent slot holds the leaf's address: the slot the real walk loads
+        // the leaf's parent slot holds the leaf's entry (its address less k leaves' bytes,
+        // TreeArray::leaf_entry): the slot the real walk loads
         std::size_t k = i >> s.t.shape().leaf_shift;
         auto* slot = reinterpret_cast<void* const*>(parent) + (k & s.t.shape().fan_mask());
         ASSERT_EQ(line(slot), x[1].addr());
-        ASSERT_EQ(*slot, s.t.leaf_data(k)) << i;
+        ASSERT_EQ(reinterpret_cast<std::uintptr_t>(*slot) + (k << s.t.shape().leaf_shift) * sizeof(std::uint64_t),
+                  reinterpret_cast<std::uintptr_t>(s.t.leaf_data(k))) << i;
     }
 }
 

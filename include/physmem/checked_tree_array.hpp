@@ -269,8 +269,8 @@ class CheckedTreeArray {
 
     // operator[] and at: below the armed limit (domain 0), no other check.
     T* element(size_type i, const char* access) const {
-        if (i < detail::peek(limit_)) [[likely]]  // the tree's own walk (TreeArray::leaf_entry)
-            return reinterpret_cast<T*>(tree_.leaf_entry(i >> shape().leaf_shift) + i * sizeof(T));
+        if (i < detail::peek(limit_)) [[likely]]
+            return const_cast<T*>(&tree_[i]);  // the tree's own walk (TreeArray::leaf_entry)
         return element_epoch(i, access);
     }
     // The check when the limit is not armed (or i is past it): while the pool's tag epoch

@@ -154,20 +154,18 @@ class TreeArray {
     // and 2 (up to fan-out leaves: 512 MiB on 64 KiB blocks) are straight-line code, one
     // predictable branch on the depth; deeper trees loop over the levels.
     // pre: k < leaf_count().
-    //
-    // The leaf's entry passes through an empty asm: it costs nothing, and it stops the
-    // compiler from vectorizing a loop of operator[] into gathers of the table and then
-    // of the elements (GCC does with AVX-512 at -O3), which ran an index loop 3.5x slower
-    // than the scalar walk on a CPU with slow gathers.
-    T* leaf_data(size_type k) const noexcept {
-        return reinterpret_cast<T*>(leaf_entry(k) + (k << shape_.leaf_shift) * sizeof(T));
-    }
+    T* leaf_data(size_type k) const noexcept { return static_cast<T*>(leaf_of(k, leaf_entry(k))); }
     // Leaf k's entry in its parent block (the root itself at depth 1): the leaf's address
     // less k * leaf_length() elements' bytes (mod 2^64) — 0 less for leaf 0, so a depth-1
     // root and the first slot of every root above it hold the leaf's own address. Element
     // i of leaf k is then at the entry plus i elements: the walk of operator[] costs the
     // cheapest software walk, a load added to the index, not a load and a mask.
     // pre: k < leaf_count().
+    //
+    // The entry passes through an empty asm: it costs nothing, and it stops the compiler
+    // from vectorizing a loop of operator[] into gathers of the table and then of the
+    // elements (GCC does with AVX-512 at -O3), which ran an index loop 3.5x slower than
+    // the scalar walk on a CPU with slow gathers.
     std::uintptr_t leaf_entry(size_type k) const noexcept {
         void* e;
         if (depth_ == 2) [[likely]] e = static_cast<void* const*>(root_)[k];
@@ -252,11 +250,11 @@ class TreeArray {
     }
     // The entry of leaf k for a leaf at `leaf` (leaf_entry), and back.
     std::uintptr_t entry_of(size_type k, const void* leaf) const noexcept {
-        return reinterpret_cast<std::uintptr_t>(leaf) - (k << shape_.leaf_shift) * sizeof(T);
+        return reinterpret_cast<std::uintptr_t>(leaf) - leaf_offset(k);
     }
-    void* leaf_of(size_type k, const void* entry) const noexcept {
-        return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(entry) + (k << shape_.leaf_shift) * sizeof(T));
-    }
+    void* leaf_of(size_type k, std::uintptr_t entry) const noexcept { return reinterpret_cast<void*>(entry + leaf_offset(k)); }
+    // Bytes of the k leaves before leaf k: what its entry is less than its address.
+    std::uintptr_t leaf_offset(size_type k) const noexcept { return (k << shape_.leaf_shift) * sizeof(T); }
 
     // leaf_entry's loop over the levels of a tree deeper than 2, out of line: kept out of
     // the loops that call operator[], whose registers it would take (the shift count).
@@ -455,7 +453,7 @@ class TreeArray {
         path[depth_ - 1] = root_;
         for (unsigned level = depth_ - 1; level > 0; --level)
             path[level - 1] = static_cast<void**>(path[level])[(k >> (shape_.fan_shift * (level - 1))) & shape_.fan_mask()];
-        path[0] = leaf_of(k, path[0]);  // a leaf's slot holds its entry (leaf_entry)
+        path[0] = leaf_of(k, reinterpret_cast<std::uintptr_t>(path[0]));  // a leaf's slot holds its entry (leaf_entry)
         for (unsigned level = 0; level + 1 < depth_; ++level)
             if ((k & ((std::size_t{1} << (shape_.fan_shift * level)) - 1)) == 0) pool_->deallocate(path[level]);
         if (k == 0) {

@@ -87,15 +87,22 @@ KERNEL k_index(Args<A, S>& x) {
     for (std::size_t i = 0, n = a.size(); i < n; ++i) s += a[i];
     return s;
 }
+// The next of random_index's pseudo-random indices below n: an LCG step of r, its
+// multiply-shift into [0, n). Each pass starts r at kRandomStart ^ seed.
+constexpr Word kRandomStart = 0x2545f4914f6cdd1dULL;
+inline std::size_t next_random(Word& r, std::size_t n) noexcept {
+    r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<std::size_t>((static_cast<unsigned __int128>(r) * n) >> 64);
+}
 // GUPS without look-ahead: a[r] ^= r at `updates` pseudo-random r (an LCG), one at a time.
 // Each measured pass starts the LCG elsewhere (x.seed), so a pass meets the whole array as
 // GUPS does, not the same `updates` elements the last pass left in the caches.
 KERNEL k_random(Args<A, S>& x) {
-    Word r = 0x2545f4914f6cdd1dULL ^ x.seed;
+    Word r = kRandomStart ^ x.seed;
     const std::size_t n = x.n;
     for (std::size_t u = 0; u < x.updates; ++u) {
-        r = r * 6364136223846793005ULL + 1442695040888963407ULL;
-        x.a[static_cast<std::size_t>((static_cast<unsigned __int128>(r) * n) >> 64)] ^= r;
+        const std::size_t i = next_random(r, n);
+        x.a[i] ^= r;
     }
     return 0;
 }
@@ -106,13 +113,12 @@ KERNEL k_random(Args<A, S>& x) {
 // through a walk cannot beat this loop: side's time / the vector's random_index is the
 // floor of the software walk's cost on this CPU. Runs on a vector whatever the container.
 KERNEL k_random_floor(Args<A, S>& x) {
-    Word r = 0x2545f4914f6cdd1dULL ^ x.seed;
+    Word r = kRandomStart ^ x.seed;
     const std::size_t n = x.n;
     const Word* walk = x.walk;
     Word* s = x.side.data();
     for (std::size_t u = 0; u < x.updates; ++u) {
-        r = r * 6364136223846793005ULL + 1442695040888963407ULL;
-        const std::size_t i = static_cast<std::size_t>((static_cast<unsigned __int128>(r) * n) >> 64);
+        const std::size_t i = next_random(r, n);
         s[i + walk[i >> kFloorShift]] ^= r;
     }
     return 0;

@@ -85,7 +85,7 @@ def per_round(results: dict) -> List[dict]:
     measurement instead of finding it missing. Empty when the run kept no rounds (an
     older result file)."""
     out = []
-    runs = results["round_runs"] if rounds_of(results) else []
+    runs = results.get("round_runs", [])
     once = [rs[0] for rs in group(runs).values() if len(rs) == 1]
     for n in rounds_of(results):
         view = dict(results)

@@ -335,8 +335,14 @@ def _load_rate(r) -> float:
     """Leaves a paged record read from its file per second: its loads per op over the
     measured passes (the ``paged`` counts span the same passes as ``paging.measured``)
     over its median time per op."""
+    per_op = _loads_per_op(r)
+    return per_op / (r["median_ns"] * 1e-9) if per_op is not None and r["median_ns"] > 0 else 0.0
+
+
+def _loads_per_op(r) -> Optional[float]:
+    """Leaves a paged record loaded per op over its measured passes (None without ops)."""
     ops = r["paging"]["measured"].get("ops") or 0
-    return r["paged"]["loads"] / ops / (r["median_ns"] * 1e-9) if ops and r["median_ns"] > 0 else 0.0
+    return r["paged"]["loads"] / ops if ops else None
 
 
 def _scan_bw(r) -> float:
@@ -534,12 +540,9 @@ def _beyond_device(paged, mapped, dev, gain: float) -> Optional[str]:
     device, or None: reading that fast at the paged array's own leaf loads per read would
     take more leaf reads per second than fio gets from the device (the mapping already
     reads near its limit). None when a record is missing (the item then says so)."""
-    if not (mapped and dev and mapped["median_ns"] > 0):
+    per_read = _loads_per_op(paged)
+    if not (mapped and dev and mapped["median_ns"] > 0) or per_read is None:
         return None
-    ops = paged["paging"]["measured"].get("ops") or 0
-    if not ops:
-        return None
-    per_read = paged["paged"]["loads"] / ops
     need, bar = gain * per_read * 1e9 / mapped["median_ns"], _dev_iops(dev)
     if need <= bar:
         return None

@@ -186,6 +186,84 @@ INSTANTIATE_TEST_SUITE_P(
                (c.io == PagingIo::sync ? "_pread" : "_auto");
     });
 
+// --- element sizes ---------------------------------------------------------------------
+
+// A leaf's entry is its frame less k leaves of elements (pager.hpp), and a leaf of
+// elements may be shorter than the leaf (24-byte elements use 3/4 of it) or an odd
+// number of bytes: every access path still finds each element, at one and two table
+// levels, through evictions.
+template <std::size_t Bytes>
+struct Odd {
+    unsigned char b[Bytes];
+};
+template <std::size_t Bytes>
+Odd<Bytes> odd_value(std::size_t i, unsigned salt) {
+    Odd<Bytes> v;
+    for (std::size_t j = 0; j < Bytes; ++j) v.b[j] = static_cast<unsigned char>(i * 131 + j * 7 + salt);
+    return v;
+}
+template <std::size_t Bytes>
+bool same(const Odd<Bytes>& x, const Odd<Bytes>& y) {
+    return std::memcmp(x.b, y.b, Bytes) == 0;
+}
+
+template <std::size_t Bytes>
+void every_path_finds_every_element(std::size_t block, std::size_t leaves) {
+    SCOPED_TRACE(testing::Message() << Bytes << "-byte elements, " << block << " B blocks, " << leaves << " leaves");
+    using T = Odd<Bytes>;
+    BlockPool pool = make_pool(block);
+    PagedArray<T> probe(1, pool);
+    const std::size_t n = leaves * probe.leaf_length() - 3;
+    PagedArray<T> a(n, pool, {.budget = 5 * block, .readahead = 2});
+    for (std::size_t i = 0; i < n; ++i) a[i] = odd_value<Bytes>(i, 1);
+    for (std::size_t i = 0; i < n; i += 7) ASSERT_TRUE(same(a.get(i), odd_value<Bytes>(i, 1))) << "get " << i;
+    std::size_t i = 0;
+    for (auto&& x : a) {  // a PagedRef (paged_iterator.hpp)
+        ASSERT_TRUE(same(static_cast<T>(x), odd_value<Bytes>(i, 1))) << "iterator " << i;
+        x = odd_value<Bytes>(i++, 2);
+    }
+    i = 0;
+    physmem::for_each_segment(std::as_const(a), [&](std::span<const T> seg) {
+        for (const T& x : seg) {
+            ASSERT_TRUE(same(x, odd_value<Bytes>(i, 2))) << "segment " << i;
+            ++i;
+        }
+    });
+    ASSERT_EQ(i, n);
+    std::mt19937_64 rng(Bytes);
+    for (int r = 0; r < 300; ++r) {
+        std::size_t idx[2] = {rng() % n, rng() % n};
+        T* slot[2];
+        if (a.prefetch_slots(idx, slot)) *slot[0] = odd_value<Bytes>(idx[0], 3);
+        else a[idx[0]] = odd_value<Bytes>(idx[0], 3);
+        ASSERT_TRUE(same(std::as_const(a)[idx[0]], odd_value<Bytes>(idx[0], 3))) << "slot or write " << idx[0];
+        a[idx[0]] = odd_value<Bytes>(idx[0], 2);
+        ASSERT_TRUE(same(a.leaf(idx[1] / a.leaf_length(), false)[idx[1] % a.leaf_length()], odd_value<Bytes>(idx[1], 2)))
+            << "leaf() " << idx[1];
+    }
+    a.flush();
+    for (std::size_t j = 0; j < n; ++j) ASSERT_TRUE(same(std::as_const(a)[j], odd_value<Bytes>(j, 2))) << "after flush " << j;
+}
+
+TEST(PagedElements, EverySizeIsFoundOnEveryPath) {
+    every_path_finds_every_element<24>(65536, 12);  // 2048 a leaf: 48 KiB of 64
+    every_path_finds_every_element<24>(4096, 600);  // two table levels
+    every_path_finds_every_element<3>(4096, 40);    // 1024 a leaf: 3072 bytes
+    every_path_finds_every_element<1000>(4096, 30); // 4 a leaf
+    every_path_finds_every_element<4096>(4096, 20); // 1 a leaf, the whole leaf
+}
+
+// An element whose size is not a multiple of 4 must fit 4 times in a leaf (a leaf's
+// elements take a multiple of 4 bytes: its entry's low bits are the tags).
+TEST(PagedElements, ALeafOfElementsNotAMultipleOfFourBytesIsRefused) {
+    BlockPool pool = make_pool(4096);
+    EXPECT_THROW(PagedArray<Odd<1025>>(100, pool), std::invalid_argument);  // 2 a leaf: 2050 bytes
+    EXPECT_THROW(PagedArray<Odd<2049>>(100, pool), std::invalid_argument);  // 1 a leaf
+    EXPECT_EQ(pool.stats().blocks_in_use, 0u) << "a refused array takes no block";
+    PagedArray<Odd<1026>> even(100, pool);  // 2 a leaf: 2052 bytes
+    EXPECT_EQ(even.leaf_length(), 2u);
+}
+
 // --- leaves smaller than the pool's blocks -----------------------------------------------
 
 TEST(PagedLeafSize, OnlyPowersOfTwoFromAPageUpToTheBlock) {

@@ -40,10 +40,13 @@
 // not. By default they
 // are pinned, and readers may go on beside a compaction of the pool's other structures.
 //
-// Cost when nothing pages: operator[] is the tree walk (from the array's own copy of the
-// root when the table has one level: up to a block's worth of leaves) plus one test of the
-// entry's tag bits (pager.hpp: the software accessed/dirty bits); TreeArray, which does not
-// page, pays none of this. An iterator is a cursor into its leaf (paged_iterator.hpp).
+// Cost when nothing pages: operator[] is TreeArray's walk — one load from the array's own
+// copy of the root when the table has one level (up to a block's worth of leaves; a deeper
+// table's accesses all take the pager's walk, out of line), added to the index — plus one
+// test of the entry's tag bits (pager.hpp: the software accessed/dirty bits), which
+// TreeArray, which does not page, does not pay. An iterator is a cursor into its leaf
+// (paged_iterator.hpp). Elements whose size is not a multiple of 4 must fit 4 times in a
+// leaf (std::invalid_argument otherwise: the entry's low bits hold the tags).
 #pragma once
 
 #include <algorithm>
@@ -94,27 +97,29 @@ class PagedArray {
 
     // n value-initialised elements on `pool` (blocks: the leaves' frames and the table).
     // Leaves of o.leaf_bytes (default: one block; pager.hpp). Throws PagingError when the
-    // file cannot be created, std::invalid_argument when T does not fit a leaf or leaf_bytes
-    // is not allowed, std::bad_alloc when the pool cannot hold the table and one frame.
+    // file cannot be created, std::invalid_argument when T does not fit a leaf (4 times,
+    // when its size is not a multiple of 4) or leaf_bytes is not allowed, std::bad_alloc
+    // when the pool cannot hold the table and one frame.
     PagedArray(size_type n, BlockPool& pool, const PagingOptions& o = {})
         : shape_(TreeShape::make(detail::Pager::leaf_bytes_for(pool, o), sizeof(T))), size_(n),
-          pager_(std::make_unique<detail::Pager>(pool, shape_.leaves_for(n), &init_leaf, o)) {
+          pager_(std::make_unique<detail::Pager>(pool, shape_.leaves_for(n), shape_.leaf_len() * sizeof(T), &init_leaf,
+                                                 o)) {
         if (alignof(T) > pager_->leaf_bytes())
             throw std::invalid_argument("physmem::PagedArray: alignment exceeds leaf size");
-        pager_->keep_root_at(&root_);
+        attach_root();
     }
     // Moving leaves the source empty: size() 0, no leaves, begin() == end(); beyond those,
     // only assigning to it and destroying it are allowed.
     PagedArray(PagedArray&& o) noexcept
         : shape_(o.shape_), size_(std::exchange(o.size_, 0)), pager_(std::move(o.pager_)) {
-        if (pager_) pager_->keep_root_at(&root_);
+        if (pager_) attach_root();
         o.root_ = nullptr;
     }
     PagedArray& operator=(PagedArray&& o) noexcept {
         if (this == &o) return *this;
         shape_ = o.shape_, size_ = std::exchange(o.size_, 0), pager_ = std::move(o.pager_), root_ = nullptr;
         o.root_ = nullptr;
-        if (pager_) pager_->keep_root_at(&root_);
+        if (pager_) attach_root();
         return *this;
     }
 
@@ -127,8 +132,8 @@ class PagedArray {
     PagingStats stats() const { return pager_->stats(); }
 
     // --- element access (pre: i < size(); no bounds check) ------------------------------
-    const T& operator[](size_type i) const { return leaf(i >> shape_.leaf_shift, false)[i & shape_.leaf_mask()]; }
-    T& operator[](size_type i) { return leaf(i >> shape_.leaf_shift, true)[i & shape_.leaf_mask()]; }
+    const T& operator[](size_type i) const { return *at_entry(walk(i, false), i); }
+    T& operator[](size_type i) { return *at_entry(walk(i, true), i); }
     const T& at(size_type i) const { return check(i), (*this)[i]; }
     T& at(size_type i) { return check(i), (*this)[i]; }
     // By value: safe beside other readers. A hit on a leaf whose reference bit is set takes
@@ -142,7 +147,7 @@ class PagedArray {
         const std::uintptr_t e = pager_->raw_relaxed(k);
         if (!(e & P::kCold)) [[likely]] {
             PHYSMEM_PAGED_READ_HOOK();
-            T v = racy_copy(reinterpret_cast<const T*>(e & ~P::kTags) + (i & shape_.leaf_mask()));
+            T v = racy_copy(at_entry(e & ~P::kTags, i));
             std::atomic_thread_fence(std::memory_order_acquire);
             if (pager_->epoch_relaxed() == before) [[likely]] return v;
         }
@@ -152,16 +157,9 @@ class PagedArray {
 
     // First element of leaf k, present (loaded if needed) and marked accessed (and dirty
     // when `write`). Valid as operator[]'s references are. pre: k < leaf_count().
-    // The fast path is the array's one-level root and tags that need nothing: a write
-    // finds both tags clear, so the entry is the frame as it is; a read clears kClean.
     T* leaf(size_type k, bool write) const {
-        using P = detail::Pager;
-        if (root_) [[likely]] {
-            std::uintptr_t e = reinterpret_cast<std::uintptr_t>(root_[k]);
-            if (write && !(e & P::kTags)) [[likely]] return reinterpret_cast<T*>(e);
-            if (!write && !(e & P::kCold)) [[likely]] return reinterpret_cast<T*>(e & ~P::kClean);
-        }
-        return leaf_slow(k, write);
+        const size_type i = k << shape_.leaf_shift;
+        return at_entry(walk(i, write), i);
     }
     // Leaf k's first element when it is present and its tags need no slow path for this
     // access (leaf() would be the walk alone), else nullptr; nothing is loaded or marked.
@@ -169,7 +167,15 @@ class PagedArray {
     T* leaf_if_ready(size_type k, bool write) const noexcept {
         using P = detail::Pager;
         std::uintptr_t e = entry(k);
-        return e & (write ? P::kTags : P::kCold) ? nullptr : reinterpret_cast<T*>(e & ~P::kTags);
+        return e & (write ? P::kTags : P::kCold) ? nullptr : at_entry(e & ~P::kTags, k << shape_.leaf_shift);
+    }
+    // Element i when its leaf is in a one-level table, present and its tags need no slow
+    // path for this access (operator[] would be the walk alone), else nullptr (always, for
+    // a deeper table); nothing is loaded or marked. pre: i < size().
+    T* element_if_ready(size_type i, bool write) const noexcept {
+        using P = detail::Pager;
+        const std::uintptr_t e = reinterpret_cast<std::uintptr_t>(root_[i >> root_shift_]);
+        return e & (write ? P::kTags : P::kCold) ? nullptr : at_entry(e & ~P::kTags, i);
     }
     // Elements of leaf k in use.
     size_type segment_length(size_type k) const noexcept {
@@ -208,13 +214,13 @@ class PagedArray {
             size_type i = indices[j], k = i >> shape_.leaf_shift;
             std::uintptr_t e = entry(k);
             if (e & P::kTags) [[unlikely]] {
-                if ((e & ~P::kTags) == 0) {  // not in memory: load the batch instead
+                if (e == P::kAbsent) {  // not in memory: load the batch instead
                     prefetch(indices);
                     return false;
                 }
-                e = reinterpret_cast<std::uintptr_t>(pager_->access(k, true));  // present: sets its bits
+                e = entry_of(k, pager_->access(k, true));  // present: sets its bits
             }
-            T* p = reinterpret_cast<T*>(e & ~P::kTags) + (i & shape_.leaf_mask());
+            T* p = at_entry(e & ~P::kTags, i);
             __builtin_prefetch(p, 1);
             slots[j] = p;
         }
@@ -262,18 +268,51 @@ class PagedArray {
             return std::bit_cast<T>(raw);
         }
     }
-    // leaf()'s other paths, out of line (kept out of the loops that call operator[]): the
+    // The entry of element i's leaf with its tags cleared (pager.hpp: the frame less k
+    // leaves of elements, so element i is at_entry(entry, i)), the leaf present (loaded if
+    // needed) and marked accessed (and dirty when `write`). The fast path is one load from
+    // root_ (attach_root) and tags that need nothing: a write finds both clear, so the
+    // entry is used as it is; a read clears kClean. No test of the table's depth: a deeper
+    // table's root_ is a one-entry table of kAbsent, so every access takes walk_slow.
+    std::uintptr_t walk(size_type i, bool write) const {
+        using P = detail::Pager;
+        const std::uintptr_t e = reinterpret_cast<std::uintptr_t>(root_[i >> root_shift_]);
+        if (write && !(e & P::kTags)) [[likely]] return e;
+        if (!write && !(e & P::kCold)) [[likely]] return e & ~P::kClean;
+        return walk_slow(i >> shape_.leaf_shift, write);
+    }
+    // walk()'s other paths, out of line (kept out of the loops that call operator[]): the
     // pager's walk when the table has more than one level, the slow path when the tags ask.
-    [[gnu::noinline]] T* leaf_slow(size_type k, bool write) const {
+    [[gnu::noinline]] std::uintptr_t walk_slow(size_type k, bool write) const {
         using P = detail::Pager;
         std::uintptr_t e = entry(k);
-        if (e & (write ? P::kTags : P::kCold)) return static_cast<T*>(pager_->access(k, write));
-        return reinterpret_cast<T*>(e & ~P::kTags);
+        if (e & (write ? P::kTags : P::kCold)) return entry_of(k, pager_->access(k, write));
+        return e & ~P::kTags;
+    }
+    // Element i from an entry with its tags cleared: the entry plus i elements.
+    static T* at_entry(std::uintptr_t entry, size_type i) noexcept {
+        return reinterpret_cast<T*>(entry + i * sizeof(T));
+    }
+    // Leaf k's entry (tags clear) for its frame.
+    std::uintptr_t entry_of(size_type k, void* frame) const noexcept {
+        return reinterpret_cast<std::uintptr_t>(frame) - (k << shape_.leaf_shift) * sizeof(T);
     }
     // Leaf k's table entry (pager.hpp: the frame and its tags), from the array's copy of a
     // one-level table's root, else by the pager's walk. No lock.
     std::uintptr_t entry(size_type k) const noexcept {
-        return root_ ? reinterpret_cast<std::uintptr_t>(root_[k]) : pager_->raw(k);
+        return root_shift_ == shape_.leaf_shift ? reinterpret_cast<std::uintptr_t>(root_[k]) : pager_->raw(k);
+    }
+    // root_ and root_shift_ for the pager's table: a one-level table's root (kept current by
+    // the pager when it moves) and the leaf shift, else no_root_ and 63 (i >> 63 is 0).
+    void attach_root() noexcept {
+        if (pager_->fixed_root()) {
+            root_shift_ = shape_.leaf_shift;
+            pager_->keep_root_at(&root_);
+        } else {
+            root_shift_ = 63;
+            root_ = no_root_;
+            pager_->keep_root_at(nullptr);
+        }
     }
     static void init_leaf(void* p, std::size_t bytes) {
         std::uninitialized_value_construct_n(static_cast<T*>(p), bytes / sizeof(T));
@@ -288,9 +327,12 @@ class PagedArray {
     size_type size_;
     std::unique_ptr<detail::Pager> pager_;
     // The pager's fixed_root(), kept current by it (keep_root_at; a one-level table: up
-    // to a block's worth of leaves), else nullptr: leaf()'s walk is then one load from
-    // the array, not three.
+    // to a block's worth of leaves), else no_root_: walk() is then one load from the
+    // array's root, not three, and the depth is never tested (attach_root). nullptr once
+    // moved from.
     void* const* root_ = nullptr;
+    unsigned root_shift_ = 0;
+    inline static void* const no_root_[1] = {reinterpret_cast<void*>(detail::Pager::kAbsent)};
 };
 
 // --- segment algorithms: each leaf loaded (read ahead along the pattern) and pinned

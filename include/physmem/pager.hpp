@@ -2,10 +2,11 @@
 // a file and, up to a budget, in pool blocks (frames), moved between the two in software.
 //
 // The leaf table is a tree of inner blocks (always in memory). Entry k holds leaf k's
-// frame while the leaf is present, tagged in its low bits like a page-table entry's
-// accessed and dirty bits (kCold, kClean below), and kAbsent while it is not: the walk
-// that meets a tag it needs cleared calls access(k), which loads the leaf if needed (a
-// software page fault, no kernel fault), records the access and returns the frame.
+// frame (less k strides: below) while the leaf is present, tagged in its low bits like a
+// page-table entry's accessed and dirty bits (kCold, kClean below), and kAbsent while it
+// is not: the walk that meets a tag it needs cleared calls access(k), which loads the
+// leaf if needed (a software page fault, no kernel fault), records the access and
+// returns the frame.
 // Leaf k lives at byte k * leaf_bytes of the file.
 //
 // Leaf size. By default a leaf is one pool block. PagingOptions::leaf_bytes chooses
@@ -137,9 +138,12 @@ class Pager final : private BlockOwner {
     using InitFn = void (*)(void* leaf, std::size_t bytes);
 
     // `leaves` leaves of leaf_bytes_for(pool, o) bytes each; `init` makes a never-written
-    // leaf. Throws PagingError when the file cannot be created or io is uring and io_uring is
-    // unavailable, std::invalid_argument for bad options, std::bad_alloc from the pool.
-    Pager(BlockPool& pool, std::size_t leaves, InitFn init, const PagingOptions& o);
+    // leaf. `entry_stride`: the bytes a leaf's elements take (the array's elements a leaf
+    // times their size; a multiple of 4, at most leaf_bytes): leaf k's entry is its frame
+    // less k strides. Throws PagingError when the file cannot be created or io is uring and
+    // io_uring is unavailable, std::invalid_argument for bad options, std::bad_alloc from
+    // the pool.
+    Pager(BlockPool& pool, std::size_t leaves, std::size_t entry_stride, InitFn init, const PagingOptions& o);
     // The leaf size `o` asks for on `pool` (o.leaf_bytes, or the block size when 0).
     // std::invalid_argument when it is not a power of two from 4096 up to the block size.
     static std::size_t leaf_bytes_for(const BlockPool& pool, const PagingOptions& o);
@@ -150,12 +154,16 @@ class Pager final : private BlockOwner {
     Pager& operator=(const Pager&) = delete;
 
     // Table entries carry the leaf's state for the walk, as a page table's accessed and
-    // dirty bits do: the frame's address (block-aligned) with kCold set while the
-    // leaf's reference bit is clear and kClean while it is not dirty; a leaf not present
-    // is kAbsent (both). So the fast path is one test: a read takes the slow path only
-    // when kCold is set, a write when either is — at most once per leaf per CLOCK sweep
-    // or write-back, and never a store on the fast path.
-    static constexpr std::uintptr_t kCold = 1, kClean = 2, kAbsent = kCold | kClean, kTags = 3;
+    // dirty bits do. A present leaf's entry is its frame's address less k entry strides
+    // (so element i of leaf k is at the entry plus i elements, with no mask of i: as
+    // TreeArray's slots), with kCold set while the leaf's reference bit is clear and kClean
+    // while it is not dirty (frames are 4 KiB-aligned and the stride a multiple of 4, so
+    // the low bits are free); a leaf not present is kAbsent, both tags and a top bit no
+    // present entry has (|frame - k * stride| < 2^63). So the fast path is one test:
+    // a read takes the slow path only when kCold is set, a write when either is — at most
+    // once per leaf per CLOCK sweep or write-back, and never a store on the fast path.
+    static constexpr std::uintptr_t kCold = 1, kClean = 2, kTags = 3;
+    static constexpr std::uintptr_t kAbsent = (std::uintptr_t{1} << 63) | kTags;
 
     // The table slot of leaf k (in a block of the lowest inner level). No lock.
     void* const* slot(std::size_t k) const noexcept {
@@ -176,12 +184,15 @@ class Pager final : private BlockOwner {
     // The raw entry of leaf k (above). No lock.
     std::uintptr_t raw(std::size_t k) const noexcept { return reinterpret_cast<std::uintptr_t>(*slot(k)); }
     // Leaf k's frame, or nullptr when not present. No lock.
-    void* lookup(std::size_t k) const noexcept { return reinterpret_cast<void*>(raw(k) & ~kTags); }
+    void* lookup(std::size_t k) const noexcept { return frame_of(k, raw(k)); }
+    // The frame an entry of leaf k names, or nullptr for kAbsent.
+    void* frame_of(std::size_t k, std::uintptr_t e) const noexcept {
+        return e == kAbsent ? nullptr : reinterpret_cast<void*>((e & ~kTags) + k * entry_stride_);
+    }
     // As lookup, but safe beside a thread that loads or evicts (relaxed atomic reads):
     // the answer may be stale at once, so use it only for a CPU prefetch, which cannot fault.
     const void* peek(std::size_t k) const noexcept {
-        auto e = reinterpret_cast<std::uintptr_t>(__atomic_load_n(slot(k), __ATOMIC_RELAXED));
-        return reinterpret_cast<const void*>(e & ~kTags);
+        return frame_of(k, raw_relaxed(k));
     }
     // The walk's slow path: makes leaf k present if it is not, sets its reference bit
     // (and dirty bit when `write`), and returns its frame. Takes the lock.
@@ -227,6 +238,7 @@ class Pager final : private BlockOwner {
     std::vector<void*> blocks() const;
     std::size_t leaves() const noexcept { return leaves_; }
     std::size_t leaf_bytes() const noexcept { return leaf_bytes_; }
+    std::size_t entry_stride() const noexcept { return entry_stride_; }
     const std::string& file() const noexcept { return file_; }
     std::mutex& mutex() const noexcept { return mutex_; }
     // Caller holds mutex(): fault_locked makes leaf k present (the slow path of a walk;
@@ -281,6 +293,7 @@ class Pager final : private BlockOwner {
     PagingOptions opt_;
     std::size_t leaves_;
     std::size_t leaf_bytes_;
+    std::size_t entry_stride_;   // leaf k's entry is its frame less k of these
     std::size_t block_bytes_;    // the pool's block: an inner block of the table, a frame block
     std::size_t per_block_;      // frames per block (block_bytes_ / leaf_bytes_)
     void** root_ = nullptr;

@@ -40,9 +40,13 @@ std::size_t Pager::leaf_bytes_for(const BlockPool& pool, const PagingOptions& o)
     return leaf;
 }
 
-Pager::Pager(BlockPool& pool, std::size_t leaves, InitFn init, const PagingOptions& o)
+Pager::Pager(BlockPool& pool, std::size_t leaves, std::size_t entry_stride, InitFn init, const PagingOptions& o)
     : pool_(&pool), init_(init), opt_(o), leaves_(leaves), leaf_bytes_(leaf_bytes_for(pool, o)),
-      block_bytes_(pool.block_size()), per_block_(block_bytes_ / leaf_bytes_) {
+      entry_stride_(entry_stride), block_bytes_(pool.block_size()), per_block_(block_bytes_ / leaf_bytes_) {
+    if (entry_stride_ % 4 || entry_stride_ > leaf_bytes_)
+        throw std::invalid_argument("physmem::PagedArray: a leaf's elements take " + std::to_string(entry_stride_) +
+                                    " bytes, not a multiple of 4 up to the leaf's " + std::to_string(leaf_bytes_) +
+                                    " (an element whose size is not a multiple of 4 must fit 4 times in a leaf)");
     fan_shift_ = static_cast<unsigned>(std::bit_width(block_bytes_ / sizeof(void*)) - 1);
     fan_mask_ = (std::size_t{1} << fan_shift_) - 1;
     max_frames_ = std::clamp<std::size_t>(o.budget / leaf_bytes_, 1, std::max<std::size_t>(leaves, 1));

@@ -87,21 +87,19 @@ template <class A>
 concept Paged = Segmented<A> && requires(const A& a) { a.pager(); };
 
 // sum + a[at[0]] + a[at[1]] + ..., added in that order. On a PagedArray the inner loop
-// reads only leaves that are ready (PagedArray::leaf_if_ready: present and referenced, no
-// call) and leaves it at the first that is not, which one load (the walk's slow path, a
+// reads only elements that are ready (PagedArray::element_if_ready: present and
+// referenced, no call) and leaves it at the first that is not, which one load (the walk's slow path, a
 // call) brings in: an x86-64 call clobbers every vector register, and with one in the
 // adding loop g++ keeps a floating-point sum in memory, a store and a reload an element
 // (measured: PageRank's pull at 4x the TreeArray's time).
 template <class A, class I>
 element_t<A> sum_at(const A& a, std::span<const I> at, element_t<A> sum) {
     if constexpr (Paged<A>) {
-        const auto& s = a.shape();
         for (std::size_t j = 0, n = at.size(); j < n; ++j) {
             for (; j < n; ++j) {
-                const std::size_t i = at[j];
-                const element_t<A>* leaf = a.leaf_if_ready(i >> s.leaf_shift, false);
-                if (!leaf) [[unlikely]] break;
-                sum += leaf[i & s.leaf_mask()];
+                const element_t<A>* x = a.element_if_ready(at[j], false);
+                if (!x) [[unlikely]] break;
+                sum += *x;
             }
             if (j < n) sum += load(a, at[j]);
         }

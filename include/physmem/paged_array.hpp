@@ -175,7 +175,10 @@ class PagedArray {
     T* element_if_ready(size_type i, bool write) const noexcept {
         using P = detail::Pager;
         const std::uintptr_t e = reinterpret_cast<std::uintptr_t>(root_[i >> root_shift_]);
-        return e & (write ? P::kTags : P::kCold) ? nullptr : at_entry(e & ~P::kTags, i);
+        if (e & (write ? P::kTags : P::kCold)) return nullptr;
+        T* p = at_entry(e & ~P::kTags, i);
+        if (!p) __builtin_unreachable();  // an element's address: the caller tests only the tags
+        return p;
     }
     // Elements of leaf k in use.
     size_type segment_length(size_type k) const noexcept {

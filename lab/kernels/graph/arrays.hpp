@@ -93,7 +93,7 @@ concept Paged = Segmented<A> && requires(const A& a) { a.pager(); };
 // adding loop g++ keeps a floating-point sum in memory, a store and a reload an element
 // (measured: PageRank's pull at 4x the TreeArray's time).
 template <class A, class I>
-element_t<A> sum_at(const A& a, std::span<const I> at, element_t<A> sum) {
+[[gnu::always_inline]] inline element_t<A> sum_at(const A& a, std::span<const I> at, element_t<A> sum) {
     if constexpr (Paged<A>) {
         for (std::size_t j = 0, n = at.size(); j < n; ++j) {
             for (; j < n; ++j) {

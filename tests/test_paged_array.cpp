@@ -238,6 +238,7 @@ void every_path_finds_every_element(std::size_t block, std::size_t leaves) {
         else a[idx[0]] = odd_value<Bytes>(idx[0], 3);
         ASSERT_TRUE(same(std::as_const(a)[idx[0]], odd_value<Bytes>(idx[0], 3))) << "slot or write " << idx[0];
         a[idx[0]] = odd_value<Bytes>(idx[0], 2);
+        ASSERT_EQ(a.element_if_ready(idx[0], true), &a[idx[0]]) << "a leaf just written is ready";
         ASSERT_TRUE(same(a.leaf(idx[1] / a.leaf_length(), false)[idx[1] % a.leaf_length()], odd_value<Bytes>(idx[1], 2)))
             << "leaf() " << idx[1];
     }
@@ -253,8 +254,9 @@ TEST(PagedElements, EverySizeIsFoundOnEveryPath) {
     every_path_finds_every_element<4096>(4096, 20); // 1 a leaf, the whole leaf
 }
 
-// An element whose size is not a multiple of 4 must fit 4 times in a leaf (a leaf's
-// elements take a multiple of 4 bytes: its entry's low bits are the tags).
+// A leaf's elements must take a multiple of 4 bytes (its entry's low bits are the tags):
+// an element whose size is not a multiple of 4 must fit 4 times in a leaf, or twice when
+// its size is even.
 TEST(PagedElements, ALeafOfElementsNotAMultipleOfFourBytesIsRefused) {
     BlockPool pool = make_pool(4096);
     EXPECT_THROW(PagedArray<Odd<1025>>(100, pool), std::invalid_argument);  // 2 a leaf: 2050 bytes

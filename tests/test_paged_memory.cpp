@@ -288,7 +288,7 @@ TEST(PagedRelocation, TheRootMovesAfterTheArrayMoved) {
     ASSERT_EQ(static_cast<const void*>(c.pager().fixed_root()), q);
     // The pool's free blocks (the old root among them) now point every entry at zeros: a
     // walk from a stale copy of the root reads them.
-    std::vector<std::uint64_t> zeros(bs / 8);
+    std::vector<std::uint64_t> zeros(c.size());  // an entry plus any index stays inside it
     std::vector<void*> taken;
     while (void* p = pool.try_allocate()) {
         taken.push_back(p);

@@ -45,8 +45,9 @@
 // table's accesses all take the pager's walk, out of line), added to the index — plus one
 // test of the entry's tag bits (pager.hpp: the software accessed/dirty bits), which
 // TreeArray, which does not page, does not pay. An iterator is a cursor into its leaf
-// (paged_iterator.hpp). Elements whose size is not a multiple of 4 must fit 4 times in a
-// leaf (std::invalid_argument otherwise: the entry's low bits hold the tags).
+// (paged_iterator.hpp). A leaf's elements (leaf_length() of them) must take a multiple of
+// 4 bytes (std::invalid_argument otherwise: the entry's low bits hold the tags), as any
+// element of up to a quarter of a leaf does.
 #pragma once
 
 #include <algorithm>
@@ -97,8 +98,8 @@ class PagedArray {
 
     // n value-initialised elements on `pool` (blocks: the leaves' frames and the table).
     // Leaves of o.leaf_bytes (default: one block; pager.hpp). Throws PagingError when the
-    // file cannot be created, std::invalid_argument when T does not fit a leaf (4 times,
-    // when its size is not a multiple of 4) or leaf_bytes is not allowed, std::bad_alloc
+    // file cannot be created, std::invalid_argument when T does not fit a leaf, a leaf's
+    // elements take bytes not a multiple of 4 or leaf_bytes is not allowed, std::bad_alloc
     // when the pool cannot hold the table and one frame.
     PagedArray(size_type n, BlockPool& pool, const PagingOptions& o = {})
         : shape_(TreeShape::make(detail::Pager::leaf_bytes_for(pool, o), sizeof(T))), size_(n),
@@ -169,13 +170,17 @@ class PagedArray {
         std::uintptr_t e = entry(k);
         return e & (write ? P::kTags : P::kCold) ? nullptr : at_entry(e & ~P::kTags, k << shape_.leaf_shift);
     }
-    // Element i when its leaf is in a one-level table, present and its tags need no slow
-    // path for this access (operator[] would be the walk alone), else nullptr (always, for
-    // a deeper table); nothing is loaded or marked. pre: i < size().
+    // Element i when its leaf is present and its tags need no slow path for this access
+    // (operator[] would be the walk alone), else nullptr; nothing is loaded or marked, and
+    // nothing is called (a deeper table is walked inline). pre: i < size().
     T* element_if_ready(size_type i, bool write) const noexcept {
         using P = detail::Pager;
-        const std::uintptr_t e = reinterpret_cast<std::uintptr_t>(root_[i >> root_shift_]);
-        if (e & (write ? P::kTags : P::kCold)) return nullptr;
+        const std::uintptr_t need = write ? P::kTags : P::kCold;
+        std::uintptr_t e = reinterpret_cast<std::uintptr_t>(root_[i >> root_shift_]);
+        if (e & need) [[unlikely]] {  // not ready, or a deeper table: the pager's walk, inline
+            e = entry(i >> shape_.leaf_shift);
+            if (e & need) return nullptr;
+        }
         T* p = at_entry(e & ~P::kTags, i);
         if (!p) __builtin_unreachable();  // an element's address: the caller tests only the tags
         return p;
@@ -300,7 +305,7 @@ class PagedArray {
     std::uintptr_t entry_of(size_type k, void* frame) const noexcept {
         return reinterpret_cast<std::uintptr_t>(frame) - (k << shape_.leaf_shift) * sizeof(T);
     }
-    // Leaf k's table entry (pager.hpp: the frame and its tags), from the array's copy of a
+    // Leaf k's table entry (pager.hpp: the frame less k strides, and its tags), from the array's copy of a
     // one-level table's root, else by the pager's walk. No lock.
     std::uintptr_t entry(size_type k) const noexcept {
         return root_shift_ == shape_.leaf_shift ? reinterpret_cast<std::uintptr_t>(root_[k]) : pager_->raw(k);

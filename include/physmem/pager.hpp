@@ -139,8 +139,8 @@ class Pager final : private BlockOwner {
 
     // `leaves` leaves of leaf_bytes_for(pool, o) bytes each; `init` makes a never-written
     // leaf. `entry_stride`: the bytes a leaf's elements take (the array's elements a leaf
-    // times their size; a multiple of 4, at most leaf_bytes): leaf k's entry is its frame
-    // less k strides. Throws PagingError when the file cannot be created or io is uring and
+    // times their size; a multiple of 4 — std::invalid_argument otherwise — at most
+    // leaf_bytes): leaf k's entry is its frame less k strides. Throws PagingError when the file cannot be created or io is uring and
     // io_uring is unavailable, std::invalid_argument for bad options, std::bad_alloc from
     // the pool.
     Pager(BlockPool& pool, std::size_t leaves, std::size_t entry_stride, InitFn init, const PagingOptions& o);
@@ -158,8 +158,10 @@ class Pager final : private BlockOwner {
     // (so element i of leaf k is at the entry plus i elements, with no mask of i: as
     // TreeArray's slots), with kCold set while the leaf's reference bit is clear and kClean
     // while it is not dirty (frames are 4 KiB-aligned and the stride a multiple of 4, so
-    // the low bits are free); a leaf not present is kAbsent, both tags and a top bit no
-    // present entry has (|frame - k * stride| < 2^63). So the fast path is one test:
+    // the low bits are free); a leaf not present is kAbsent, both tags and bit 63, which no
+    // present entry equals (that needs k * stride - frame = 2^63: a file of 8 EiB; test
+    // absence by equality — a present entry wraps below 0 when k * stride > frame). So the
+    // fast path is one test:
     // a read takes the slow path only when kCold is set, a write when either is — at most
     // once per leaf per CLOCK sweep or write-back, and never a store on the fast path.
     static constexpr std::uintptr_t kCold = 1, kClean = 2, kTags = 3;

@@ -46,7 +46,7 @@ Pager::Pager(BlockPool& pool, std::size_t leaves, std::size_t entry_stride, Init
     if (entry_stride_ % 4 || entry_stride_ > leaf_bytes_)
         throw std::invalid_argument("physmem::PagedArray: a leaf's elements take " + std::to_string(entry_stride_) +
                                     " bytes, not a multiple of 4 up to the leaf's " + std::to_string(leaf_bytes_) +
-                                    " (an element whose size is not a multiple of 4 must fit 4 times in a leaf)");
+                                    " (choose larger leaves, or pad the element to a multiple of 4 bytes)");
     fan_shift_ = static_cast<unsigned>(std::bit_width(block_bytes_ / sizeof(void*)) - 1);
     fan_mask_ = (std::size_t{1} << fan_shift_) - 1;
     max_frames_ = std::clamp<std::size_t>(o.budget / leaf_bytes_, 1, std::max<std::size_t>(leaves, 1));

@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
                         best(row.tc) / best(row.tp), q[q.size() / 2], q.front(), q.back());
         }
         std::printf("metadata: pool tags %zu bytes, checked array's table %zu bytes, for %zu bytes of elements\n",
-                    pool.tag_bytes(), c.leaf_count() * sizeof(physmem::detail::LeafTag), n * sizeof(u64));
+                    pool.tag_bytes(), c.metadata_bytes(), n * sizeof(u64));
     }
     return 0;
 }

@@ -46,14 +46,15 @@
 // "physmem: fatal: checked array <name> (0x...): <violation>: <access> at index i (size
 // n), leaf k, block 0x... (generation seen g, now g'; domain d; thread holds m)", then
 // abort) or a thrown ProtectionError. The pool must keep tags (std::invalid_argument
-// otherwise). Metadata: 16 bytes a leaf (beside the pool's 8 a block). Thread safety as
+// otherwise). Metadata: 24 bytes a leaf (beside the pool's 8 a block). Thread safety as
 // TreeArray (const access from many threads; the table's refreshes are atomic). Cost
 // (measured by examples/bench_checked.cpp, checked vs unchecked on the same blocks): per-leaf
 // paths a check per leaf, iterator loops one load and one compare an element, operator[]
-// in domain 0 one load and one compare beyond TreeArray's walk (in another domain, or
-// while the limit is unarmed, a handful). What it cannot remove: the out-of-line check is
-// a call in the caller's loop, so the loop reloads the tree's fields every access where a
-// TreeArray loop keeps them in registers (GUPS: about 1.3x the unchecked loop's time).
+// in domain 0 one load and one compare, then a walk of one load from the array's own
+// table of leaf entries at any depth (in another domain, or while the limit is unarmed, a
+// handful). What it cannot remove: the out-of-line check is a call in the caller's loop,
+// so the loop reloads the array's fields every access where a TreeArray loop keeps them
+// in registers (GUPS: about 1.2x the unchecked loop's time).
 #pragma once
 
 #include <algorithm>
@@ -125,9 +126,11 @@ class CheckedTreeArray {
         sync_tags();
     }
     CheckedTreeArray(CheckedTreeArray&& o) noexcept
-        : tree_(std::move(o.tree_)), tags_(std::move(o.tags_)), epoch_(o.epoch_), policy_(o.policy_),
+        : tree_(std::move(o.tree_)), tags_(std::move(o.tags_)), entries_(std::move(o.entries_)), epoch_(o.epoch_),
+          policy_(o.policy_),
           name_(std::move(o.name_)), domain_(o.domain_), domain_bit_(o.domain_bit_) {
         o.tags_.clear();
+        o.entries_.clear();
         o.disarm();
         watch(&pool());
     }
@@ -139,6 +142,7 @@ class CheckedTreeArray {
     void swap(CheckedTreeArray& o) noexcept {
         tree_.swap(o.tree_);
         tags_.swap(o.tags_);
+        entries_.swap(o.entries_);
         std::swap(epoch_, o.epoch_);
         disarm();
         o.disarm();
@@ -256,6 +260,11 @@ class CheckedTreeArray {
         sync_tags();
     }
     std::uint32_t domain() const noexcept { return domain_; }
+    // The bytes of this array's protection metadata: a tag and a word seen, and the entry
+    // the fast path walks, for each leaf (beside the pool's tag a block: BlockPool::tag_bytes).
+    std::size_t metadata_bytes() const noexcept {
+        return leaf_count() * (sizeof(detail::LeafTag) + sizeof(std::uintptr_t));
+    }
 
   private:
     template <class, bool>
@@ -267,10 +276,17 @@ class CheckedTreeArray {
         return pool;
     }
 
-    // operator[] and at: below the armed limit (domain 0), no other check.
+    // operator[] and at: below the armed limit (domain 0), no other check, and the walk is
+    // one load from entries_ (the leaves' entries as of the arming, which stores them before
+    // the limit: the acquire load of the limit sees them) added to the index, at any depth
+    // — no test of the tree's depth, which an out-of-line call in the caller's loop would
+    // make it reload and test every access.
     T* element(size_type i, const char* access) const {
-        if (i < detail::peek(limit_)) [[likely]]
-            return const_cast<T*>(&tree_[i]);  // the tree's own walk (TreeArray::leaf_entry)
+        if (i < std::atomic_ref(limit_).load(std::memory_order_acquire)) [[likely]] {
+            const std::uintptr_t e =
+                std::atomic_ref(entries_[i >> shape().leaf_shift]).load(std::memory_order_relaxed);
+            return reinterpret_cast<T*>(e + i * sizeof(T));
+        }
         return element_epoch(i, access);
     }
     // The check when the limit is not armed (or i is past it): while the pool's tag epoch
@@ -302,6 +318,7 @@ class CheckedTreeArray {
             if (!same && !detail::try_refresh(pool(), tree_.leaf_data(j), t, w))
                 return;  // leaf j is not a live block starting there: reported when next used
             if ((w & BlockTag::kDomainMask) != domain_) return;
+            std::atomic_ref(entries_[j]).store(tree_.leaf_entry(j), std::memory_order_relaxed);  // moved or not
         }
         std::atomic_ref(armed_).store(e, std::memory_order_relaxed);
         if (domain_ != 0) return;
@@ -347,6 +364,7 @@ class CheckedTreeArray {
         watch(&pool());
         size_type n = leaf_count();
         if (tags_.size() > n) tags_.resize(n);
+        entries_.resize(n);  // filled when the fast path is armed
         for (size_type k = tags_.size(); k < n; ++k) {
             void* leaf = tree_.leaf_data(k);
             if (domain_) pool().set_domain(leaf, domain_);
@@ -365,6 +383,9 @@ class CheckedTreeArray {
 
     TreeArray<T> tree_;
     mutable std::vector<detail::LeafTag> tags_;  // one per leaf; entries refreshed atomically
+    // Each leaf's entry (TreeArray::leaf_entry) as of the last arming, which rewrites them
+    // all (atomically: other threads may read them) before it arms; read only while armed.
+    mutable std::vector<std::uintptr_t> entries_;
     const std::atomic<std::uint64_t>* epoch_ = nullptr;  // pool().tag_epoch()
     mutable std::uint64_t armed_ = kUnarmed;  // the epoch the fast path holds at (atomic_ref)
     // Domain 0's fast path (element): size() while every leaf was seen unchanged at the

@@ -236,8 +236,7 @@ void body(lab::Context& ctx) {
             names.push_back(plain[k].name);
         }
         physmem::BlockPool& pool = d.ca->pool();
-        std::size_t table = (d.ca->leaf_count() + d.co->leaf_count() + d.cn->leaf_count()) *
-                            sizeof(physmem::detail::LeafTag);
+        std::size_t table = d.ca->metadata_bytes() + d.co->metadata_bytes() + d.cn->metadata_bytes();
         ctx.set_field("protect_metadata", {{"pool_tag_bytes", pool.tag_bytes()},
                                            {"array_table_bytes", table},
                                            {"pool_bytes", pool.stats().bytes_mapped}});

@@ -9,7 +9,7 @@
 //
 // Why a separate type: TreeArray<T> is untouched, so unchecked code is today's code to the
 // instruction (no branch, no field added). This type holds a TreeArray<T> and a table with,
-// per leaf, its tag word and the word last seen; it has TreeArray's interface (size,
+// per leaf, its tag word, the word last seen and its entry (the fast path's walk); it has TreeArray's interface (size,
 // operator[], at, iterators, segment, resize, push_back, migrate...), plus unchecked() for
 // the raw array (no checks through it).
 //
@@ -50,11 +50,12 @@
 // TreeArray (const access from many threads; the table's refreshes are atomic). Cost
 // (measured by examples/bench_checked.cpp, checked vs unchecked on the same blocks): per-leaf
 // paths a check per leaf, iterator loops one load and one compare an element, operator[]
-// in domain 0 one load and one compare, then a walk of one load from the array's own
-// table of leaf entries at any depth (in another domain, or while the limit is unarmed, a
-// handful). What it cannot remove: the out-of-line check is a call in the caller's loop,
-// so the loop reloads the array's fields every access where a TreeArray loop keeps them
-// in registers (GUPS: about 1.2x the unchecked loop's time).
+// in domain 0 one load and one compare, then a walk through the array's own table of leaf
+// entries — its address, then the entry: a depth-2 tree's walk at any depth, with no test
+// of the depth (in another domain, or while the limit is unarmed, a handful). What it
+// cannot remove: the out-of-line check is a call in the caller's loop, so the loop reloads
+// the array's fields every access where a TreeArray loop keeps them in registers (GUPS:
+// about 1.2x the unchecked loop's time).
 #pragma once
 
 #include <algorithm>
@@ -224,6 +225,7 @@ class CheckedTreeArray {
     void clear() noexcept {
         tree_.clear();
         tags_.clear();
+        entries_.clear();
         disarm();
     }
     void push_back(const T& v) { emplace_back(v); }
@@ -277,7 +279,7 @@ class CheckedTreeArray {
     }
 
     // operator[] and at: below the armed limit (domain 0), no other check, and the walk is
-    // one load from entries_ (the leaves' entries as of the arming, which stores them before
+    // the entry from entries_ (the leaves' entries as of the arming, which stores them before
     // the limit: the acquire load of the limit sees them) added to the index, at any depth
     // — no test of the tree's depth, which an out-of-line call in the caller's loop would
     // make it reload and test every access.
@@ -318,7 +320,8 @@ class CheckedTreeArray {
             if (!same && !detail::try_refresh(pool(), tree_.leaf_data(j), t, w))
                 return;  // leaf j is not a live block starting there: reported when next used
             if ((w & BlockTag::kDomainMask) != domain_) return;
-            std::atomic_ref(entries_[j]).store(tree_.leaf_entry(j), std::memory_order_relaxed);  // moved or not
+            if (domain_ == 0)  // moved or not; only domain 0 arms the limit that reads them
+                std::atomic_ref(entries_[j]).store(tree_.leaf_entry(j), std::memory_order_relaxed);
         }
         std::atomic_ref(armed_).store(e, std::memory_order_relaxed);
         if (domain_ != 0) return;

@@ -9,9 +9,9 @@
 //
 // Why a separate type: TreeArray<T> is untouched, so unchecked code is today's code to the
 // instruction (no branch, no field added). This type holds a TreeArray<T> and a table with,
-// per leaf, its tag word, the word last seen and its entry (the fast path's walk); it has TreeArray's interface (size,
-// operator[], at, iterators, segment, resize, push_back, migrate...), plus unchecked() for
-// the raw array (no checks through it).
+// per leaf, its tag word, the word last seen and its entry (the fast path's walk); it has
+// TreeArray's interface (size, operator[], at, iterators, segment, resize, push_back,
+// migrate...), plus unchecked() for the raw array (no checks through it).
 //
 // What is checked, and when:
 //   operator[], at, front, back: the index against size(), then the leaf's tag: while the

@@ -226,7 +226,7 @@ class PagedArray {
                     prefetch(indices);
                     return false;
                 }
-                e = entry_of(k, pager_->access(k, true));  // present: sets its bits
+                e = pager_->entry_of(k, pager_->access(k, true));  // present: sets its bits
             }
             T* p = at_entry(e & ~P::kTags, i);
             __builtin_prefetch(p, 1);
@@ -294,18 +294,15 @@ class PagedArray {
     [[gnu::noinline]] std::uintptr_t walk_slow(size_type k, bool write) const {
         using P = detail::Pager;
         std::uintptr_t e = entry(k);
-        if (e & (write ? P::kTags : P::kCold)) return entry_of(k, pager_->access(k, write));
+        if (e & (write ? P::kTags : P::kCold)) return pager_->entry_of(k, pager_->access(k, write));
         return e & ~P::kTags;
     }
     // Element i from an entry with its tags cleared: the entry plus i elements.
     static T* at_entry(std::uintptr_t entry, size_type i) noexcept {
         return reinterpret_cast<T*>(entry + i * sizeof(T));
     }
-    // Leaf k's entry (tags clear) for its frame.
-    std::uintptr_t entry_of(size_type k, void* frame) const noexcept {
-        return reinterpret_cast<std::uintptr_t>(frame) - (k << shape_.leaf_shift) * sizeof(T);
-    }
-    // Leaf k's table entry (pager.hpp: the frame less k strides, and its tags), from the array's copy of a
+    // Leaf k's table entry (pager.hpp: the frame less k strides, and its tags), from the
+    // array's copy of a
     // one-level table's root, else by the pager's walk. No lock.
     std::uintptr_t entry(size_type k) const noexcept {
         return root_shift_ == shape_.leaf_shift ? reinterpret_cast<std::uintptr_t>(root_[k]) : pager_->raw(k);

@@ -140,9 +140,9 @@ class Pager final : private BlockOwner {
     // `leaves` leaves of leaf_bytes_for(pool, o) bytes each; `init` makes a never-written
     // leaf. `entry_stride`: the bytes a leaf's elements take (the array's elements a leaf
     // times their size; a multiple of 4 — std::invalid_argument otherwise — at most
-    // leaf_bytes): leaf k's entry is its frame less k strides. Throws PagingError when the file cannot be created or io is uring and
-    // io_uring is unavailable, std::invalid_argument for bad options, std::bad_alloc from
-    // the pool.
+    // leaf_bytes): leaf k's entry is its frame less k strides. Throws PagingError when the
+    // file cannot be created or io is uring and io_uring is unavailable,
+    // std::invalid_argument for bad options, std::bad_alloc from the pool.
     Pager(BlockPool& pool, std::size_t leaves, std::size_t entry_stride, InitFn init, const PagingOptions& o);
     // The leaf size `o` asks for on `pool` (o.leaf_bytes, or the block size when 0).
     // std::invalid_argument when it is not a power of two from 4096 up to the block size.
@@ -161,9 +161,9 @@ class Pager final : private BlockOwner {
     // the low bits are free); a leaf not present is kAbsent, both tags and bit 63, which no
     // present entry equals (that needs k * stride - frame = 2^63: a file of 8 EiB; test
     // absence by equality — a present entry wraps below 0 when k * stride > frame). So the
-    // fast path is one test:
-    // a read takes the slow path only when kCold is set, a write when either is — at most
-    // once per leaf per CLOCK sweep or write-back, and never a store on the fast path.
+    // fast path is one test: a read takes the slow path only when kCold is set, a write
+    // when either is — at most once per leaf per CLOCK sweep or write-back, and never a
+    // store on the fast path.
     static constexpr std::uintptr_t kCold = 1, kClean = 2, kTags = 3;
     static constexpr std::uintptr_t kAbsent = (std::uintptr_t{1} << 63) | kTags;
 
@@ -190,6 +190,10 @@ class Pager final : private BlockOwner {
     // The frame an entry of leaf k names, or nullptr for kAbsent.
     void* frame_of(std::size_t k, std::uintptr_t e) const noexcept {
         return e == kAbsent ? nullptr : reinterpret_cast<void*>((e & ~kTags) + k * entry_stride_);
+    }
+    // Leaf k's entry for its frame, tags clear (frame_of's inverse).
+    std::uintptr_t entry_of(std::size_t k, const void* frame) const noexcept {
+        return reinterpret_cast<std::uintptr_t>(frame) - k * entry_stride_;
     }
     // As lookup, but safe beside a thread that loads or evicts (relaxed atomic reads):
     // the answer may be stale at once, so use it only for a CPU prefetch, which cannot fault.
@@ -240,7 +244,6 @@ class Pager final : private BlockOwner {
     std::vector<void*> blocks() const;
     std::size_t leaves() const noexcept { return leaves_; }
     std::size_t leaf_bytes() const noexcept { return leaf_bytes_; }
-    std::size_t entry_stride() const noexcept { return entry_stride_; }
     const std::string& file() const noexcept { return file_; }
     std::mutex& mutex() const noexcept { return mutex_; }
     // Caller holds mutex(): fault_locked makes leaf k present (the slow path of a walk;

@@ -102,8 +102,8 @@ void Pager::link(std::size_t k, std::uint32_t f) noexcept {
 // Leaf k's entry from its frame (less k strides) and its reference and dirty bits
 // (kCold, kClean). The stores are relaxed atomics: peek() may read beside us.
 void Pager::sync_tags(std::size_t k) noexcept {
-    auto data = reinterpret_cast<std::uintptr_t>(frames_[frame_[k]].data) - k * entry_stride_;
-    std::uintptr_t e = data | (state_[k] & kRef ? 0 : kCold) | (state_[k] & kDirty ? 0 : kClean);
+    std::uintptr_t e =
+        entry_of(k, frames_[frame_[k]].data) | (state_[k] & kRef ? 0 : kCold) | (state_[k] & kDirty ? 0 : kClean);
     __atomic_store_n(&entry(k), reinterpret_cast<void*>(e), __ATOMIC_RELAXED);
 }
 

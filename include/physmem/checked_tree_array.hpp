@@ -54,8 +54,8 @@
 // entries — its address, then the entry: a depth-2 tree's walk at any depth, with no test
 // of the depth (in another domain, or while the limit is unarmed, a handful). What it
 // cannot remove: the out-of-line check is a call in the caller's loop, so the loop reloads
-// the array's fields every access where a TreeArray loop keeps them in registers (GUPS:
-// about 1.2x the unchecked loop's time).
+// the array's fields every access where a TreeArray loop keeps them in registers (the
+// protect suite measures what that costs on the machine it runs on).
 #pragma once
 
 #include <algorithm>

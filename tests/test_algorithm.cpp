@@ -10,6 +10,7 @@
 #include <functional>
 #include <iterator>
 #include <list>
+#include <numeric>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -303,6 +304,38 @@ TEST(AlgorithmPaged, TwoRangesOfOneArrayAtEveryBudget) {
         EXPECT_EQ(physmem::inner_product(p.c.cbegin(), p.c.cbegin() + 2000, p.c.cbegin() + 2999, std::uint64_t{0}),
                   std::inner_product(v.begin(), v.begin() + 2000, v.begin() + 2999, std::uint64_t{0}));
     }
+}
+
+// Two or more PagedArrays in one algorithm pin a window of up to eight leaves of each at a
+// time (segmented_iterator.hpp). Windows over ranges that start mid-leaf and at other
+// offsets give std::'s results; what the runs wrote reaches the file after the budget
+// shrinks; and a search that stops early marks only the leaves it reached dirty.
+TEST(AlgorithmPaged, WindowsOfSeveralLeavesGiveStdResults) {
+    Pools pools;
+    Values v = pattern(12 * 1024 + 300, 5), w = pattern(12 * 1024 + 300, 6), out(v.size());
+    Paged<64> a(pools, v), b(pools, w), c(pools, out);
+    c.c.flush();  // clean: only the runs' marks can make the leaves written below dirty
+    physmem::transform(a.c.cbegin() + 7, a.c.cend(), b.c.cbegin() + 3, c.c.begin() + 1, std::plus<>());
+    std::transform(v.begin() + 7, v.end(), w.begin() + 3, out.begin() + 1, std::plus<>());
+    c.c.set_budget(4096);  // every dirty leaf but one written and dropped
+    EXPECT_EQ(c.values(), out);
+    EXPECT_EQ(physmem::inner_product(a.c.cbegin() + 5, a.c.cend(), b.c.cbegin(), std::uint64_t{0}),
+              std::inner_product(v.begin() + 5, v.end(), w.begin(), std::uint64_t{0}));
+    physmem::copy(a.c.cbegin() + 1000, a.c.cbegin() + 11000, b.c.begin() + 20);
+    std::copy(v.begin() + 1000, v.begin() + 11000, w.begin() + 20);
+    EXPECT_EQ(b.values(), w);
+    EXPECT_TRUE(physmem::equal(b.c.cbegin() + 20, b.c.cbegin() + 10020, a.c.cbegin() + 1000));
+
+    physmem::copy(a.c.cbegin(), a.c.cend(), b.c.begin());
+    a.c.flush();
+    b.c.flush();
+    const auto before = a.c.stats().writebacks;
+    b.c.set(1500, b.c.get(1500) + 1);  // leaf 1 of b: the first difference from a
+    auto [x, y] = physmem::mismatch(b.c.begin(), b.c.end(), a.c.begin());
+    EXPECT_EQ(x - b.c.begin(), 1500);
+    EXPECT_EQ(y - a.c.begin(), 1500);
+    a.c.flush();
+    EXPECT_EQ(a.c.stats().writebacks - before, 2u);  // leaves 0 and 1, not the window's rest
 }
 
 }  // namespace

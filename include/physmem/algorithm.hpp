@@ -18,7 +18,8 @@
 // forwards to std::.
 //
 // PagedArray: each leaf is loaded and pinned while its run is processed (one pin per paged
-// range at a time; a non-const iterator marks its leaves dirty). When the pins an algorithm
+// range at a time, or a window of up to 8 leaves a range when two or more ranges are paged;
+// a non-const iterator marks the leaves it reached dirty). When the pins an algorithm
 // needs at once exceed a pager's budget (two ranges of one array under a one-leaf budget),
 // it forwards to std:: through the proxy iterators instead: correct at every budget. A
 // callback (for_each's f, a predicate, generate's g) must not touch another leaf of a

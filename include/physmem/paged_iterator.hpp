@@ -64,7 +64,8 @@ class PagedRef {
 
   public:
     // `ep` is the pager's epoch_address(), `epoch` its value when p was resolved.
-    PagedRef(PagedArray<T>* a, std::size_t i, T* p, std::uint64_t epoch, const std::uint64_t* ep) noexcept
+    [[gnu::always_inline]] PagedRef(PagedArray<T>* a, std::size_t i, T* p, std::uint64_t epoch,
+                                    const std::uint64_t* ep) noexcept
         : a_(a), i_(i), p_(p), epoch_(epoch), ep_(ep) {}
     // The same element (the value, when detached: copied only then).
     PagedRef(const PagedRef& o) noexcept
@@ -77,8 +78,11 @@ class PagedRef {
     PagedRef(PagedRef&& o)
         : a_(o.a_), i_(o.i_), p_(nullptr), epoch_(kDetached), ep_(o.ep_), detached_(true), value_(static_cast<T>(o)) {}
 
-    operator T() const { return target(); }
-    const PagedRef& operator=(const T& v) const {
+    // The element accesses are inlined always, their slow path (refresh) never: std::sort's
+    // comparisons through the iterators then inline too, and its loops keep the cursors in
+    // registers (g++ 12 left the comparison a call, or not, as the file around it grew).
+    [[gnu::always_inline]] operator T() const { return target(); }
+    [[gnu::always_inline]] const PagedRef& operator=(const T& v) const {
         target() = v;
         return *this;
     }
@@ -140,17 +144,28 @@ class PagedRef {
   private:
     // Whether a leaf left memory since p_ was resolved; always for a detached reference
     // (its epoch is one the pager never reaches, so the fast path tests nothing else).
-    bool stale() const { return epoch_ != *ep_; }
+    [[gnu::always_inline]] bool stale() const { return epoch_ != *ep_; }
     // p_ walked to again: its leaf loaded if needed and marked dirty, as the iterator that
     // made this reference did. pre: not detached.
-    void refresh() const {
-        const auto& s = a_->shape();
-        p_ = a_->leaf(i_ >> s.leaf_shift, true) + (i_ & s.leaf_mask());
-        epoch_ = a_->pager().epoch();
+    // The walk is a function of the array and the index, not of this reference: a
+    // reference whose address reached an out-of-line call would be built in memory on
+    // every access, fast path or not.
+    [[gnu::always_inline]] void refresh() const {
+        auto [p, e] = relocate(a_, i_);
+        p_ = p, epoch_ = e;
+    }
+    struct Where {
+        T* p;
+        std::uint64_t epoch;
+    };
+    [[gnu::noinline]] static Where relocate(PagedArray<T>* a, std::size_t i) {
+        const auto& s = a->shape();
+        T* p = a->leaf(i >> s.leaf_shift, true) + (i & s.leaf_mask());
+        return {p, a->pager().epoch()};
     }
     // The element (its address walked to again when stale), or the detached value. The
     // hot path: one compare of the epoch.
-    T& target() const {
+    [[gnu::always_inline]] T& target() const {
         if (stale()) [[unlikely]] {
             if (detached_) return value_;
             refresh();
@@ -191,7 +206,12 @@ class PagedIterator {
     using pointer = std::conditional_t<Const, const T*, T*>;
 
     PagedIterator() = default;
-    PagedIterator(Array* a, std::size_t i) noexcept : a_(a), i_(i), ep_(epoch_of(a)) { set(peek(a, i)); }
+    // Inlined always: an iterator whose constructor is a call lives in memory, and the loop
+    // over it stores and reloads its members every element (g++ 12 made that call when the
+    // translation unit grew).
+    [[gnu::always_inline]] PagedIterator(Array* a, std::size_t i) noexcept : a_(a), i_(i), ep_(epoch_of(a)) {
+        set(peek(a, i));
+    }
     operator PagedIterator<A, true>() const noexcept
         requires(!Const)
     {
@@ -244,10 +264,19 @@ class PagedIterator {
         else set(peek(a_, j));
         return i_ = j, *this;
     }
-    PagedIterator& operator-=(difference_type n) noexcept { return *this += -n; }
-    friend PagedIterator operator+(PagedIterator it, difference_type n) noexcept { return it += n; }
-    friend PagedIterator operator+(difference_type n, PagedIterator it) noexcept { return it += n; }
-    friend PagedIterator operator-(PagedIterator it, difference_type n) noexcept { return it -= n; }
+    // Inlined always, as the constructor: an iterator returned by a call is returned in
+    // memory (std::sort's partition, which adds to its iterators, spilled them when g++
+    // made these calls).
+    [[gnu::always_inline]] PagedIterator& operator-=(difference_type n) noexcept { return *this += -n; }
+    [[gnu::always_inline]] friend PagedIterator operator+(PagedIterator it, difference_type n) noexcept {
+        return it += n;
+    }
+    [[gnu::always_inline]] friend PagedIterator operator+(difference_type n, PagedIterator it) noexcept {
+        return it += n;
+    }
+    [[gnu::always_inline]] friend PagedIterator operator-(PagedIterator it, difference_type n) noexcept {
+        return it -= n;
+    }
     friend difference_type operator-(const PagedIterator& a, const PagedIterator& b) noexcept {
         return static_cast<difference_type>(a.i_) - static_cast<difference_type>(b.i_);
     }
@@ -285,7 +314,7 @@ class PagedIterator {
     }
     void set(const Pos& p) const noexcept { cur_ = p.cur, lend_ = p.lend, epoch_ = p.epoch; }
     // The array's pager's epoch, or a constant one for an array moved from (no pager).
-    static const std::uint64_t* epoch_of(Array* a) noexcept {
+    [[gnu::always_inline]] static const std::uint64_t* epoch_of(Array* a) noexcept {
         static constexpr std::uint64_t kNone = 0;
         return a->leaf_count() ? a->pager().epoch_address() : &kNone;
     }

@@ -209,6 +209,12 @@ class Pager final : private BlockOwner {
     // As access, and pins the frame so no eviction takes it until unpin(k).
     void* pin(std::size_t k, bool write);
     void unpin(std::size_t k) noexcept;
+    // Pins leaves k0, k0 + 1, ... (up to n of them, read) under one lock, their frames in
+    // out; returns how many: fewer when every frame is pinned after the first, which
+    // throws as pin does. unpin_window(k0, m, dirty) unpins m of them, the first `dirty`
+    // marked written (a segmented algorithm's window, segmented_iterator.hpp).
+    std::size_t pin_window(std::size_t k0, std::size_t n, void** out);
+    void unpin_window(std::size_t k0, std::size_t m, std::size_t dirty) noexcept;
     // Starts reading these leaves (a hint; errors are left for the fault that needs them).
     void prefetch(std::span<const std::size_t> leaves);
     // Writes every dirty leaf; they stay in memory, clean.

@@ -19,13 +19,19 @@
 //                            on, fewer to stop). The segmented its are advanced by what was
 //                            consumed; returns the total consumed. The runs are the
 //                            intersections of every range's leaf boundaries, in order.
+//                            With at most one PagedIterator, its leaf is pinned for its
+//                            runs, one at a time; with two or more, each pins a window of
+//                            up to 8 leaves at a time (at most a quarter of its budget,
+//                            shared among the zip's iterators on that pager; at least one).
 //   pins_fit(its...)         whether the PagedArray leaves zip_runs pins at once (one per
 //                            paged it) fit each pager's budget; when not, algorithms fall
 //                            back to std:: through the (proxy) iterators, correct at any budget.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
+#include <mutex>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -85,6 +91,115 @@ std::pair<const Pager*, std::size_t> pager_of(const It& it) {
     }
 }
 
+// One iterator of a zip, as the runs see it. open(want) prepares the next `want` elements
+// from the iterator on and returns how many of them it can serve (at least one);
+// arg(pos, m) is what k gets for element pos of those (a pointer into its leaf, or the
+// iterator itself), m cut to the run that pointer covers; finish(done) releases what open
+// held and moves the iterator on by `done`.
+
+// Any other iterator: k gets it and advances it itself.
+template <class It>
+struct PlainCursor {
+    It& it;
+    PlainCursor(It& i, std::size_t) : it(i) {}
+    std::size_t open(std::size_t want) noexcept { return want; }
+    It& arg(std::size_t, std::size_t&) noexcept { return it; }
+    void finish(std::size_t) noexcept {}
+};
+
+// A segmented iterator whose leaves stay put (TreeIterator, CheckedTreeIterator): each
+// run's address from Segmented::run at the iterator moved to the run.
+template <class It>
+struct StayingCursor {
+    using P = decltype(std::declval<const It&>().operator->());
+    It& it;
+    It cur;
+    std::size_t at = 0;  // cur is it + at
+    StayingCursor(It& i, std::size_t) : it(i), cur(i) {}
+    std::size_t open(std::size_t want) {
+        cur = it, at = 0;
+        return want;
+    }
+    P arg(std::size_t pos, std::size_t& m) {
+        cur += static_cast<std::ptrdiff_t>(pos - at), at = pos;
+        P p{};
+        Segmented<It>::run(cur, m, [&](auto q, std::size_t len) { p = q, m = len; });
+        return p;
+    }
+    void finish(std::size_t done) { it += static_cast<std::ptrdiff_t>(done); }
+};
+
+// A PagedIterator beside another: open pins up to `window` consecutive leaves under one
+// lock of the pager, so the pager is entered twice a window, not twice a leaf (a scan of
+// two paged arrays that entered both pagers at every leaf ran measurably slower than the
+// same scan of two trees, by more the smaller the leaves; the algorithms suite shows it).
+// A non-const iterator marks the leaves its runs reached dirty when it unpins them (on
+// the way out of an exception too).
+template <class It>
+struct PagedCursor {
+    using A = std::remove_const_t<std::remove_pointer_t<decltype(std::declval<const It&>().container())>>;
+    using P = decltype(std::declval<const It&>().operator->());
+    static constexpr bool kWrite = !std::is_const_v<std::remove_pointer_t<P>>;
+    static constexpr std::size_t kMaxWindow = 8;
+
+    It& it;
+    Pager* pager = nullptr;
+    std::size_t window, i0 = 0, k0 = 0, count = 0, reached = 0;
+    unsigned shift = 0;
+    void* leaf_[kMaxWindow];
+
+    PagedCursor(It& i, std::size_t w) : it(i), window(std::clamp<std::size_t>(w, 1, kMaxWindow)) {}
+    PagedCursor(PagedCursor&& o) noexcept : it(o.it), window(o.window) {}  // before open: nothing held
+    ~PagedCursor() { close(); }
+
+    std::size_t open(std::size_t want) {
+        const auto* a = it.container();
+        pager = &a->pager(), shift = a->shape().leaf_shift;
+        i0 = it.index(), k0 = i0 >> shift, reached = 0;
+        std::size_t need = ((i0 + want - 1) >> shift) - k0 + 1;
+        count = pager->pin_window(k0, std::min(need, window), leaf_);
+        return std::min(want, ((k0 + count) << shift) - i0);
+    }
+    P arg(std::size_t pos, std::size_t& m) noexcept {
+        std::size_t j = i0 + pos, c = (j >> shift) - k0, off = j & ((std::size_t{1} << shift) - 1);
+        m = std::min(m, (std::size_t{1} << shift) - off);
+        reached = std::max(reached, c + 1);
+        return static_cast<P>(leaf_[c]) + off;
+    }
+    void finish(std::size_t done) {
+        close();
+        it += static_cast<std::ptrdiff_t>(done);
+    }
+    void close() noexcept {
+        if (count) pager->unpin_window(k0, count, kWrite ? reached : 0);
+        count = 0;
+    }
+};
+
+template <class It>
+using CursorFor = std::conditional_t<IsPaged<std::remove_cv_t<It>>::value, PagedCursor<It>,
+                                     std::conditional_t<segmented_v<It>, StayingCursor<It>, PlainCursor<It>>>;
+
+// The leaves each paged iterator may pin at once: a quarter of its pager's budget shared
+// by the paged iterators of the zip on that pager (at least one each), so that the
+// windows leave frames for other pins and faults.
+template <class... Its>
+std::array<std::size_t, sizeof...(Its)> windows(const Its&... its) {
+    std::pair<const Pager*, std::size_t> p[] = {pager_of(its)...};
+    std::array<std::size_t, sizeof...(Its)> w{};
+    for (std::size_t i = 0; i < w.size(); ++i) {
+        if (!p[i].first) continue;
+        std::size_t uses = 0;
+        for (const auto& q : p) uses += q.first == p[i].first;
+        w[i] = p[i].second / (4 * uses);
+    }
+    return w;
+}
+
+}  // namespace detail
+
+namespace detail {
+
 // Element J of `t`, or p when J == I: a tuple of references with one replaced.
 template <std::size_t I, std::size_t J, class Tup, class P>
 constexpr auto& pick(Tup& t, P& p) {
@@ -96,7 +211,8 @@ constexpr auto replace_at(Tup& t, P& p, std::index_sequence<J...>) {
     return std::forward_as_tuple(pick<I, J>(t, p)...);
 }
 
-// zip_runs from element I on: the first segmented iterator at or after I splits n into runs.
+// zip_runs with at most one paged iterator, from element I on: the first segmented
+// iterator at or after I splits n into runs, a leaf at a time (one pin at a time).
 template <std::size_t I, class K, class Tup>
 std::size_t zip_from(std::size_t n, K& k, Tup& t) {
     constexpr std::size_t N = std::tuple_size_v<Tup>;
@@ -122,13 +238,49 @@ std::size_t zip_from(std::size_t n, K& k, Tup& t) {
     }
 }
 
+// The runs of one window of every cursor: [0, want) of the elements they opened, k(m,
+// xs...) on each. Returns the elements consumed; `stopped` when k consumed fewer than
+// offered.
+template <class K, class Cs, std::size_t... I>
+std::size_t run_window(K& k, Cs& cs, std::size_t want, bool& stopped, std::index_sequence<I...>) {
+    std::size_t pos = 0;
+    while (pos < want) {
+        std::size_t m = want - pos;
+        std::tuple<decltype(std::get<I>(cs).arg(pos, m))...> args{std::get<I>(cs).arg(pos, m)...};
+        std::size_t used = k(m, std::get<I>(args)...);
+        pos += used;
+        if (used < m) {
+            stopped = true;
+            break;
+        }
+    }
+    return pos;
+}
 }  // namespace detail
 
 template <class K, class... Its>
 std::size_t zip_runs(std::size_t n, K&& k, Its&... its) {
     if (n == 0) return 0;
-    std::tuple<Its&...> t(its...);
-    return detail::zip_from<0>(n, k, t);
+    constexpr int kPaged = (int{detail::IsPaged<std::remove_cv_t<Its>>::value} + ... + 0);
+    if constexpr (kPaged < 2) {  // leaf by leaf: the tightest loops (no window state)
+        std::tuple<Its&...> t(its...);
+        return detail::zip_from<0>(n, k, t);
+    } else {
+        const auto w = detail::windows(its...);
+        return [&]<std::size_t... I>(std::index_sequence<I...> is) -> std::size_t {
+            std::tuple<detail::CursorFor<Its>...> cs(detail::CursorFor<Its>(its, w[I])...);
+            std::size_t done = 0;
+            bool stopped = false;
+            while (done < n && !stopped) {
+                std::size_t want = n - done;
+                ((want = std::get<I>(cs).open(want)), ...);
+                std::size_t pos = detail::run_window(k, cs, want, stopped, is);
+                (std::get<I>(cs).finish(pos), ...);
+                done += pos;
+            }
+            return done;
+        }(std::index_sequence_for<Its...>{});
+    }
 }
 
 template <class... Its>

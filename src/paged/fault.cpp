@@ -68,6 +68,27 @@ void Pager::unpin(std::size_t k) noexcept {
 
 void Pager::unpin_locked(std::size_t k) noexcept { --frames_[frame_[k]].pins; }
 
+std::size_t Pager::pin_window(std::size_t k0, std::size_t n, void** out) {
+    std::lock_guard lock(mutex_);
+    for (std::size_t c = 0; c < n; ++c) {
+        try {
+            out[c] = pin_locked(k0 + c, false);
+        } catch (const std::runtime_error&) {
+            if (c == 0) throw;
+            return c;  // every frame pinned: a shorter window
+        }
+    }
+    return n;
+}
+
+void Pager::unpin_window(std::size_t k0, std::size_t m, std::size_t dirty) noexcept {
+    std::lock_guard lock(mutex_);
+    for (std::size_t c = 0; c < m; ++c) {
+        if (c < dirty) touch(k0 + c, true);
+        unpin_locked(k0 + c);
+    }
+}
+
 // A fault's own read: synchronous, with the lock released meanwhile (the caller holds
 // it). The frame is the leaf's, pinned and marked loading, so no eviction takes it and a
 // fault of the same leaf in another thread waits (wait_for_read); the entry stays absent,

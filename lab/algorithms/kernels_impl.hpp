@@ -5,7 +5,7 @@
 // that a kernel is compiled in a file the size of a program's that uses one container:
 // in one file for all three, g++ 12 ran out of the unit's inlining budget
 // (inline-unit-growth) and called functions no user's file would leave out of line
-// (PagedArray::begin() in the count kernel, whose loop then ran 1.26x slower). Each kernel
+// (PagedArray::begin() in the count kernel, whose loop then ran slower). Each kernel
 // is a noinline function template, so the loop the compiler builds for it is the one a
 // user's function of the same body gets. Everything here has internal linkage.
 #pragma once

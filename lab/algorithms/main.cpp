@@ -1,5 +1,5 @@
 // lab/algorithms/main.cpp — the algorithms suite's programs (issue 22): physmem_lab_algorithms_o2
-// and _o3, this file linked with kernels.cpp compiled at -O2 or at -O3 (lab/cmake/algorithms.cmake).
+// and _o3, this file linked with kernels*.cpp compiled at -O2 or at -O3 (lab/cmake/algorithms.cmake).
 //
 //   physmem_lab_algorithms_o3 --variant tree-thp --size 128M
 //
@@ -10,7 +10,7 @@
 //   tree-B    physmem::TreeArray on a BlockPool strictly on B
 //   paged-B   physmem::PagedArray, frames and table in a pool strictly on B, budget 1x
 //             (every leaf fits: nothing pages after the first touch), its file in --param dir
-// Every kernel of kernels.cpp (the loops people write, std::sort, random a[i], the
+// Every kernel of kernels_impl.hpp (the loops people write, std::sort, random a[i], the
 // segmented algorithms) runs on the same data: the first, range_for, is the record's
 // main timing, every other one a phase named after it. Before a kernel is timed, one pass
 // of it runs from the initial data on the containers and on reference std::vectors: its

@@ -1,6 +1,7 @@
 # lab/cmake/algorithms.cmake — the algorithms suite (issue 22): one source, two programs.
-#   physmem_lab_algorithms_o2   lab/algorithms/main.cpp + kernels.cpp compiled at -O2
-#   physmem_lab_algorithms_o3   the same with kernels.cpp at -O3
+#   physmem_lab_algorithms_o2   lab/algorithms/main.cpp + kernels*.cpp compiled at -O2
+#   physmem_lab_algorithms_o3   the same with kernels*.cpp at -O3 (one file per container:
+#                               kernels_impl.hpp says why)
 # The kernels are OBJECT libraries that link only physmem (so physmem_lab_common's PUBLIC
 # -O3 -march=native is not appended to their flags): plain -O2 / -O3, as a program built
 # against the installed headers gets. Each program holds one build's kernels only, so
@@ -14,7 +15,8 @@ set(_algo_dir ${CMAKE_CURRENT_SOURCE_DIR}/algorithms)
 foreach(_level 2 3)
   set(_flags -O${_level} -falign-loops=64)
   string(JOIN " " _flags_text ${_flags})
-  add_library(physmem_lab_algorithms_kernels_o${_level} OBJECT ${_algo_dir}/kernels.cpp)
+  add_library(physmem_lab_algorithms_kernels_o${_level} OBJECT ${_algo_dir}/kernels.cpp
+              ${_algo_dir}/kernels_vector.cpp ${_algo_dir}/kernels_tree.cpp ${_algo_dir}/kernels_paged.cpp)
   target_include_directories(physmem_lab_algorithms_kernels_o${_level} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
   target_link_libraries(physmem_lab_algorithms_kernels_o${_level} PRIVATE physmem::physmem)
   target_compile_options(physmem_lab_algorithms_kernels_o${_level} PRIVATE ${_flags} -Wall -Wextra)

@@ -2,8 +2,8 @@
 on std::vector, TreeArray and PagedArray (budget 1x: every leaf fits) on the same backing.
 
 Programs: ``physmem_lab_algorithms_o2`` and ``_o3`` (lab/algorithms/main.cpp; its kernels,
-lab/algorithms/kernels.cpp, compiled at -O2 and at -O3, one build per program: experiments
-``algorithms_o2`` and ``algorithms_o3``). One process per container (TreeArray, PagedArray),
+lab/algorithms/kernels_impl.hpp (one source file per container), compiled at -O2 and at
+-O3, one build per program: experiments ``algorithms_o2`` and ``algorithms_o3``). One process per container (TreeArray, PagedArray),
 size and build runs every kernel, each in turn with the same kernel on a std::vector on the
 same backing in that process, a repetition of each at a time: ``range_for`` is the record's
 main timing, every other kernel a phase of its name, the vector's timing of kernel k the

@@ -31,7 +31,6 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
-#include <mutex>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -137,24 +136,23 @@ struct StayingCursor {
 // the way out of an exception too).
 template <class It>
 struct PagedCursor {
-    using A = std::remove_const_t<std::remove_pointer_t<decltype(std::declval<const It&>().container())>>;
     using P = decltype(std::declval<const It&>().operator->());
     static constexpr bool kWrite = !std::is_const_v<std::remove_pointer_t<P>>;
     static constexpr std::size_t kMaxWindow = 8;
 
     It& it;
-    Pager* pager = nullptr;
+    Pager* pager;
+    unsigned shift;
     std::size_t window, i0 = 0, k0 = 0, count = 0, reached = 0;
-    unsigned shift = 0;
     void* leaf_[kMaxWindow];
 
-    PagedCursor(It& i, std::size_t w) : it(i), window(std::clamp<std::size_t>(w, 1, kMaxWindow)) {}
-    PagedCursor(PagedCursor&& o) noexcept : it(o.it), window(o.window) {}  // before open: nothing held
+    PagedCursor(It& i, std::size_t w)
+        : it(i), pager(&i.container()->pager()), shift(i.container()->shape().leaf_shift),
+          window(std::clamp<std::size_t>(w, 1, kMaxWindow)) {}
+    PagedCursor(PagedCursor&& o) noexcept : it(o.it), pager(o.pager), shift(o.shift), window(o.window) {}  // before open
     ~PagedCursor() { close(); }
 
     std::size_t open(std::size_t want) {
-        const auto* a = it.container();
-        pager = &a->pager(), shift = a->shape().leaf_shift;
         i0 = it.index(), k0 = i0 >> shift, reached = 0;
         std::size_t need = ((i0 + want - 1) >> shift) - k0 + 1;
         count = pager->pin_window(k0, std::min(need, window), leaf_);
@@ -180,25 +178,31 @@ template <class It>
 using CursorFor = std::conditional_t<IsPaged<std::remove_cv_t<It>>::value, PagedCursor<It>,
                                      std::conditional_t<segmented_v<It>, StayingCursor<It>, PlainCursor<It>>>;
 
+// For each iterator: its pager's budget in leaves and how many of the iterators page
+// from that pager ({0, 0} for an iterator that is not paged).
+template <class... Its>
+std::array<std::pair<std::size_t, std::size_t>, sizeof...(Its)> pin_shares(const Its&... its) {
+    std::pair<const Pager*, std::size_t> p[] = {pager_of(its)...};
+    std::array<std::pair<std::size_t, std::size_t>, sizeof...(Its)> s{};
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        if (!p[i].first) continue;
+        s[i].first = p[i].second;
+        for (const auto& q : p) s[i].second += q.first == p[i].first;
+    }
+    return s;
+}
+
 // The leaves each paged iterator may pin at once: a quarter of its pager's budget shared
 // by the paged iterators of the zip on that pager (at least one each), so that the
 // windows leave frames for other pins and faults.
 template <class... Its>
 std::array<std::size_t, sizeof...(Its)> windows(const Its&... its) {
-    std::pair<const Pager*, std::size_t> p[] = {pager_of(its)...};
     std::array<std::size_t, sizeof...(Its)> w{};
-    for (std::size_t i = 0; i < w.size(); ++i) {
-        if (!p[i].first) continue;
-        std::size_t uses = 0;
-        for (const auto& q : p) uses += q.first == p[i].first;
-        w[i] = p[i].second / (4 * uses);
-    }
+    auto s = pin_shares(its...);
+    for (std::size_t i = 0; i < w.size(); ++i)
+        if (s[i].second) w[i] = s[i].first / (4 * s[i].second);
     return w;
 }
-
-}  // namespace detail
-
-namespace detail {
 
 // Element J of `t`, or p when J == I: a tuple of references with one replaced.
 template <std::size_t I, std::size_t J, class Tup, class P>
@@ -285,13 +289,8 @@ std::size_t zip_runs(std::size_t n, K&& k, Its&... its) {
 
 template <class... Its>
 bool pins_fit(const Its&... its) {
-    std::pair<const detail::Pager*, std::size_t> p[] = {detail::pager_of(its)...};
-    for (const auto& [pager, frames] : p) {
-        if (!pager) continue;
-        std::size_t uses = 0;
-        for (const auto& q : p) uses += q.first == pager;
+    for (const auto& [frames, uses] : detail::pin_shares(its...))
         if (uses > frames) return false;
-    }
     return true;
 }
 

@@ -73,6 +73,8 @@ std::size_t Pager::pin_window(std::size_t k0, std::size_t n, void** out) {
     for (std::size_t c = 0; c < n; ++c) {
         try {
             out[c] = pin_locked(k0 + c, false);
+        } catch (const PagingError&) {
+            throw;  // a failed read is reported at once, as pin reports it
         } catch (const std::runtime_error&) {
             if (c == 0) throw;
             return c;  // every frame pinned: a shorter window

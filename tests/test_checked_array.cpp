@@ -35,6 +35,7 @@ PoolOptions tagged(std::size_t bs = kBlock, std::size_t capacity = 32 << 20) {
 }
 
 using physmem_test::caught;
+using physmem_test::use;
 
 void fill_iota(Checked& a) {
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = i;
@@ -116,7 +117,7 @@ TEST(CheckedArraySeeded, OutOfBoundsByOneElement) {
     Checked a(1000, pool, Policy::throw_error);
     EXPECT_EQ(caught([&] { a[1000] = 1; }), Violation::bounds);
     EXPECT_EQ(caught([&] { (void)a.at(1000); }), Violation::bounds);
-    EXPECT_EQ(caught([&] { (void)a[~std::size_t{0}]; }), Violation::bounds);  // "index -1"
+    EXPECT_EQ(caught([&] { use(a[~std::size_t{0}]); }), Violation::bounds);  // "index -1"
     EXPECT_EQ(caught([&] { for_each_segment(a, 0, 1001, [](auto) {}); }), Violation::bounds);
     Checked empty(0, pool, Policy::throw_error);
     EXPECT_EQ(caught([&] { (void)empty.front(); }), Violation::bounds);
@@ -126,8 +127,8 @@ TEST(CheckedArraySeeded, OutOfBoundsByOneElement) {
 TEST(CheckedArraySeeded, OutOfBoundsByOneLeaf) {
     BlockPool pool(tagged());
     Checked a(1000, pool, Policy::throw_error);  // 2 leaves of 512; the second holds 488
-    EXPECT_EQ(caught([&] { (void)a[1000 + 512]; }), Violation::bounds);
-    EXPECT_EQ(caught([&] { (void)a[1020]; }), Violation::bounds);  // allocated slot, past size
+    EXPECT_EQ(caught([&] { use(a[1000 + 512]); }), Violation::bounds);
+    EXPECT_EQ(caught([&] { use(a[1020]); }), Violation::bounds);  // allocated slot, past size
     EXPECT_EQ(caught([&] { (void)a.segment(2); }), Violation::bounds);
     EXPECT_EQ(a.segment(1).size(), 488u);
 }
@@ -206,12 +207,12 @@ TEST(CheckedArraySeeded, LeafFreedBehindTheArraysBack) {
     BlockPool pool(tagged());
     Checked a(1000, pool, Policy::throw_error);
     for (int r = 0; r < 3; ++r)  // warm: past leaf_count() per-leaf checks the epoch fast path arms
-        for (std::size_t i = 0; i < a.size(); ++i) (void)a[i];
+        for (std::size_t i = 0; i < a.size(); ++i) use(a[i]);
     void* leaf = std::as_const(a).unchecked().leaf_data(1);  // as_const: the fast path stays armed
     std::uint64_t epoch = pool.tag_epoch().load();
     pool.deallocate(leaf);  // the seeded bug: someone else frees the array's block
     EXPECT_GT(pool.tag_epoch().load(), epoch);
-    EXPECT_EQ(caught([&] { (void)a[600]; }), Violation::stale);
+    EXPECT_EQ(caught([&] { use(a[600]); }), Violation::stale);
     EXPECT_EQ(caught([&] { for_each_segment(a, [](auto) {}); }), Violation::stale);
     EXPECT_EQ(a[5], 0u);  // leaf 0 is fine
     // Put a block back where the leaf was so the array's destructor frees a live block.
@@ -220,7 +221,7 @@ TEST(CheckedArraySeeded, LeafFreedBehindTheArraysBack) {
 
 void warm(Checked& a) {  // past leaf_count() per-leaf checks the fast paths arm
     for (int r = 0; r < 3; ++r)
-        for (std::size_t i = 0; i < a.size(); ++i) (void)a[i];
+        for (std::size_t i = 0; i < a.size(); ++i) use(a[i]);
 }
 
 // Domain 0's one-compare fast path (the limit) goes wherever it could be wrong: pop_back
@@ -232,19 +233,19 @@ TEST(CheckedArraySeeded, TheArmedFastPathFollowsEveryChange) {
     Checked a(1000, pool, Policy::throw_error);  // two leaves of 512
     warm(a);
     a.pop_back();
-    EXPECT_EQ(caught([&] { (void)a[999]; }), Violation::bounds);
+    EXPECT_EQ(caught([&] { use(a[999]); }), Violation::bounds);
     a.push_back(7);
     EXPECT_EQ(a[999], 7u);
     warm(a);
     a.unchecked().resize(990);
-    EXPECT_EQ(caught([&] { (void)a[995]; }), Violation::bounds);
+    EXPECT_EQ(caught([&] { use(a[995]); }), Violation::bounds);
     a.resize(1000);
     warm(a);
     Checked b(std::move(a));
     warm(b);
     void* leaf = std::as_const(b).unchecked().leaf_data(1);
     pool.deallocate(leaf);
-    EXPECT_EQ(caught([&] { (void)b[600]; }), Violation::stale);
+    EXPECT_EQ(caught([&] { use(b[600]); }), Violation::stale);
     ASSERT_EQ(pool.allocate(), leaf);
 }
 
@@ -263,7 +264,7 @@ TEST(CheckedArraySeeded, ArraysComeAndGoWhileThePoolChangesTags) {
     Checked& last = arrays.back();
     void* leaf = std::as_const(last).unchecked().leaf_data(1);
     pool.deallocate(leaf);
-    EXPECT_EQ(caught([&] { (void)last[600]; }), Violation::stale);
+    EXPECT_EQ(caught([&] { use(last[600]); }), Violation::stale);
     ASSERT_EQ(pool.allocate(), leaf);
     EXPECT_EQ(arrays.front()[5], 0u);
 }
@@ -277,7 +278,7 @@ TEST(CheckedArraySeeded, AnotherDomainsBlocks) {
     a.set_domain(5);
     EXPECT_GT(pool.tag_epoch().load(), epoch);
     EXPECT_EQ(pool.tag(a.unchecked().leaf_data(1))->domain, 5u);
-    EXPECT_EQ(caught([&] { (void)a[3]; }), Violation::domain);
+    EXPECT_EQ(caught([&] { use(a[3]); }), Violation::domain);
     EXPECT_EQ(caught([&] { (void)*a.begin(); }), Violation::domain);
     EXPECT_EQ(caught([&] { for_each_segment(a, [](auto) {}); }), Violation::domain);
     {
@@ -287,9 +288,9 @@ TEST(CheckedArraySeeded, AnotherDomainsBlocks) {
         a.resize(2000);  // new leaves join the domain
         EXPECT_EQ(pool.tag(a.unchecked().leaf_data(3))->domain, 5u);
     }
-    EXPECT_EQ(caught([&] { (void)a[1500]; }), Violation::domain);
+    EXPECT_EQ(caught([&] { use(a[1500]); }), Violation::domain);
     DomainScope other{6};
-    EXPECT_EQ(caught([&] { (void)a[3]; }), Violation::domain);
+    EXPECT_EQ(caught([&] { use(a[3]); }), Violation::domain);
 }
 
 // Back to domain 0 (everyone's): every leaf's tag says 0 again, and a thread holding no
@@ -299,7 +300,7 @@ TEST(CheckedArraySeeded, BackToDomainZeroIsEveryones) {
     Checked a(3000, pool, Policy::throw_error, "shared again");
     fill_iota(a);
     a.set_domain(5);
-    EXPECT_EQ(caught([&] { (void)a[3]; }), Violation::domain);
+    EXPECT_EQ(caught([&] { use(a[3]); }), Violation::domain);
     a.set_domain(0);
     for (std::size_t k = 0; k < a.leaf_count(); ++k) EXPECT_EQ(pool.tag(a.unchecked().leaf_data(k))->domain, 0u) << k;
     EXPECT_NO_THROW(a[3] = 3);
@@ -316,7 +317,7 @@ TEST(CheckedArraySeeded, ShapeChangedThroughUncheckedIsReported) {
     fill_iota(a);
     a.unchecked().resize(a.size() + 4 * a.leaf_length());
     pool.deallocate(pool.allocate());  // the tag epoch moves: checks look at the table
-    EXPECT_EQ(caught([&] { (void)a[a.size() - 1]; }), Violation::bounds);
+    EXPECT_EQ(caught([&] { use(a[a.size() - 1]); }), Violation::bounds);
     EXPECT_EQ(caught([&] { (void)a.leaf_data(a.leaf_count() - 1); }), Violation::bounds);
 }
 
@@ -391,7 +392,7 @@ TEST(CheckedArrayDeathTest, EverySeededBugStopsTheProgramWithAMessage) {
     BlockPool pool(tagged());
     Checked a(1000, pool, Policy::fatal, "weights");
     fill_iota(a);
-    EXPECT_DEATH((void)a[1000],
+    EXPECT_DEATH(use(a[1000]),
                  "physmem: fatal: checked array weights \\(0x[0-9a-f]+\\): out of bounds: operator\\[\\] at index 1000 "
                  "\\(size 1000\\), leaf 1, block \\(nil\\)");
     EXPECT_DEATH((void)a.at(1512), "checked array weights .*out of bounds: at at index 1512");
@@ -425,7 +426,7 @@ TEST(CheckedArrayDeathTest, EverySeededBugStopsTheProgramWithAMessage) {
     EXPECT_DEATH(
         {
             a.set_domain(9);
-            (void)a[3];
+            use(a[3]);
         },
         "checked array weights .*domain not held by this thread: operator\\[\\] at index 3 .*domain 9; thread holds 0x1\\)");
     EXPECT_DEATH(

@@ -8,6 +8,14 @@
 
 namespace physmem_test {
 
+// Uses v's address (an access the compiler must keep): a checked a[i] whose result is
+// discarded may be dropped with its check (checked_tree_array.hpp), so a test that means
+// "this access is caught" accesses.
+template <class T>
+void use(const T& v) {
+    asm volatile("" : : "m"(v) : "memory");
+}
+
 physmem::Violation caught(auto&& f) {
     try {
         f();

@@ -47,6 +47,26 @@ U peek(const U& v) noexcept {
     return *static_cast<const volatile U*>(&v);
 }
 
+// On a checked access's out-of-line check, whose only effects a caller can see are its
+// result, a violation report, and caches every caller reads atomically: GCC's pure, so a
+// caller's loop keeps the array's fields in registers across it. GCC keeps a pure call
+// that may throw (the throw_error policy) as a throwing call; Clang assumes a pure
+// function never throws, so there it is an ordinary call.
+#if defined(__GNUC__) && !defined(__clang__)
+#define PHYSMEM_CHECK_PURE [[gnu::pure]]
+#else
+#define PHYSMEM_CHECK_PURE
+#endif
+
+// Makes v depend on `on` for the hardware (no instruction): a load whose address is computed
+// from v is not performed before the load that read `on` (address dependency, as the Linux
+// kernel's READ_ONCE/rcu_dereference orders loads), where an acquire load would be a
+// compiler barrier too.
+template <class U, class V>
+void depend_on(U& v, const V& on) noexcept {
+    asm("" : "+r"(v) : "r"(on));
+}
+
 // Whether the calling thread holds the domain in tag word w's low bits.
 inline bool domain_held(std::uint64_t w) noexcept { return held_domains() >> (w & BlockTag::kDomainMask) & 1; }
 

@@ -53,9 +53,10 @@
 // in domain 0 one load and one compare, then a walk through the array's own table of leaf
 // entries — its address, then the entry: a depth-2 tree's walk at any depth, with no test
 // of the depth (in another domain, or while the limit is unarmed, a handful). What it
-// cannot remove: the out-of-line check is a call in the caller's loop, so the loop reloads
-// the array's fields every access where a TreeArray loop keeps them in registers (the
-// protect suite measures what that costs on the machine it runs on).
+// cannot remove: the limit's load and test at every access (another thread's free must be
+// seen at the next one), where a TreeArray loop only walks; with Clang the out-of-line
+// check is also an ordinary call, so the loop reloads the array's fields every access
+// (element(); the protect suite measures what either costs on the machine it runs on).
 #pragma once
 
 #include <algorithm>
@@ -176,14 +177,16 @@ class CheckedTreeArray {
     const TreeArray<T>& unchecked() const noexcept { return tree_; }
 
     // --- checked element access -------------------------------------------------------
+    // a[i] whose result is discarded (no access) may be dropped by the compiler with its
+    // check (element()); at(), front() and back() are checked even then.
     T& operator[](size_type i) { return *element(i, "operator[]"); }
     const T& operator[](size_type i) const { return *element(i, "operator[]"); }
-    T& at(size_type i) { return *element(i, "at"); }
-    const T& at(size_type i) const { return *element(i, "at"); }
-    T& front() { return *element(0, "front"); }
-    const T& front() const { return *element(0, "front"); }
-    T& back() { return *element(size() - 1, "back"); }
-    const T& back() const { return *element(size() - 1, "back"); }
+    T& at(size_type i) { return *element<true>(i, "at"); }
+    const T& at(size_type i) const { return *element<true>(i, "at"); }
+    T& front() { return *element<true>(0, "front"); }
+    const T& front() const { return *element<true>(0, "front"); }
+    T& back() { return *element<true>(size() - 1, "back"); }
+    const T& back() const { return *element<true>(size() - 1, "back"); }
 
     // First element of leaf k, its tag checked (k < leaf_count() checked too).
     T* leaf_data(size_type k, const char* access = "leaf_data") const {
@@ -280,22 +283,41 @@ class CheckedTreeArray {
 
     // operator[] and at: below the armed limit (domain 0), no other check, and the walk is
     // the entry from entries_ (the leaves' entries as of the arming, which stores them before
-    // the limit: the acquire load of the limit sees them) added to the index, at any depth
-    // — no test of the tree's depth, which an out-of-line call in the caller's loop would
-    // make it reload and test every access.
+    // the limit) added to the index, at any depth — no test of the tree's depth.
+    // In a caller's loop the table and the shift stay in registers: they are read before
+    // the test (a load the compiler may hoist must happen on every path), the limit and
+    // the entry are relaxed loads ordered by the entry's address depending on the limit
+    // (an acquire load would be a compiler barrier: every access would reload both), and
+    // unless Kept the out-of-line check is declared pure (PHYSMEM_CHECK_PURE): the loop's
+    // loads need not be repeated after it. It is passed the limit read, an atomic load the
+    // compiler never merges, so no two accesses share one check (one before and one after
+    // another thread's free); but an access whose result is discarded may lose its check.
+    // What is left, the limit's load and test, the protect suite measures on the machine.
+    template <bool Kept = false>
     T* element(size_type i, const char* access) const {
-        if (i < std::atomic_ref(limit_).load(std::memory_order_acquire)) [[likely]] {
-            const std::uintptr_t e =
-                std::atomic_ref(entries_[i >> shape().leaf_shift]).load(std::memory_order_relaxed);
-            return reinterpret_cast<T*>(e + i * sizeof(T));
-        }
+        const std::uintptr_t* table = entries_.data();
+        size_type k = i >> shape().leaf_shift;
+        const size_type limit = std::atomic_ref(limit_).load(std::memory_order_relaxed);
+        detail::depend_on(k, limit);
+        if (i < limit) [[likely]]
+            return reinterpret_cast<T*>(std::atomic_ref(table[k]).load(std::memory_order_relaxed) + i * sizeof(T));
+        if constexpr (Kept) return element_kept(i, access);
+        else return element_pure(i, access, limit);
+    }
+    // The out-of-line check, as a call the compiler must keep (element_kept) and as one it
+    // may treat as pure (element_pure): as far as a caller can tell it returns the
+    // element's address or reports a violation; its other effects re-arm the fast path
+    // (stores to limit_, entries_, armed_, misses_ and the tags, which every caller reads
+    // with atomic or volatile loads, never from a copy in a register).
+    [[gnu::noinline]] T* element_kept(size_type i, const char* access) const { return element_epoch(i, access); }
+    [[gnu::noinline]] PHYSMEM_CHECK_PURE T* element_pure(size_type i, const char* access, size_type) const {
         return element_epoch(i, access);
     }
     // The check when the limit is not armed (or i is past it): while the pool's tag epoch
     // is the one at which every leaf was last seen unchanged and in domain_ (armed_), no
     // tag can have changed, so the check is the epoch and the thread's domains; otherwise
     // the leaf's own check (check_leaf), out of line.
-    [[gnu::noinline]] T* element_epoch(size_type i, const char* access) const {
+    [[gnu::always_inline]] T* element_epoch(size_type i, const char* access) const {
         if (i >= size()) [[unlikely]]
             report(Violation::bounds, access, i, i >> shape().leaf_shift, nullptr);
         size_type k = i >> shape().leaf_shift;

@@ -285,22 +285,24 @@ class CheckedTreeArray {
     // the entry from entries_ (the leaves' entries as of the arming, which stores them before
     // the limit) added to the index, at any depth — no test of the tree's depth.
     // In a caller's loop the table and the shift stay in registers: they are read before
-    // the test (a load the compiler may hoist must happen on every path), the limit and
-    // the entry are relaxed loads ordered by the entry's address depending on the limit
-    // (an acquire load would be a compiler barrier: every access would reload both), and
-    // unless Kept the out-of-line check is declared pure (PHYSMEM_CHECK_PURE): the loop's
-    // loads need not be repeated after it. It is passed the limit read, an atomic load the
-    // compiler never merges, so no two accesses share one check (one before and one after
-    // another thread's free); but an access whose result is discarded may lose its check.
+    // the test (a load the compiler may hoist must happen on every path); the limit is a
+    // volatile read (peek: one mov every access, no barrier to other loads, where an
+    // acquire or even a relaxed atomic load kept GCC from hoisting the table and the
+    // shift), the entry one load in the table's addressing mode (load_word), ordered
+    // after the limit by its address depending on it (depend_on); and unless Kept the
+    // out-of-line check is declared pure (PHYSMEM_CHECK_PURE): the loop's loads need not
+    // be repeated after it. It is passed the limit read, a volatile read the compiler
+    // never merges, so no two accesses share one check (one before and one after another
+    // thread's free); but an access whose result is discarded may lose its check.
     // What is left, the limit's load and test, the protect suite measures on the machine.
     template <bool Kept = false>
     T* element(size_type i, const char* access) const {
         const std::uintptr_t* table = entries_.data();
         size_type k = i >> shape().leaf_shift;
-        const size_type limit = std::atomic_ref(limit_).load(std::memory_order_relaxed);
+        const size_type limit = detail::peek(limit_);
         detail::depend_on(k, limit);
         if (i < limit) [[likely]]
-            return reinterpret_cast<T*>(std::atomic_ref(table[k]).load(std::memory_order_relaxed) + i * sizeof(T));
+            return reinterpret_cast<T*>(detail::load_word(table[k]) + i * sizeof(T));
         if constexpr (Kept) return element_kept(i, access);
         else return element_pure(i, access, limit);
     }

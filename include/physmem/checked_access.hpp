@@ -67,21 +67,6 @@ void depend_on(U& v, const V& on) noexcept {
     asm("" : "+r"(v) : "r"(on));
 }
 
-// Word w, which other threads may store to (atomically), in one load that the compiler may
-// fold into an addressing mode ([table + k*8]) and that is no barrier to moving other
-// loads: on x86-64 an asm mov (a volatile or atomic load became a separate address
-// computation, or kept a caller's loop from keeping the array's fields in registers: each
-// measured up to 1.5x on a red-black tree's lookups); elsewhere a relaxed atomic load.
-inline std::uintptr_t load_word(const std::uintptr_t& w) noexcept {
-#if defined(__x86_64__)
-    std::uintptr_t v;
-    asm("movq %1, %0" : "=r"(v) : "m"(w));
-    return v;
-#else
-    return std::atomic_ref(const_cast<std::uintptr_t&>(w)).load(std::memory_order_relaxed);
-#endif
-}
-
 // Whether the calling thread holds the domain in tag word w's low bits.
 inline bool domain_held(std::uint64_t w) noexcept { return held_domains() >> (w & BlockTag::kDomainMask) & 1; }
 

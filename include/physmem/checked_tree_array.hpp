@@ -285,16 +285,22 @@ class CheckedTreeArray {
     // the entry from entries_ (the leaves' entries as of the arming, which stores them before
     // the limit) added to the index, at any depth — no test of the tree's depth.
     // In a caller's loop the table and the shift stay in registers: they are read before
-    // the test (a load the compiler may hoist must happen on every path); the limit is a
+    // the test (a load the compiler may hoist must happen on every path). The limit is a
     // volatile read (peek: one mov every access, no barrier to other loads, where an
     // acquire or even a relaxed atomic load kept GCC from hoisting the table and the
-    // shift), the entry one load in the table's addressing mode (load_word), ordered
-    // after the limit by its address depending on it (depend_on); and unless Kept the
-    // out-of-line check is declared pure (PHYSMEM_CHECK_PURE): the loop's loads need not
-    // be repeated after it. It is passed the limit read, a volatile read the compiler
-    // never merges, so no two accesses share one check (one before and one after another
-    // thread's free); but an access whose result is discarded may lose its check.
-    // What is left, the limit's load and test, the protect suite measures on the machine.
+    // shift). The entry is a plain load, which the compiler may fold into the access
+    // (add [table + k*8], or the element's own address) — an asm or volatile load cost up
+    // to 1.4x on red-black tree lookups, a separate address computation or load a step —
+    // ordered after the limit by its address depending on it (depend_on). Its race with
+    // an arming thread's atomic stores is benign: an entry changes only when its leaf
+    // moves, which takes the array exclusively (or frees a block behind its back, which
+    // zeroes the limit first); otherwise the stores write the value already there, and an
+    // aligned word is one load. Unless Kept the out-of-line check is declared pure
+    // (PHYSMEM_CHECK_PURE): the loop's loads need not be repeated after it. It is passed
+    // the limit read, a volatile read the compiler never merges, so no two accesses share
+    // one check (one before and one after another thread's free); but an access whose
+    // result is discarded may lose its check. What is left, the limit's load and test,
+    // the protect suite measures on the machine at hand.
     template <bool Kept = false>
     T* element(size_type i, const char* access) const {
         const std::uintptr_t* table = entries_.data();
@@ -302,7 +308,7 @@ class CheckedTreeArray {
         const size_type limit = detail::peek(limit_);
         detail::depend_on(k, limit);
         if (i < limit) [[likely]]
-            return reinterpret_cast<T*>(detail::load_word(table[k]) + i * sizeof(T));
+            return reinterpret_cast<T*>(table[k] + i * sizeof(T));
         if constexpr (Kept) return element_kept(i, access);
         else return element_pure(i, access, limit);
     }

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <numeric>
 #include <thread>
@@ -222,6 +224,40 @@ TEST(CheckedArraySeeded, LeafFreedBehindTheArraysBack) {
 void warm(Checked& a) {  // past leaf_count() per-leaf checks the fast paths arm
     for (int r = 0; r < 3; ++r)
         for (std::size_t i = 0; i < a.size(); ++i) use(a[i]);
+}
+
+// A loop of armed a[i] on one thread sees a free on another at a later access: the limit
+// is read at every access (never kept in a register across iterations, nor one check's
+// result reused for the same index), so the free that zeroes it sends the loop to the
+// check, which reports the stale leaf. The loop has nothing else that the compiler must
+// redo each time (no atomic, no call), and 2^32 accesses take seconds, the free comes
+// after 20 ms.
+TEST(CheckedArraySeeded, ALoopOfAccessesSeesAnotherThreadsFree) {
+    BlockPool pool(tagged());
+    Checked a(1000, pool, Policy::throw_error);
+    warm(a);
+    void* leaf = std::as_const(a).unchecked().leaf_data(1);  // as_const: the fast path stays armed
+    std::atomic<bool> started{false};
+    bool caught_it = false;
+    Violation kind = Violation::bounds;
+    std::thread reader([&] {
+        started = true;
+        u64 s = 0;
+        try {
+            for (u64 r = 0; r < (u64{1} << 32); ++r) s += std::as_const(a)[600];  // leaf 1, one index
+        } catch (const ProtectionError& e) {
+            kind = e.kind;
+            caught_it = true;
+        }
+        use(s);
+    });
+    while (!started) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    pool.deallocate(leaf);  // the seeded bug: another thread frees the array's block
+    reader.join();
+    EXPECT_TRUE(caught_it) << "the loop ran to its end after the free without a report";
+    EXPECT_EQ(kind, Violation::stale);
+    ASSERT_EQ(pool.allocate(), leaf);  // a live block where the leaf was, for the destructor
 }
 
 // Domain 0's one-compare fast path (the limit) goes wherever it could be wrong: pop_back

@@ -48,8 +48,9 @@ U peek(const U& v) noexcept {
 }
 
 // On a checked access's out-of-line check, whose only effects a caller can see are its
-// result, a violation report, and caches every caller reads atomically: GCC's pure, so a
-// caller's loop keeps the array's fields in registers across it. GCC keeps a pure call
+// result and a violation report (what else it stores re-arms a fast path, see
+// CheckedTreeArray::element_pure): GCC's pure, so a caller's loop keeps the array's
+// fields in registers across it. GCC keeps a pure call
 // that may throw (the throw_error policy) as a throwing call; Clang assumes a pure
 // function never throws, so there it is an ordinary call.
 #if defined(__GNUC__) && !defined(__clang__)

@@ -286,21 +286,18 @@ class CheckedTreeArray {
     // the limit) added to the index, at any depth — no test of the tree's depth.
     // In a caller's loop the table and the shift stay in registers: they are read before
     // the test (a load the compiler may hoist must happen on every path). The limit is a
-    // volatile read (peek: one mov every access, no barrier to other loads, where an
-    // acquire or even a relaxed atomic load kept GCC from hoisting the table and the
-    // shift). The entry is a plain load, which the compiler may fold into the access
-    // (add [table + k*8], or the element's own address) — an asm or volatile load cost up
-    // to 1.4x on red-black tree lookups, a separate address computation or load a step —
-    // ordered after the limit by its address depending on it (depend_on). Its race with
-    // an arming thread's atomic stores is benign: an entry changes only when its leaf
-    // moves, which takes the array exclusively (or frees a block behind its back, which
-    // zeroes the limit first); otherwise the stores write the value already there, and an
-    // aligned word is one load. Unless Kept the out-of-line check is declared pure
-    // (PHYSMEM_CHECK_PURE): the loop's loads need not be repeated after it. It is passed
-    // the limit read, a volatile read the compiler never merges, so no two accesses share
-    // one check (one before and one after another thread's free); but an access whose
-    // result is discarded may lose its check. What is left, the limit's load and test,
-    // the protect suite measures on the machine at hand.
+    // volatile read (peek: one mov every access and no barrier to other loads; an acquire,
+    // or even a relaxed atomic, load kept GCC from hoisting the table and the shift). The
+    // entry is a plain load the compiler may fold into the access (an asm or volatile
+    // load adds an address computation or a load to every step, which the protect suite
+    // measured on tree lookups), ordered after the limit by its address depending on it
+    // (depend_on). Its race with an arming thread's atomic stores is benign: an entry
+    // changes only when its leaf moves, which takes the array exclusively (a block freed
+    // behind the array's back zeroes the limit and changes no entry); otherwise arming
+    // stores the value already there. Unless Kept the out-of-line check is declared pure
+    // (PHYSMEM_CHECK_PURE) and passed the limit read (a volatile read the compiler never
+    // merges), so no two accesses share one check; an access whose result is discarded
+    // may lose its check.
     template <bool Kept = false>
     T* element(size_type i, const char* access) const {
         const std::uintptr_t* table = entries_.data();
@@ -314,9 +311,10 @@ class CheckedTreeArray {
     }
     // The out-of-line check, as a call the compiler must keep (element_kept) and as one it
     // may treat as pure (element_pure): as far as a caller can tell it returns the
-    // element's address or reports a violation; its other effects re-arm the fast path
-    // (stores to limit_, entries_, armed_, misses_ and the tags, which every caller reads
-    // with atomic or volatile loads, never from a copy in a register).
+    // element's address or reports a violation. Its other effects re-arm the fast path:
+    // limit_, armed_, misses_ and the tags, which callers read only with volatile or
+    // atomic loads, and entries_, which it sets to the values they already hold unless a
+    // leaf moved (and a move is a call no caller's copy of an entry survives).
     [[gnu::noinline]] T* element_kept(size_type i, const char* access) const { return element_epoch(i, access); }
     [[gnu::noinline]] PHYSMEM_CHECK_PURE T* element_pure(size_type i, const char* access, size_type) const {
         return element_epoch(i, access);

@@ -33,6 +33,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <span>
 #include <vector>
 
@@ -69,6 +70,14 @@ struct PoolOptions {
     bool tags = false;                      // keep a tag per block (BlockTag: protection
                                             // domain, generation), 8 bytes a block out of
                                             // band; off: no table, no cost (capability.hpp)
+    std::uint32_t domain = 0;               // the protection domain (domain.hpp) of every
+                                            // block at allocation, 0..63; nonzero needs tags
+    bool protection_keys = false;           // also enforce `domain` in hardware: the pool's
+                                            // memory under the domain's protection key, so
+                                            // unchecked code faults without a DomainScope;
+                                            // where keys are unavailable, the software
+                                            // checks only (key_enforcement() says why).
+                                            // Needs a domain from 1 to 63
 };
 // Accepted ranges, checked by BlockPool's constructor (std::invalid_argument naming the
 // field, "PoolOptions::capacity = 4096: smaller than one block (block_size = 64 KiB)"):
@@ -79,6 +88,8 @@ struct PoolOptions {
 //   backing             one of the Backing enumerators
 //   give_back_delay_ms  at most 86'400'000 (one day)
 //   compact_threshold   from 0 to 1, not NaN
+//   domain              0 to 63; nonzero only with tags
+//   protection_keys     only with a nonzero domain
 
 struct PoolStats {
     std::size_t block_size = 0;
@@ -177,6 +188,17 @@ class BlockPool {
     // the bytes given back. Pages of a prefaulted pool that no block has used stay.
     std::size_t maintain();
 
+    // --- protection keys (PoolOptions::protection_keys; src/pool/keys.cpp) ----------
+    // Whether every region of the pool is under its domain's protection key (on, with the
+    // key), or why not (`why`: keys not asked for, unavailable on this CPU or kernel, no
+    // key free, pkey_mprotect refused a region). Off means the software checks only.
+    struct KeyEnforcement {
+        bool on = false;
+        int key = -1;
+        std::string why;
+    };
+    KeyEnforcement key_enforcement() const;
+
     // --- tags (PoolOptions::tags; src/pool/tags.cpp) --------------------------------
     // The tag of the live block holding p (any byte of it), or nullopt when tags are off
     // or p is not inside a live block of this pool. Takes the lock.
@@ -234,6 +256,7 @@ class BlockPool {
     class Filler;
     class Background;  // the give-back thread (src/pool/give_back_thread.hpp)
     void add_region(std::size_t bytes);
+    void key_region(Slab& s);  // PoolOptions::protection_keys: the region under the key
     void live_blocks_at_destruction() noexcept;
     void restore_huge_pages() noexcept;  // each region's (Region::restore_huge_pages)
     bool grow_locked() noexcept;
@@ -276,6 +299,7 @@ class BlockPool {
     std::size_t given_back_ = 0;
     std::size_t unmapped_regions_ = 0;
     std::size_t moved_ = 0;
+    KeyEnforcement keys_;               // key_enforcement(); set as regions are mapped
     bool background_ = false;           // options and environment allow the thread
     bool registered_ = false;           // scheduled at least once (~BlockPool forgets it)
     bool scheduled_ = false;            // the thread will visit (for scheduled_generation_)

@@ -40,6 +40,7 @@
 #include "protect/kernels.hpp"
 #include "protect/rbtree.hpp"
 #include "protect/seeded.hpp"
+#include "protect/switches.hpp"
 
 namespace {
 
@@ -194,6 +195,33 @@ void time_one(lab::Context& ctx, const Kernel& k, const std::string& phase) {
     else ctx.measure_phase(phase, k.ops, k.pass);
 }
 
+// What the CPU and kernel offer for protection keys, and why a keyed pool cannot have one
+// here ("" where it can).
+lab::Json protection_keys() {
+    physmem::ProtectionKeys pk = physmem::protection_keys();
+    return {{"cpu", pk.cpu}, {"os", pk.os}, {"usable", false}, {"why", physmem::keys_unavailable()}};
+}
+
+// Domain switches (switches.hpp), 2^16 a pass: phase domain_switch (software), and
+// domain_switch_keyed side by side where the keyed pool got its key (keys["usable"],
+// keys["why"] say whether and why not). Returns the kernel name for the record's list.
+std::string time_switches(lab::Context& ctx, lab::Json& keys) {
+    constexpr std::uint64_t kSwitches = 1 << 16;
+    auto pools = std::make_shared<P::SwitchPools>();
+    keys["usable"] = pools->keyed_on();
+    keys["why"] = pools->keyed.key_enforcement().why;
+    lab::Job soft{[pools] { return P::domain_switches(P::kSoftDomain, pools->soft_block, kSwitches); }, kSwitches, {}};
+    if (!pools->keyed_on()) {
+        ctx.measure_phase("domain_switch", kSwitches, soft.pass);
+        return "domain_switch";
+    }
+    keys["key"] = pools->keyed.key_enforcement().key;
+    lab::Job keyed{[pools] { return P::domain_switches(P::kKeyedDomain, pools->keyed_block, kSwitches); },
+                   kSwitches, {}};
+    ctx.measure_interleaved({{"domain_switch", soft}, {"domain_switch_keyed", keyed}});
+    return "domain_switch";
+}
+
 lab::Json detection(const std::string& self) {
     lab::Json out = lab::Json::array();
     for (const P::Detection& d : P::detect_all(self))
@@ -206,6 +234,7 @@ void body(lab::Context& ctx) {
     const lab::Settings& s = ctx.settings();
     const std::uint64_t work = s.param_size("work");
     if (work == 0) lab::usage_error(kSpec, "--param work: must be at least 1");
+    lab::Json keys = protection_keys();
     Data d = make_data(ctx);
     ctx.set_elements(d.n);
     const lab::chase::RandomOrder order(d.n, kSeed);
@@ -235,6 +264,7 @@ void body(lab::Context& ctx) {
                                      {plain[k].name + "_checked", {checked[k].pass, checked[k].ops, {}}}});
             names.push_back(plain[k].name);
         }
+        names.push_back(time_switches(ctx, keys));
         physmem::BlockPool& pool = d.ca->pool();
         std::size_t table = d.ca->metadata_bytes() + d.co->metadata_bytes() + d.cn->metadata_bytes();
         ctx.set_field("protect_metadata", {{"pool_tag_bytes", pool.tag_bytes()},
@@ -246,9 +276,7 @@ void body(lab::Context& ctx) {
                             "ends where the cycle says, two gups passes restore the cycle, every 97th price equals "
                             "the scalar formula's, every rbtree lookup finds its payload (the tree obeys the "
                             "red-black rules)" + (bad.empty() ? std::string() : " (" + bad + ")"));
-    physmem::ProtectionKeys pk = physmem::protection_keys();
-    lab::Json info = {{"kernels", names}, {"work", work}, {"asan", kAsan},
-                      {"protection_keys", {{"cpu", pk.cpu}, {"os", pk.os}}}};
+    lab::Json info = {{"kernels", names}, {"work", work}, {"asan", kAsan}, {"protection_keys", keys}};
     if (d.ca && !kAsan && s.param("detect") == "on") info["detection"] = detection(lab::process::own_argv().at(0));
     ctx.set_field("protect", info);
 }

@@ -6,7 +6,7 @@
 // A bug is caught when its child is ended by a signal (the fatal policy aborts) and its
 // output (stdout and stderr) carries physmem's report ("physmem: fatal: ..."). The "clean"
 // entry is the opposite check: the same operations without the bug (scans, updates, a
-// sort, compact(), migrate(), domains) must exit 0 and report nothing — a false positive
+// sort, compact(), migrate(), domains, a keyed pool) must exit 0 and report nothing — a false positive
 // there fails it.
 #pragma once
 
@@ -15,7 +15,9 @@
 
 namespace lab::protect {
 
-// The seeded bugs' names, in the order they run, then "clean".
+// The seeded bugs' names, in the order they run, then "clean". keyed_unchecked_read (an
+// unchecked read of a keyed pool's block outside its domain, caught by the CPU's protection
+// keys) is listed only where the CPU and kernel have keys.
 const std::vector<std::string>& seeded_bugs();
 
 // Runs bug `name` in this process (the child's side): returns only for "clean" (0) or

@@ -9,8 +9,11 @@ the anchor). One process per variant and program:
 - ``tree-thp``: the kernels on a ``CheckedTreeArray``'s blocks, each run unchecked (phase
   ``<kernel>``, through ``unchecked()``) and checked (phase ``<kernel>_checked``), side by
   side on the same blocks; in ``physmem_lab_protect`` it also runs the seeded bugs, each in
-  a child process under the fatal policy (``protect.detection``), and records the
-  protection metadata's bytes.
+  a child process under the fatal policy (``protect.detection``; ``keyed_unchecked_read``
+  only where the CPU has protection keys), and records the protection metadata's bytes.
+  Domain switches: phase ``domain_switch`` (a DomainScope in and out around one read, in
+  software) and, where a keyed pool got its protection key, ``domain_switch_keyed`` side by
+  side (``protect.protection_keys``: what the CPU and kernel offer, whether usable, why not).
 
 Kernels: segments (sum through for_each_segment: the record's main timing), iterator,
 index (a[i]), chase (dependent loads), gups (random read-xor-writes, no look-ahead),
@@ -109,6 +112,23 @@ def _detection(recs: Records) -> List[dict]:
     return []
 
 
+def _switches(t: Optional[dict]) -> str:
+    """The domain-switch sentence of a tree record: ns to enter and leave a DomainScope
+    around one read, in software and with protection keys (or why not measured)."""
+    if not t or not _has(t, "domain_switch") or "domain_switch" not in (t.get("phases") or {}):
+        return ""
+    soft = timing(t, "domain_switch")["median_ns"]
+    keys = (t.get("protect") or {}).get("protection_keys") or {}
+    text = f"Domain switches (enter and leave a DomainScope around one read): {soft:.3g} ns in software"
+    if "domain_switch_keyed" in t["phases"]:
+        hard = timing(t, "domain_switch_keyed")["median_ns"]
+        text += (f", {hard:.3g} ns with protection keys (key {keys.get('key', '?')}: WRPKRU in and out, "
+                 f"{hard / soft:.2f}x the software switch)")
+    else:
+        text += f"; protection keys not measured: {keys.get('why') or 'not available'}"
+    return text + "."
+
+
 # ---------------------------------------------------------------- report
 
 def report(doc, recs, results, out_dir):
@@ -135,6 +155,9 @@ def report(doc, recs, results, out_dir):
         doc.h(3, "Seeded bugs (each in a child process, fatal policy)")
         doc.table(["bug", "expected", "ok", "child ended", "report"],
                   [[d["bug"], d["expected"], "yes" if d["ok"] else "NO", d["status"], d["report"][:120]] for d in det])
+    sw = _switches(t)
+    if sw:
+        doc.p(sw)
     meta = next((r.get("protect_metadata") for r in recs.all if r.get("protect_metadata")), None)
     if meta:
         doc.p(f"Metadata: pool tags {meta['pool_tag_bytes']} B + checked arrays' tables "

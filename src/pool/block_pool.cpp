@@ -75,6 +75,7 @@ void BlockPool::restore_huge_pages() noexcept {
 void BlockPool::add_region(std::size_t bytes) {
     auto slab = std::make_unique<Slab>(region_options(options_, bytes), block_size_);
     if (options_.tags) slab->tags = std::make_unique<std::atomic<std::uint64_t>[]>(slab->blocks);
+    if (options_.protection_keys) key_region(*slab);
     slabs_.reserve(slabs_.size() + 1);
     total_ += slab->blocks;
     mapped_ += slab->region.size();
@@ -108,6 +109,7 @@ void* BlockPool::take_locked(Page* pg, BlockOwner* owner, std::uintptr_t cookie)
     s.flip(i);
     s.owner[i] = owner;
     s.cookie[i] = cookie;
+    if (options_.domain != 0) s.set_tag_domain(i, options_.domain);  // validated: tags on
     ++pg->live;
     pg->pinned += owner == nullptr;
     pg->resident = true;

@@ -62,12 +62,27 @@ std::optional<OptionProblem> check_compact_threshold(const PoolOptions& o) {
     return OptionProblem{"compact_threshold", nullptr, number(t), "not a fraction from 0 to 1"};
 }
 
+std::optional<OptionProblem> check_domain(const PoolOptions& o) {
+    if (o.domain > BlockTag::kDomainMask)
+        return OptionProblem{"domain", nullptr, std::to_string(o.domain), "not a domain from 0 to 63"};
+    if (o.domain != 0 && !o.tags)
+        return OptionProblem{"domain", "tags", std::to_string(o.domain),
+                             "needs tags = true (the checks read the domain from the block's tag)"};
+    return std::nullopt;
+}
+
+std::optional<OptionProblem> check_protection_keys(const PoolOptions& o) {
+    if (!o.protection_keys || o.domain != 0) return std::nullopt;
+    return OptionProblem{"protection_keys", "domain", "true",
+                         "needs a domain from 1 to 63 (domain 0 is everyone's and has no key)"};
+}
+
 }  // namespace
 
 std::optional<OptionProblem> find_problem(const PoolOptions& o) {
     // In declaration order; each check may assume the ones before it passed.
     for (auto check : {check_block_size, check_capacity, check_max_capacity, check_backing,
-                       check_give_back_delay, check_compact_threshold})
+                       check_give_back_delay, check_compact_threshold, check_domain, check_protection_keys})
         if (auto p = check(o)) return p;
     return std::nullopt;
 }

@@ -21,6 +21,27 @@ struct CpuPku {
 };
 CpuPku cpu_protection_keys() noexcept;
 
+// --- protection keys (pkeys.cpp) -------------------------------------------------------
+// Only meaningful where cpu_protection_keys() says both pku and ospke; elsewhere the calls
+// fail (ENOSYS, EINVAL, ENOSPC from the kernel) and read_pkru/write_pkru must not be called
+// (they fault on a CPU without the instructions).
+
+// pkey_alloc(0, PKEY_DISABLE_ACCESS): a new key (1..15), which the calling thread may not
+// use until it writes PKRU; -1 with errno on failure (ENOSPC: no key free).
+int pkey_allocate() noexcept;
+// pkey_mprotect(p, bytes, PROT_READ | PROT_WRITE, key): the pages take the key. pre: p
+// page-aligned (the mapping's page size for hugetlb). 0, else the errno.
+int pkey_protect(void* p, std::size_t bytes, int key) noexcept;
+// The calling thread's PKRU (RDPKRU / WRPKRU): two bits a key, bit 2k access-disable, bit
+// 2k+1 write-disable.
+std::uint32_t read_pkru() noexcept;
+void write_pkru(std::uint32_t value) noexcept;
+// Installs a SIGSEGV handler that, for a protection-key fault (si_code SEGV_PKUERR), calls
+// report(key, address) (async-signal-safe code only; key -1 when the C library does not
+// name si_pkey) and lets the access fault again under the default action (the process
+// ends); any other SIGSEGV goes to the handler installed before. 0, else the errno.
+int on_pkey_fault(void (*report)(int key, const void* addr)) noexcept;
+
 // --- memory (memory.cpp) -------------------------------------------------------------
 
 // Anonymous private mapping of `bytes` backed by hugetlb pages of `page_size`

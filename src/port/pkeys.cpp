@@ -1,0 +1,109 @@
+// src/port/pkeys.cpp — protection keys (x86 PKU/MPK): the system calls, the PKRU register
+// and the fault hook. See os.hpp.
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+#include "port/os.hpp"
+
+namespace physmem::os {
+
+namespace {
+
+#if defined(SYS_pkey_alloc) && defined(SYS_pkey_mprotect) && (defined(__x86_64__) || defined(__i386__))
+constexpr bool kHaveKeys = true;
+#else
+constexpr bool kHaveKeys = false;
+#endif
+
+constexpr unsigned long kDisableAccess = 0x1;  // PKEY_DISABLE_ACCESS (linux/mman.h)
+
+#ifndef SEGV_PKUERR
+#define SEGV_PKUERR 4
+#endif
+
+void (*g_report)(int key, const void* addr) = nullptr;
+struct sigaction g_previous;
+
+// The key of a SEGV_PKUERR fault: siginfo's si_pkey, where the C library names it.
+int fault_key(const siginfo_t* info) {
+#ifdef si_pkey
+    return static_cast<int>(info->si_pkey);
+#else
+    (void)info;
+    return -1;
+#endif
+}
+
+// A protection-key fault: report, then the default action, which the faulting access
+// meets again on return. Any other fault goes to the handler installed before.
+void on_segv(int sig, siginfo_t* info, void* uc) {
+    if (info->si_code == SEGV_PKUERR) {
+        if (g_report) g_report(fault_key(info), info->si_addr);
+        signal(SIGSEGV, SIG_DFL);
+        return;
+    }
+    if ((g_previous.sa_flags & SA_SIGINFO) && g_previous.sa_sigaction) {
+        g_previous.sa_sigaction(sig, info, uc);
+        return;
+    }
+    if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN && g_previous.sa_handler) {
+        g_previous.sa_handler(sig);
+        return;
+    }
+    signal(SIGSEGV, SIG_DFL);
+}
+
+}  // namespace
+
+int pkey_allocate() noexcept {
+    if constexpr (!kHaveKeys) {
+        errno = ENOSYS;
+        return -1;
+    } else {
+        return static_cast<int>(syscall(SYS_pkey_alloc, 0UL, kDisableAccess));
+    }
+}
+
+int pkey_protect(void* p, std::size_t bytes, int key) noexcept {
+    if constexpr (!kHaveKeys) {
+        return ENOSYS;
+    } else {
+        if (syscall(SYS_pkey_mprotect, p, bytes, PROT_READ | PROT_WRITE, key) == 0) return 0;
+        return errno;
+    }
+}
+
+std::uint32_t read_pkru() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    std::uint32_t eax, edx;
+    asm volatile(".byte 0x0f, 0x01, 0xee" : "=a"(eax), "=d"(edx) : "c"(0));  // RDPKRU
+    return eax;
+#else
+    return 0;
+#endif
+}
+
+void write_pkru(std::uint32_t v) noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+    asm volatile(".byte 0x0f, 0x01, 0xef" : : "a"(v), "c"(0), "d"(0) : "memory");  // WRPKRU
+#else
+    (void)v;
+#endif
+}
+
+int on_pkey_fault(void (*report)(int key, const void* addr)) noexcept {
+    g_report = report;
+    struct sigaction sa;
+    std::memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&sa.sa_mask);
+    return sigaction(SIGSEGV, &sa, &g_previous) == 0 ? 0 : errno;
+}
+
+}  // namespace physmem::os

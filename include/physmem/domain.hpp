@@ -17,7 +17,8 @@
 //
 // The keys' limits: a thread's key rights are set by its scopes only (a thread that
 // entered a scope of domain d before d had a key holds d in software only, until its next
-// scope of d); signal handlers run without the keys; the kernel refuses system calls that
+// scope of d); a thread started inside a scope inherits its key rights (clone copies the
+// register) but not its domain set; signal handlers run without the keys; the kernel refuses system calls that
 // read or write a keyed block for a thread without its key (EFAULT), io_uring's workers
 // included; a process has 15 keys, so at most 15 domains have one.
 #pragma once

@@ -3,8 +3,8 @@
 The options are declared here once (:func:`add_arguments`) and become a
 :class:`Simulation`. Contract:
 
-- Only the programs of :data:`SIMULATED` (the ``translation`` suite's kernels: scan, gups,
-  rbtree, chase) get the options, and only in a point's first round (round 0), not in its
+- Only the programs the suites name in ``SuiteDef.simulated`` (:func:`physmem_lab.suites.simulated`:
+  the ``translation`` suite's kernels) get the options, and only in a point's first round (round 0), not in its
   layout runs: the model's counts do not depend on timing, so one traced process per point
   suffices, and the other rounds time the kernel without tracing.
 - :meth:`Simulation.probe` asks each such program, once, whether it takes the options
@@ -26,8 +26,7 @@ The options are declared here once (:func:`add_arguments`) and become a
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from . import programs, tlbsim
-from .suite_translation import SIMULATED
+from . import programs, suites, tlbsim
 
 OFF, AUTO = "off", "auto"
 # References counted per point by scale (warm-up: a quarter more; None: the program's
@@ -45,7 +44,7 @@ def add_arguments(parser) -> None:
     """The simulation options of ``physmem bench``."""
     parser.add_argument("--simulate", default=AUTO, metavar="PRESET|auto|off",
                         help="translation model for the programs of "
-                             f"{', '.join(SIMULATED)}: a preset of physmem-tlbsim presets, auto "
+                             f"{', '.join(suites.simulated())}: a preset of physmem-tlbsim presets, auto "
                              "(the machine's own CPU's model, always one: see physmem-tlbsim detect; default) or off")
     parser.add_argument("--sim-caches", choices=["on", "off"], default="on",
                         help="model the preset's data caches (L1d, L2), so a walk reference or a "
@@ -106,7 +105,7 @@ class Simulation:
         return f"unknown preset {self.choice!r} (physmem-tlbsim presets: {', '.join(names)})"
 
     def wanted(self, experiment: str) -> bool:
-        return self.on and experiment in SIMULATED
+        return self.on and experiment in suites.simulated()
 
     def probe(self, catalog, experiments) -> None:
         """Asks each simulated program in ``experiments`` once whether it takes the

@@ -74,7 +74,7 @@ from .units import format_size
 
 KERNELS = {"scan": "Table 2 scans", "gups": "GUPS (Fig. 4)", "rbtree": "red-black tree (Fig. 4)",
            "chase": "pointer chase"}
-SIMULATED = tuple(KERNELS)          # the programs that take --simulate (simulate.py)
+SIMULATED = tuple(KERNELS)          # the programs that take --simulate (SuiteDef.simulated)
 BACKINGS = ("4k", "thp", "2m", "1g")
 SCAN_KINDS = ("tree-index", "tree-fixed", "tree-iter", "tree-seg")
 
@@ -786,4 +786,5 @@ def _no_pass(p: Point, cap: Optional[int]) -> float:
 
 SUITE = SuiteDef("translation", "Translation model: simulated TLB misses, walks and software walks",
                  (), SCALES, pass_s=_no_pass, report=report, goals=goals, plots=plots,
-                 contradictions=contradictions, sanity_note=SANITY_NOTE, present=present, rank=70)
+                 contradictions=contradictions, sanity_note=SANITY_NOTE, present=present, rank=70,
+                 simulated=SIMULATED)

@@ -215,6 +215,7 @@ class SuiteDef:
     legacy_scales: bool = False
     rank: int = 100
     params_from_machine: Optional[Callable] = None
+    simulated: Tuple[str, ...] = ()  # experiments whose programs take --simulate (simulate.py)
 
     @property
     def experiments(self) -> List[str]:

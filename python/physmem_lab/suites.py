@@ -35,6 +35,11 @@ def registry() -> Dict[str, SuiteDef]:
     return discover()
 
 
+def simulated() -> Tuple[str, ...]:
+    """The experiments whose programs take ``--simulate`` (each suite's ``simulated``)."""
+    return tuple(e for sd in registry().values() for e in sd.simulated)
+
+
 def legacy_suite() -> str:
     """The suite ``--suite tiny|default|full`` names."""
     return next(n for n, sd in registry().items() if sd.legacy_scales)

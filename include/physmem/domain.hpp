@@ -15,12 +15,15 @@
 // CPU or kernel has no keys (protection_keys(), keys_unavailable()) the pool falls back to
 // the software checks, and says so (BlockPool::key_enforcement()).
 //
-// The keys' limits: a thread's key rights are set by its scopes only (a thread that
-// entered a scope of domain d before d had a key holds d in software only, until its next
-// scope of d); a thread started inside a scope inherits its key rights (clone copies the
-// register) but not its domain set; signal handlers run without the keys; the kernel refuses system calls that
-// read or write a keyed block for a thread without its key (EFAULT), io_uring's workers
-// included; a process has 15 keys, so at most 15 domains have one.
+// The keys' limits: a thread's key rights change at its scopes, and at its creation: a
+// thread started inside a scope inherits the key rights (clone copies the register) but
+// not the domain set, and one that entered a scope of d before d had a key holds d in
+// software only, until its next scope of d; signal handlers run without the keys; the
+// kernel refuses system calls that read or write a keyed block for a thread without its
+// key (EFAULT), io_uring's workers included; BlockPool::compact() and relocate() copy
+// blocks on the calling thread, which must hold the domain; a process has 15 keys, so at
+// most 15 domains have one. The fault report handles faults on physmem's keys only and
+// passes any other SIGSEGV to the handler installed before it.
 #pragma once
 
 #include <cstdint>
@@ -52,7 +55,8 @@ class DomainScope {
 
   private:
     std::uint64_t saved_;
-    std::uint32_t saved_pkru_ = 0;
+    std::uint32_t saved_pkru_ = 0;  // PKRU before the scope (keyed_)
+    std::uint8_t key_ = 0;          // the domain's key (keyed_)
     bool keyed_ = false;
     void restore_keys() const noexcept;
 };

@@ -145,14 +145,17 @@ def test_tiny_bench_on_the_real_programs(protect_bin, tmp_path):
     for r in res["records"]:
         assert r["verified"], r["verification"]
         assert r["protect"]["asan"] == (r["experiment"] == ASAN)
-        keyed = r["protect"]["protection_keys"]["usable"]
-        assert keyed == _keys_here(), r["protect"]["protection_keys"]
+        keys = r["protect"]["protection_keys"]
+        keyed = keys["usable"]  # the tree's keyed pool got its key (array records try none)
+        assert not keyed or (_keys_here() and r["kind"] == "tree"), keys
+        assert keyed or keys["why"], keys
         want = set(KERNELS[1:])
         if r["kind"] == "tree":
             want |= {f"{k}_checked" for k in KERNELS} | {"domain_switch"} | ({"domain_switch_keyed"} if keyed else set())
         assert set(r["phases"]) == want
-    det = next(r for r in res["records"] if r["experiment"] == PLAIN and r["kind"] == "tree")["protect"]["detection"]
-    bugs = list(BUGS[:-1]) + (["keyed_unchecked_read"] if _keys_here() else []) + [BUGS[-1]]
+    tree = next(r for r in res["records"] if r["experiment"] == PLAIN and r["kind"] == "tree")["protect"]
+    det = tree["detection"]
+    bugs = list(BUGS[:-1]) + (["keyed_unchecked_read"] if tree["protection_keys"]["usable"] else []) + [BUGS[-1]]
     assert [d["bug"] for d in det] == bugs + ["clean"]
     assert all(d["ok"] for d in det), det
     md = (tmp_path / "rep" / "report.md").read_text()
@@ -172,11 +175,12 @@ def test_keyed_unchecked_read_is_stopped_by_the_cpu_where_it_has_keys(protect_bi
     physmem's report naming key and domain); without them nothing can, and the child says so."""
     p = subprocess.run([str(protect_bin / "physmem_lab_protect"), "--seeded-bug", "keyed_unchecked_read"],
                        capture_output=True, text=True, timeout=60)
-    if _keys_here():
-        assert p.returncode == -11, (p.returncode, p.stdout, p.stderr)
-        assert "physmem: fatal: protection key" in p.stderr and "(domain 9)" in p.stderr
+    if p.returncode == 0:  # no key to be had: the CPU has none, or the kernel refused pkey_alloc
+        assert "seeded bug keyed_unchecked_read: not runnable here: " in p.stdout, p.stdout
+        assert not _keys_here() or "pkey_alloc" in p.stdout, p.stdout
     else:
-        assert p.returncode == 0 and "seeded bug keyed_unchecked_read: not caught" in p.stdout, (p.returncode, p.stdout)
+        assert _keys_here() and p.returncode == -11, (p.returncode, p.stdout, p.stderr)
+        assert "physmem: fatal: protection key" in p.stderr and "(domain 9)" in p.stderr
 
 
 def test_clean_run_and_unknown_bug(protect_bin):

@@ -38,9 +38,10 @@ std::uint32_t read_pkru() noexcept;
 void write_pkru(std::uint32_t value) noexcept;
 // Installs a SIGSEGV handler that, for a protection-key fault (si_code SEGV_PKUERR), calls
 // report(key, address) (async-signal-safe code only; key -1 when the C library does not
-// name si_pkey) and lets the access fault again under the default action (the process
-// ends); any other SIGSEGV goes to the handler installed before. 0, else the errno.
-int on_pkey_fault(void (*report)(int key, const void* addr)) noexcept;
+// name si_pkey): when it returns true (the key is the caller's, reported) the process ends
+// by SIGSEGV under the default action; any other SIGSEGV goes to the handler installed
+// before. 0, else the errno.
+int on_pkey_fault(bool (*report)(int key, const void* addr)) noexcept;
 
 // --- memory (memory.cpp) -------------------------------------------------------------
 

@@ -26,7 +26,7 @@ constexpr unsigned long kDisableAccess = 0x1;  // PKEY_DISABLE_ACCESS (linux/mma
 #define SEGV_PKUERR 4
 #endif
 
-void (*g_report)(int key, const void* addr) = nullptr;
+bool (*g_report)(int key, const void* addr) = nullptr;
 struct sigaction g_previous;
 
 // The key of a SEGV_PKUERR fault: siginfo's si_pkey, where the C library names it.
@@ -39,14 +39,23 @@ int fault_key(const siginfo_t* info) {
 #endif
 }
 
-// A protection-key fault: report, then the default action, which the faulting access
-// meets again on return. Any other fault goes to the handler installed before.
+// Ends the process by SIGSEGV now, under the default action: not by returning to fault
+// again, which relies on sigreturn restoring the thread's PKRU (a kernel that restores
+// another value lets the access through).
+[[noreturn]] void die_by_segv() {
+    signal(SIGSEGV, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGSEGV);
+    sigprocmask(SIG_UNBLOCK, &set, nullptr);
+    raise(SIGSEGV);
+    _exit(128 + SIGSEGV);  // not reached
+}
+
+// A protection-key fault on one of physmem's keys: reported, then the process ends. Any
+// other fault (another key's, or not a key's) goes to the handler installed before.
 void on_segv(int sig, siginfo_t* info, void* uc) {
-    if (info->si_code == SEGV_PKUERR) {
-        if (g_report) g_report(fault_key(info), info->si_addr);
-        signal(SIGSEGV, SIG_DFL);
-        return;
-    }
+    if (info->si_code == SEGV_PKUERR && g_report && g_report(fault_key(info), info->si_addr)) die_by_segv();
     if ((g_previous.sa_flags & SA_SIGINFO) && g_previous.sa_sigaction) {
         g_previous.sa_sigaction(sig, info, uc);
         return;
@@ -65,7 +74,7 @@ int pkey_allocate() noexcept {
         errno = ENOSYS;
         return -1;
     } else {
-        return static_cast<int>(syscall(SYS_pkey_alloc, 0UL, kDisableAccess));
+        return static_cast<int>(syscall(SYS_pkey_alloc, 0UL, kDisableAccess));  // longs: the variadic call's words
     }
 }
 
@@ -73,7 +82,8 @@ int pkey_protect(void* p, std::size_t bytes, int key) noexcept {
     if constexpr (!kHaveKeys) {
         return ENOSYS;
     } else {
-        if (syscall(SYS_pkey_mprotect, p, bytes, PROT_READ | PROT_WRITE, key) == 0) return 0;
+        if (syscall(SYS_pkey_mprotect, p, bytes, static_cast<long>(PROT_READ | PROT_WRITE), static_cast<long>(key)) == 0)
+            return 0;
         return errno;
     }
 }
@@ -96,7 +106,7 @@ void write_pkru(std::uint32_t v) noexcept {
 #endif
 }
 
-int on_pkey_fault(void (*report)(int key, const void* addr)) noexcept {
+int on_pkey_fault(bool (*report)(int key, const void* addr)) noexcept {
     g_report = report;
     struct sigaction sa;
     std::memset(&sa, 0, sizeof sa);

@@ -6,7 +6,6 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <mutex>
 
@@ -26,14 +25,34 @@ std::mutex g_key_mutex;  // allocation only; DomainScope reads g_keys lock-free
 // before the key was published).
 std::array<int, 16> g_domain_of_key{};
 
-void report_fault(int key, const void* addr) {
+// Appends s, or the decimal (or hex, with the 0x prefix) digits of v, to buf at n: the
+// fault report is built in a signal handler, so no printf.
+void put(char* buf, std::size_t& n, std::size_t cap, const char* s) {
+    while (*s && n + 1 < cap) buf[n++] = *s++;
+}
+void put(char* buf, std::size_t& n, std::size_t cap, std::uintptr_t v, unsigned base) {
+    char digits[24];
+    int k = 0;
+    do digits[k++] = "0123456789abcdef"[v % base], v /= base;
+    while (v && k < 24);
+    if (base == 16) put(buf, n, cap, "0x");
+    while (k && n + 1 < cap) buf[n++] = digits[--k];
+}
+
+// The fault report (async-signal-safe): true for a key of physmem's domains.
+bool report_fault(int key, const void* addr) {
+    if (key <= 0 || key >= 16 || g_domain_of_key[static_cast<unsigned>(key)] == 0) return false;
     char buf[256];
-    int domain = key >= 0 && key < 16 ? g_domain_of_key[static_cast<unsigned>(key)] : -1;
-    int n = std::snprintf(buf, sizeof buf,
-                          "physmem: fatal: protection key %d (domain %d): access at %p by a thread that does not "
-                          "hold the domain (enter a physmem::DomainScope first)\n",
-                          key, domain, addr);
-    if (n > 0) (void)!write(2, buf, static_cast<std::size_t>(n) < sizeof buf ? n : sizeof buf - 1);
+    std::size_t n = 0;
+    put(buf, n, sizeof buf, "physmem: fatal: protection key ");
+    put(buf, n, sizeof buf, static_cast<std::uintptr_t>(key), 10);
+    put(buf, n, sizeof buf, " (domain ");
+    put(buf, n, sizeof buf, static_cast<std::uintptr_t>(g_domain_of_key[static_cast<unsigned>(key)]), 10);
+    put(buf, n, sizeof buf, "): access at ");
+    put(buf, n, sizeof buf, reinterpret_cast<std::uintptr_t>(addr), 16);
+    put(buf, n, sizeof buf, " by a thread that does not hold the domain (enter a physmem::DomainScope first)\n");
+    (void)!write(2, buf, n);
+    return true;
 }
 
 constexpr std::uint32_t key_bits(int key) noexcept { return 3u << (2 * key); }
@@ -46,12 +65,17 @@ DomainScope::DomainScope(std::uint32_t d) noexcept : saved_(detail::domain_mask)
     int key = g_keys[d].load(std::memory_order_acquire);
     if (key > 0) {
         saved_pkru_ = os::read_pkru();
+        key_ = static_cast<std::uint8_t>(key);
         keyed_ = true;
         os::write_pkru(saved_pkru_ & ~key_bits(key));
     }
 }
 
-void DomainScope::restore_keys() const noexcept { os::write_pkru(saved_pkru_); }
+// Only the scope's key's bits come back: a key allocated meanwhile keeps its rights.
+void DomainScope::restore_keys() const noexcept {
+    const std::uint32_t bits = key_bits(static_cast<int>(key_));
+    os::write_pkru((os::read_pkru() & ~bits) | (saved_pkru_ & bits));
+}
 
 ProtectionKeys protection_keys() noexcept {
     os::CpuPku k = os::cpu_protection_keys();

@@ -6,9 +6,15 @@
 // on this thread and another, in every region of a growing pool.
 #include <gtest/gtest.h>
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <cstdint>
 #include <numeric>
 #include <stdexcept>
@@ -20,6 +26,7 @@
 #include "physmem/domain.hpp"
 #include "physmem/pool.hpp"
 #include "physmem/tree_array.hpp"
+#include "port/os.hpp"
 #include "support.hpp"
 #include "violation.hpp"
 
@@ -144,6 +151,57 @@ TEST(ProtectKeys, DomainZeroHasNoKey) {
     std::string why;
     EXPECT_EQ(domain_key(0, &why), -1);
     EXPECT_NE(why.find("everyone's"), std::string::npos) << why;
+}
+
+// --- the fault hook, on every machine -----------------------------------------------
+// A SIGSEGV queued to this process with si_code SEGV_PKUERR stands for the CPU's fault
+// (the kernel lets a process send itself any siginfo): a key the hook claims is reported
+// once and ends the process by SIGSEGV; another key goes to the handler installed before.
+
+namespace {
+
+bool claim_key_7(int key, const void*) {
+    if (key != 7) return false;
+    static const char msg[] = "hook: key 7\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    return true;
+}
+
+void queue_key_fault(int key) {
+    siginfo_t si;
+    std::memset(&si, 0, sizeof si);
+    si.si_signo = SIGSEGV;
+    si.si_code = SEGV_PKUERR;
+    si.si_addr = reinterpret_cast<void*>(0x1000);
+    si.si_pkey = static_cast<unsigned>(key);
+    ASSERT_EQ(syscall(SYS_rt_sigqueueinfo, getpid(), SIGSEGV, &si), 0) << std::strerror(errno);
+}
+
+void previous_handler(int) {
+    static const char msg[] = "previous handler\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    _exit(3);
+}
+
+}  // namespace
+
+TEST(ProtectKeys, TheFaultHookReportsItsOwnKeysOnceAndPassesOthersOn) {
+    EXPECT_EXIT(
+        {
+            ASSERT_EQ(os::on_pkey_fault(claim_key_7), 0);
+            queue_key_fault(7);
+            std::fprintf(stderr, "survived\n");
+            std::_Exit(0);
+        },
+        testing::KilledBySignal(SIGSEGV), "^hook: key 7\n$");
+    EXPECT_EXIT(
+        {
+            signal(SIGSEGV, previous_handler);
+            ASSERT_EQ(os::on_pkey_fault(claim_key_7), 0);
+            queue_key_fault(3);
+            std::_Exit(0);
+        },
+        testing::ExitedWithCode(3), "^previous handler\n$");
 }
 
 // --- where the CPU and kernel have protection keys ---------------------------------

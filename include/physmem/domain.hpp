@@ -48,16 +48,15 @@ class DomainScope {
     explicit DomainScope(std::uint32_t d) noexcept;
     ~DomainScope() {
         detail::domain_mask = saved_;
-        if (keyed_) restore_keys();
+        if (key_ != 0) restore_keys();
     }
     DomainScope(const DomainScope&) = delete;
     DomainScope& operator=(const DomainScope&) = delete;
 
   private:
     std::uint64_t saved_;
-    std::uint32_t saved_pkru_ = 0;  // PKRU before the scope (keyed_)
-    std::uint8_t key_ = 0;          // the domain's key (keyed_)
-    bool keyed_ = false;
+    std::uint32_t saved_pkru_ = 0;  // PKRU before the scope (when key_ != 0)
+    std::uint8_t key_ = 0;          // the domain's key, 0: the domain has none
     void restore_keys() const noexcept;
 };
 

@@ -17,7 +17,7 @@
 # has no fall-through): the PagedArray iterator loop 1.50x -> 1.11x the tree's.
 set(_algo_dir ${CMAKE_CURRENT_SOURCE_DIR}/algorithms)
 foreach(_level 2 3)
-  set(_flags -O${_level} -falign-loops=64 -falign-jumps=64)
+  set(_flags -O${_level} ${PHYSMEM_LAB_ALIGN_FLAGS})
   string(JOIN " " _flags_text ${_flags})
   add_library(physmem_lab_algorithms_kernels_o${_level} OBJECT ${_algo_dir}/kernels.cpp
               ${_algo_dir}/kernels_vector.cpp ${_algo_dir}/kernels_tree.cpp ${_algo_dir}/kernels_paged.cpp)

@@ -208,14 +208,15 @@ lab::Json protection_keys() {
 std::string time_switches(lab::Context& ctx, lab::Json& keys) {
     constexpr std::uint64_t kSwitches = 1 << 16;
     auto pools = std::make_shared<P::SwitchPools>();
-    keys["usable"] = pools->keyed_on();
-    keys["why"] = pools->keyed.key_enforcement().why;
+    const physmem::BlockPool::KeyEnforcement k = pools->keyed.key_enforcement();
+    keys["usable"] = k.on;
+    keys["why"] = k.why;
     lab::Job soft{[pools] { return P::domain_switches(P::kSoftDomain, pools->soft_block, kSwitches); }, kSwitches, {}};
-    if (!pools->keyed_on()) {
+    if (!k.on) {
         ctx.measure_phase("domain_switch", kSwitches, soft.pass);
         return "domain_switch";
     }
-    keys["key"] = pools->keyed.key_enforcement().key;
+    keys["key"] = k.key;
     lab::Job keyed{[pools] { return P::domain_switches(P::kKeyedDomain, pools->keyed_block, kSwitches); },
                    kSwitches, {}};
     ctx.measure_interleaved({{"domain_switch", soft}, {"domain_switch_keyed", keyed}});

@@ -37,6 +37,16 @@ physmem::PoolOptions tagged(std::size_t block = kBlock) {
             .tags = true};
 }
 
+// A tagged pool whose blocks are in kKeyed's domain, under its protection key where the
+// CPU and kernel have keys (software checks only elsewhere).
+constexpr std::uint32_t kKeyed = 9;
+physmem::PoolOptions keyed_pool() {
+    physmem::PoolOptions o = tagged();
+    o.domain = kKeyed;
+    o.protection_keys = true;
+    return o;
+}
+
 void fill(Checked& a) {
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = i;
 }
@@ -112,12 +122,9 @@ int clean() {
     c.store<std::uint64_t>(8, s);
     use(c.narrow(8, 8, physmem::Perm::read).load<std::uint64_t>(0));
     other.deallocate(b);
-    physmem::PoolOptions ko = tagged();  // a keyed pool (software checks only where no keys), used right
-    ko.domain = 9;
-    ko.protection_keys = true;
-    BlockPool keyed(ko);
+    BlockPool keyed(keyed_pool());  // used right
     {
-        physmem::DomainScope scope(9);
+        physmem::DomainScope scope(kKeyed);
         Checked k(kN, keyed, Policy::fatal, "keyed");
         fill(k);
         s += k[17] + k.unchecked()[18] + *(k.cend() - 1);
@@ -131,17 +138,14 @@ int clean() {
 // stops it; physmem's fault report names the key and the domain.
 void keyed_unchecked_read() {
     std::string why;
-    if (physmem::domain_key(9, &why) <= 0) {  // run by hand where keys are unusable
+    if (physmem::domain_key(kKeyed, &why) <= 0) {  // run by hand where keys are unusable
         std::printf("seeded bug keyed_unchecked_read: not runnable here: %s\n", why.c_str());
         std::exit(0);
     }
-    physmem::PoolOptions o = tagged();
-    o.domain = 9;
-    o.protection_keys = true;
-    BlockPool pool(o);
+    BlockPool pool(keyed_pool());
     std::unique_ptr<Checked> a;
     {
-        physmem::DomainScope scope(9);
+        physmem::DomainScope scope(kKeyed);
         a = std::make_unique<Checked>(kN, pool, Policy::fatal, "keyed");
         fill(*a);
     }
@@ -149,7 +153,7 @@ void keyed_unchecked_read() {
 }
 
 // The bugs of table() that this machine can run: the keyed one where keys are usable.
-bool runnable(const std::string& name) { return name != "keyed_unchecked_read" || physmem::domain_key(9) > 0; }
+bool runnable(const std::string& name) { return name != "keyed_unchecked_read" || physmem::domain_key(kKeyed) > 0; }
 
 const std::vector<std::pair<std::string, std::function<void()>>>& table() {
     static const std::vector<std::pair<std::string, std::function<void()>>> t = {

@@ -18,7 +18,7 @@ constexpr std::uint32_t kSoftDomain = 12;   // tagged, never keyed
 constexpr std::uint32_t kKeyedDomain = 13;  // keyed where keys are available
 
 // One pool of one 4 KiB block per domain: `soft`'s domain has no key; `keyed`'s pool asks
-// for protection keys (keyed_on() says whether it got them).
+// for protection keys (its key_enforcement() says whether it got them).
 struct SwitchPools {
     SwitchPools()
         : soft(options(kSoftDomain, false)), keyed(options(kKeyedDomain, true)),
@@ -32,8 +32,6 @@ struct SwitchPools {
         soft.deallocate(soft_block);
         keyed.deallocate(keyed_block);
     }
-    bool keyed_on() const { return keyed.key_enforcement().on; }
-
     physmem::BlockPool soft, keyed;
     std::uint64_t* soft_block;
     std::uint64_t* keyed_block;

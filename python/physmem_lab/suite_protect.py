@@ -115,7 +115,7 @@ def _detection(recs: Records) -> List[dict]:
 def _switches(t: Optional[dict]) -> str:
     """The domain-switch sentence of a tree record: ns to enter and leave a DomainScope
     around one read, in software and with protection keys (or why not measured)."""
-    if not t or not _has(t, "domain_switch") or "domain_switch" not in (t.get("phases") or {}):
+    if not t or not _has(t, "domain_switch"):
         return ""
     soft = timing(t, "domain_switch")["median_ns"]
     keys = (t.get("protect") or {}).get("protection_keys") or {}

@@ -66,7 +66,6 @@ DomainScope::DomainScope(std::uint32_t d) noexcept : saved_(detail::domain_mask)
     if (key > 0) {
         saved_pkru_ = os::read_pkru();
         key_ = static_cast<std::uint8_t>(key);
-        keyed_ = true;
         os::write_pkru(saved_pkru_ & ~key_bits(key));
     }
 }

@@ -336,7 +336,7 @@ class PagedArray {
     // array's root, not three, and the depth is never tested (attach_root). nullptr once
     // moved from.
     void* const* root_ = nullptr;
-    unsigned root_shift_ = 0;
+    detail::Unaliased<unsigned> root_shift_ = 0;  // (tree_shape.hpp: not aliased by element stores)
     inline static void* const no_root_[1] = {reinterpret_cast<void*>(detail::Pager::kAbsent)};
 };
 

@@ -468,7 +468,7 @@ class TreeArray {
     void* root_ = nullptr;
     size_type size_ = 0;
     size_type leaves_ = 0;
-    unsigned depth_ = 0;
+    detail::Unaliased<unsigned> depth_ = 0;  // (tree_shape.hpp: kept in registers across element stores)
     Anchor* anchor_ = nullptr;  // owner of the blocks; off the element-access path
 
     struct Empty {};

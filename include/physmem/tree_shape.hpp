@@ -13,12 +13,33 @@
 
 namespace physmem {
 
+namespace detail {
+// An integer of a container's own (a shift, a depth) that no store to its elements can
+// change in the compiler's eyes: held as an enum type of its own, which GCC and Clang give
+// an alias set of its own, and read and written as a U. As a plain unsigned, every store
+// to a TreeArray<std::uint32_t> (or int) made a loop of a[i] = v reload the leaf shift and
+// the depth from the array, and keep them out of registers: the compiler must assume the
+// element written might be them.
+template <class U>
+class Unaliased {
+    enum class Rep : U {};
+    Rep v_{};
+
+  public:
+    constexpr Unaliased() noexcept = default;
+    constexpr Unaliased(U v) noexcept : v_(static_cast<Rep>(v)) {}
+    constexpr operator U() const noexcept { return static_cast<U>(v_); }
+    constexpr Unaliased& operator++() noexcept { return *this = U(*this) + 1; }
+    constexpr Unaliased& operator--() noexcept { return *this = U(*this) - 1; }
+};
+}  // namespace detail
+
 struct TreeShape {
-    unsigned leaf_shift = 0;  // log2(elements per leaf)
-    unsigned fan_shift = 0;   // log2(pointers per inner block)
+    detail::Unaliased<unsigned> leaf_shift = 0;  // log2(elements per leaf)
+    detail::Unaliased<unsigned> fan_shift = 0;   // log2(pointers per inner block)
     // 2^leaf_shift - 1, kept: a walk whose loop reloads the shape (a pager's or a check's
     // out-of-line call in it) masks with one operand instead of rebuilding the mask.
-    std::size_t elem_mask = 0;
+    detail::Unaliased<std::size_t> elem_mask = 0;
 
     // pre: block_size a power of two. Throws std::invalid_argument when one element
     // does not fit in a block. Elements per leaf is the largest power of two that fits:

@@ -329,7 +329,7 @@ class PagedArray {
     }
 
     TreeShape shape_;
-    size_type size_;
+    detail::Unaliased<size_type> size_;  // (tree_shape.hpp)
     std::unique_ptr<detail::Pager> pager_;
     // The pager's fixed_root(), kept current by it (keep_root_at; a one-level table: up
     // to a block's worth of leaves), else no_root_: walk() is then one load from the

@@ -466,7 +466,7 @@ class TreeArray {
     BlockPool* pool_;
     TreeShape shape_;
     void* root_ = nullptr;
-    size_type size_ = 0;
+    detail::Unaliased<size_type> size_ = 0;  // (tree_shape.hpp: a loop to i < size() keeps it in a register)
     size_type leaves_ = 0;
     detail::Unaliased<unsigned> depth_ = 0;  // (tree_shape.hpp: kept in registers across element stores)
     Anchor* anchor_ = nullptr;  // owner of the blocks; off the element-access path

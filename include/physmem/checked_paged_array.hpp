@@ -175,7 +175,7 @@ class CheckedPagedArray {
     }
 
     PagedArray<T> a_;
-    size_type size_;
+    detail::Unaliased<size_type> size_;  // (tree_shape.hpp: the bounds check's, kept in a register)
     std::unique_ptr<detail::ArrayLife> life_;  // never null
     Policy policy_;
     std::string name_;

@@ -428,7 +428,9 @@ class CheckedTreeArray {
     Policy policy_;
     std::string name_;
     std::uint32_t domain_ = 0;
-    std::uint64_t domain_bit_ = 1;  // 1 << domain_: the hot check tests it against the thread's set
+    // 1 << domain_: the hot check tests it against the thread's set (Unaliased, tree_shape.hpp:
+    // a loop storing 64-bit elements need not reload it)
+    detail::Unaliased<std::uint64_t> domain_bit_ = 1;
 };
 
 // Random access over a CheckedTreeArray (see the contract at the top). Representation as

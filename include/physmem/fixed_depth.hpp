@@ -58,9 +58,10 @@ class FixedDepthView {
     }
 
     void* root_;
-    std::size_t size_;
-    unsigned leaf_shift_;
-    unsigned fan_shift_;
+    // (tree_shape.hpp: Unaliased, so a loop storing elements keeps them in registers)
+    detail::Unaliased<std::size_t> size_;
+    detail::Unaliased<unsigned> leaf_shift_;
+    detail::Unaliased<unsigned> fan_shift_;
 };
 
 namespace detail {

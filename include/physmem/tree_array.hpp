@@ -170,7 +170,7 @@ class TreeArray {
         void* e;
         if (depth_ == 2) [[likely]] e = static_cast<void* const*>(root_)[k];
         else if (depth_ == 1) e = root_;
-        else e = deep_leaf_entry(k);
+        else e = deep_leaf_entry(root_, k, depth_, shape_.fan_shift);
         asm("" : "+r"(e));
         return reinterpret_cast<std::uintptr_t>(e);
     }
@@ -258,10 +258,13 @@ class TreeArray {
 
     // leaf_entry's loop over the levels of a tree deeper than 2, out of line: kept out of
     // the loops that call operator[], whose registers it would take (the shift count).
-    [[gnu::noinline]] void* deep_leaf_entry(size_type k) const noexcept {
-        void* node = root_;
-        for (unsigned level = depth_ - 1; level > 0; --level)
-            node = static_cast<void**>(node)[(k >> (shape_.fan_shift * (level - 1))) & shape_.fan_mask()];
+    // Given the values, not the array: a call that sees `this` could write it, so a loop
+    // calling it (on its depth > 2 path) reloaded the root from the array every element.
+    [[gnu::noinline]] static void* deep_leaf_entry(void* root, size_type k, unsigned depth, unsigned fan_shift) noexcept {
+        const size_type mask = (size_type{1} << fan_shift) - 1;
+        void* node = root;
+        for (unsigned level = depth - 1; level > 0; --level)
+            node = static_cast<void**>(node)[(k >> (fan_shift * (level - 1))) & mask];
         return node;
     }
 

@@ -105,12 +105,17 @@ inline std::size_t next_random(Word& r, std::size_t n) noexcept {
 // GUPS without look-ahead: a[r] ^= r at `updates` pseudo-random r (an LCG), one at a time.
 // Each measured pass starts the LCG elsewhere (x.seed), so a pass meets the whole array as
 // GUPS does, not the same `updates` elements the last pass left in the caches.
+// The array and the count are locals, as in k_index and as a function given the array
+// would have them: through x, a PagedArray's walk reloaded its table's root and shift
+// every update (g++ could not carry them past the out-of-line slow path, as it does
+// for a local array).
 KERNEL k_random(Args<A, S>& x) {
+    A& a = x.a;
     Word r = kRandomStart ^ x.seed;
-    const std::size_t n = x.n;
-    for (std::size_t u = 0; u < x.updates; ++u) {
+    const std::size_t n = x.n, updates = x.updates;
+    for (std::size_t u = 0; u < updates; ++u) {
         const std::size_t i = next_random(r, n);
-        x.a[i] ^= r;
+        a[i] ^= r;
     }
     return 0;
 }

@@ -322,6 +322,25 @@ TEST(PagedArray, CleanLeavesAreDroppedWithoutAWrite) {
     EXPECT_EQ(a.stats().bytes_written, 8u * 4096);
 }
 
+// The read path's table (pager.hpp: read_root) carries no kClean: a read of a clean leaf
+// through operator[] uses the entry as it is, so a wrong read entry shows as a wrong value.
+// Clean after a flush, clean after a load, dirty again after a write, evicted and back.
+TEST(PagedArray, IndexReadsOfCleanAndDirtyLeavesSeeTheirValues) {
+    BlockPool pool = make_pool(4096);
+    PagedArray<std::uint64_t> a(512 * 8, pool, {.budget = 4 * 4096, .readahead = 0});
+    const auto& c = std::as_const(a);
+    auto expect = [&](std::uint64_t mul, const char* when) {
+        for (std::size_t i = 0; i < c.size(); i += 7) ASSERT_EQ(c[i], mul * i) << when << ", element " << i;
+    };
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = 3 * i;
+    a.flush();  // the 4 leaves in memory clean
+    for (std::size_t i = 6 * 512; i < a.size(); i += 5) ASSERT_EQ(c[i], 3 * i) << "clean after a flush, " << i;
+    expect(3, "loaded again (clean)");
+    for (std::size_t i = 0; i < a.size(); i += 3) a[i] = 5 * i;  // every leaf dirty again, in turn
+    for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(c[i], (i % 3 ? 3 : 5) * i) << "after the writes, " << i;
+    EXPECT_EQ(a.stats().resident, 4u);
+}
+
 TEST(PagedArray, FlushWritesDirtyLeavesAndKeepsThem) {
     BlockPool pool = make_pool(4096);
     PagedArray<std::uint64_t> a(512 * 4, pool, {.budget = 4 * 4096});

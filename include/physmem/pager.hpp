@@ -183,6 +183,11 @@ class Pager final : private BlockOwner {
         root_home_ = home;
         if (home) *home = fixed_root();
     }
+    // The read table of a one-level table (else nullptr): leaf k's entry as fixed_root()[k]
+    // holds it less kClean, which a read does not look at, so an array's read path uses a
+    // ready entry as it is, with no mask (kAbsent as in the table). Kept with the table by
+    // sync_tags and unlink; heap memory that never moves while the table lives.
+    void* const* read_root() const noexcept { return reads_.get(); }
     // The raw entry of leaf k (above). No lock.
     std::uintptr_t raw(std::size_t k) const noexcept { return reinterpret_cast<std::uintptr_t>(*slot(k)); }
     // Leaf k's frame, or nullptr when not present. No lock.
@@ -312,6 +317,7 @@ class Pager final : private BlockOwner {
     unsigned depth_ = 1;  // levels of inner blocks (>= 1)
     unsigned fan_shift_;
     std::size_t fan_mask_;
+    std::unique_ptr<void*[]> reads_;           // read_root(): per leaf, when depth_ == 1
     std::vector<void*> inner_;                 // inner blocks, level 1 first, the root last
     std::vector<std::size_t> level_start_;     // inner_ index of each level's first block
     std::unique_ptr<Bits[]> state_;            // per leaf: k* bits above

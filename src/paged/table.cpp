@@ -41,12 +41,17 @@ void Pager::build_table() {
     }
     level_start_.push_back(inner_.size());
     root_ = static_cast<void**>(level[0]);
+    if (depth_ == 1) {
+        reads_ = std::make_unique<void*[]>(std::max<std::size_t>(leaves_, 1));
+        std::fill(reads_.get(), reads_.get() + std::max<std::size_t>(leaves_, 1), reinterpret_cast<void*>(kAbsent));
+    }
 }
 
 void Pager::free_table() noexcept {
     for (void* b : inner_) pool_->deallocate(b);
     inner_.clear();
     root_ = nullptr;
+    reads_.reset();
 }
 
 // The pool moves one of our blocks (its lock held; nobody uses the array: the pool's
@@ -100,14 +105,17 @@ void Pager::link(std::size_t k, std::uint32_t f) noexcept {
 }
 
 // Leaf k's entry from its frame (less k strides) and its reference and dirty bits
-// (kCold, kClean). The stores are relaxed atomics: peek() may read beside us.
+// (kCold, kClean), and its read entry (read_root: no kClean). The stores are relaxed
+// atomics: peek() may read beside us.
 void Pager::sync_tags(std::size_t k) noexcept {
-    std::uintptr_t e =
-        entry_of(k, frames_[frame_[k]].data) | (state_[k] & kRef ? 0 : kCold) | (state_[k] & kDirty ? 0 : kClean);
+    std::uintptr_t e = entry_of(k, frames_[frame_[k]].data) | (state_[k] & kRef ? 0 : kCold);
+    if (reads_) __atomic_store_n(&reads_[k], reinterpret_cast<void*>(e), __ATOMIC_RELAXED);
+    e |= state_[k] & kDirty ? 0 : kClean;
     __atomic_store_n(&entry(k), reinterpret_cast<void*>(e), __ATOMIC_RELAXED);
 }
 
 void Pager::unlink(std::size_t k) noexcept {
+    if (reads_) __atomic_store_n(&reads_[k], reinterpret_cast<void*>(kAbsent), __ATOMIC_RELAXED);
     __atomic_store_n(&entry(k), reinterpret_cast<void*>(kAbsent), __ATOMIC_RELAXED);
 }
 

@@ -59,18 +59,13 @@ ROWS = tuple(Row(e, (TREE, PAGED), sizes=_SIZES, cap="work", priority=0) for e i
     Row(EXPS[0], (PAGED,), sizes=_NOT_DEFAULT, cap="work", priority=0))
 BESIDE = "@vector"   # the phase suffix of the vector's timing of a kernel in a container's record
 
-# warmup 3: each kernel's checked pass (the program's) runs just before its timing, but the
+# warmup 1: each kernel's checked pass (the program's) runs just before its timing, but the
 # first timed pass still ran slower (std::sort through a TreeArray at -O3: 71.8 then 61.8 us,
-# the round's median over the goal's 1.3x while the other round's was 1.20x: UNSTABLE); and
-# after the check rewrites the 64 MiB arrays a kernel wrote, reads of them ran 1.5-1.7x slower
-# for 2-3 passes, on the vector and the tree alike (a cause under the VM not found), which
-# with one warm-up pass decided medians: replace, replace_if and max_element tree / vector
-# 0.58-1.41x. With three (physmem_lab_algorithms_o3 --variant tree-thp --size 64M --reps 3,
-# 3 runs each): 0.95-1.06x, spreads 1-17% (were up to 70%).
+# the round's median over the goal's 1.3x while the other round's was 1.20x: UNSTABLE).
 SCALES = {
     "tiny": {"reps": 2, "warmup": 0, "min_rep_ms": 2, "cap": 4096, "budget_s": 30},
-    "default": {"reps": 3, "rounds": 2, "warmup": 3, "min_rep_ms": 5, "cap": 1 << 18, "budget_s": 75},
-    "full": {"reps": 10, "rounds": 2, "warmup": 3, "min_rep_ms": 20, "cap": 1 << 20, "budget_s": None},
+    "default": {"reps": 3, "rounds": 2, "warmup": 1, "min_rep_ms": 5, "cap": 1 << 18, "budget_s": 75},
+    "full": {"reps": 10, "rounds": 2, "warmup": 0, "min_rep_ms": 20, "cap": 1 << 20, "budget_s": None},
 }
 
 # Rough seconds per GiB of one process's work beyond the timed passes (filling ten

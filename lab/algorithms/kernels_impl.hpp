@@ -125,12 +125,15 @@ KERNEL k_random(Args<A, S>& x) {
 // element's path (a TreeArray's makes it plus a mask), so on the same memory random a[i]
 // through a walk cannot beat this loop: side's time / the vector's random_index is the
 // floor of the software walk's cost on this CPU. Runs on a vector whatever the container.
+// The count is a local, as in k_random: read through x it was reloaded every update, which
+// put the floor above the tree's GUPS (0.89-0.94x of it at -O2 and -O3 in the main job of
+// 3c11692).
 KERNEL k_random_floor(Args<A, S>& x) {
     Word r = kRandomStart ^ x.seed;
-    const std::size_t n = x.n;
+    const std::size_t n = x.n, updates = x.updates;
     const Word* walk = x.walk;
     Word* s = x.side.data();
-    for (std::size_t u = 0; u < x.updates; ++u) {
+    for (std::size_t u = 0; u < updates; ++u) {
         const std::size_t i = next_random(r, n);
         s[i + walk[i >> kFloorShift]] ^= r;
     }

@@ -15,8 +15,9 @@ namespace physmem {
 
 namespace detail {
 // An integer of a container's own (a shift, a depth) that no store to its elements can
-// change in the compiler's eyes: held as an enum type of its own, which GCC and Clang give
-// an alias set of its own, and read and written as a U. As a plain unsigned, every store
+// change in the compiler's eyes: held as an enum type of its own, which GCC gives an alias
+// set of its own (seen in its object code; other compilers may differ), read and written
+// as a U. As a plain unsigned, every store
 // to a TreeArray<std::uint32_t> (or int) made a loop of a[i] = v reload the leaf shift and
 // the depth from the array, and keep them out of registers: the compiler must assume the
 // element written might be them.

@@ -42,8 +42,9 @@ void Pager::build_table() {
     level_start_.push_back(inner_.size());
     root_ = static_cast<void**>(level[0]);
     if (depth_ == 1) {
-        reads_ = std::make_unique<void*[]>(std::max<std::size_t>(leaves_, 1));
-        std::fill(reads_.get(), reads_.get() + std::max<std::size_t>(leaves_, 1), reinterpret_cast<void*>(kAbsent));
+        const std::size_t n = std::max<std::size_t>(leaves_, 1);
+        reads_ = std::make_unique<void*[]>(n);
+        std::fill(reads_.get(), reads_.get() + n, reinterpret_cast<void*>(kAbsent));
     }
 }
 

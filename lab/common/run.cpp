@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "context.hpp"
+#include "first_touch.hpp"
 #include "layout.hpp"
 #include "physmem/hugepages.hpp"
 
@@ -18,7 +19,8 @@ constexpr int kUnverified = 1, kBadArgs = 2, kNoBacking = 3, kNoMemory = 4, kErr
 
 void print(const Json& j) { std::printf("%s\n", j.dump().c_str()); }
 
-// --probe: which counters and huge pages this process can get.
+// --probe: which counters and huge pages this process can get, and what a first touch of
+// memory costs (first_touch.hpp).
 Json probe(const ProgramSpec& spec) {
     physmem::EventCounters c;
     Json counters = Json::object();
@@ -34,7 +36,7 @@ Json probe(const ProgramSpec& spec) {
                           {"reserved", h.reserved}, {"available", physmem::available_huge_pages(size)}};
     }
     return Json{{"schema", "physmem.lab.probe/1"}, {"program", spec.name}, {"counters", counters},
-                {"hugepages", huge}, {"flags", PHYSMEM_LAB_FLAGS}};
+                {"hugepages", huge}, {"first_touch", first_touch_probe()}, {"flags", PHYSMEM_LAB_FLAGS}};
 }
 
 // --list: what the program accepts, axis by axis: the variants (each a kind on a backing),

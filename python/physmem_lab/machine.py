@@ -16,6 +16,9 @@ from .units import format_size
 HUGEPAGE_DIRS = {"2m": "hugepages-2048kB", "1g": "hugepages-1048576kB"}
 _HP_ROOT = Path("/sys/kernel/mm/hugepages")
 _THP_ROOT = Path("/sys/kernel/mm/transparent_hugepage")
+_REPORTING = Path("/sys/module/page_reporting/parameters")
+_VIRTIO = Path("/sys/bus/virtio/devices")
+_BALLOON_DEVICE, _F_REPORTING = "0x0005", 5  # virtio ids: the balloon; its feature bit
 
 
 def read(path, default="unknown") -> str:
@@ -56,6 +59,45 @@ def hugepages() -> dict:
                 for k in ("nr", "free", "resv", "surplus")}
         out[size] = {"supported": True, **vals}
     return out
+
+
+def free_page_reporting(reporting=_REPORTING, virtio=_VIRTIO) -> dict:
+    """Whether the guest hands the memory it frees back to its host (virtio-balloon
+    free-page reporting: free blocks of 2^order pages and more, some seconds after they
+    are freed), so that a later first touch of them waits for the host to back them again
+    (PROTOCOL.md, "Memory history"). ``active``: a balloon offers the feature and the
+    kernel's page_reporting parameters exist; ``order``; ``reported_bytes`` where this
+    kernel counts them."""
+    balloon = False
+    for dev in (sorted(virtio.iterdir()) if virtio.is_dir() else []):
+        features = read(dev / "features", "")
+        if read(dev / "device", "") == _BALLOON_DEVICE and features[_F_REPORTING:_F_REPORTING + 1] == "1":
+            balloon = True
+    if not reporting.is_dir():
+        return {"active": False, "balloon_reporting": balloon}
+    order = read(reporting / "page_reporting_order", "")
+    out = {"active": balloon, "balloon_reporting": balloon, "order": int(order) if order.isdigit() else None}
+    kib = read(reporting / "reported_kib", "")
+    if kib.isdigit():
+        out["reported_bytes"] = int(kib) * 1024
+    return out
+
+
+def first_touch_line(m: dict) -> str:
+    """The machine section's line on free-page reporting and what a first touch cost."""
+    r, t = m.get("free_page_reporting") or {}, m.get("first_touch") or {}
+    if r.get("active"):
+        line = (f"Freed memory goes back to the host (virtio-balloon free-page reporting, blocks of "
+                f"{format_size(4096 << (r.get('order') or 0))} and more)")
+    else:
+        line = "Free-page reporting: not active"
+    if t.get("first_gb_s") and t.get("again_gb_s"):
+        line += (f"; a first touch of a fresh {format_size(t.get('bytes') or 0)} {t.get('backing')} mapping "
+                 f"{t['first_gb_s']:.2f} GB/s, right after one was freed {t['again_gb_s']:.2f} GB/s (--probe, "
+                 f"at the run's start: the first depends on what the machine freed before)")
+    elif t.get("error"):
+        line += f"; first touch not measured: {t['error']}"
+    return line
 
 
 def cpu() -> dict:
@@ -133,6 +175,8 @@ def collect(probe=None, programs=None) -> dict:
         "root": hasattr(os, "geteuid") and os.geteuid() == 0,
         "python": sys.version.split()[0], "git_commit": git_commit(),
     }
+    record["free_page_reporting"] = free_page_reporting()
+    record["first_touch"] = (probe or {}).get("first_touch")
     record["counters"] = counters_from_probe(probe)
     record["programs"] = _programs(programs or [])
     return record
@@ -232,6 +276,7 @@ def summary_lines(m: dict) -> list:
         f"Memory: {gib:.1f} GiB; kernel {m.get('kernel')}",
         _caches_line(m),
         f"THP: enabled={m.get('thp_enabled')} defrag={m.get('thp_defrag')}",
+        first_touch_line(m),
         f"Huge pages 2 MiB: {hps('2m')}; 1 GiB: {hps('1g')} (pdpe1gb: {m.get('pdpe1gb')})",
         f"ASLR: {m.get('aslr')}; governor: {m.get('governor')}; root: {m.get('root')}",
         "Counters: " + (", ".join(f"{k} {v}" for k, v in counters.items()) or "unknown"),

@@ -83,8 +83,11 @@ def free_page_reporting(reporting=_REPORTING, virtio=_VIRTIO) -> dict:
     return out
 
 
-def first_touch_line(m: dict) -> str:
-    """The machine section's line on free-page reporting and what a first touch cost."""
+def first_touch_line(m: dict) -> Optional[str]:
+    """The machine section's line on free-page reporting and what a first touch cost; None
+    for a record from before they were kept."""
+    if "free_page_reporting" not in m:
+        return None
     r, t = m.get("free_page_reporting") or {}, m.get("first_touch") or {}
     if r.get("active"):
         line = (f"Freed memory goes back to the host (virtio-balloon free-page reporting, blocks of "
@@ -269,7 +272,7 @@ def summary_lines(m: dict) -> list:
     progs = m.get("programs") or {}
     compilers = sorted({f"{p.get('compiler')} {p.get('flags')}" for p in progs.values()})
     counters = m.get("counters") or {}
-    return [
+    lines = [
         f"CPU: {m.get('cpu_model')} ({m.get('cores')} cores"
         f"{', %s available to the run' % m['cores_available'] if m.get('cores_available') else ''}"
         f"{', virtual machine' if m.get('virtual_machine') else ''})",
@@ -283,3 +286,4 @@ def summary_lines(m: dict) -> list:
         "Compiler: " + ("; ".join(compilers) or "unknown (no records)"),
         f"Python {m.get('python')}; git commit {m.get('git_commit')}",
     ]
+    return [line for line in lines if line is not None]

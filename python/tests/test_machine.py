@@ -42,4 +42,10 @@ def test_the_line_gives_both_rates_and_says_when_reporting_is_off():
     off = machine.first_touch_line({"free_page_reporting": {"active": False},
                                     "first_touch": {"error": "cannot map 64 MiB"}})
     assert off.startswith("Free-page reporting: not active") and "cannot map 64 MiB" in off
-    assert machine.first_touch_line({}) == "Free-page reporting: not active"
+    assert machine.first_touch_line({"free_page_reporting": {}}) == "Free-page reporting: not active"
+
+
+def test_a_record_from_before_has_no_line():
+    assert machine.first_touch_line({}) is None
+    lines = machine.summary_lines({"cpu_model": "x"})
+    assert lines and not any(line is None or "reporting" in line for line in lines)

@@ -341,6 +341,36 @@ TEST(PagedArray, IndexReadsOfCleanAndDirtyLeavesSeeTheirValues) {
     EXPECT_EQ(a.stats().resident, 4u);
 }
 
+// Arrays of one leaf (of a block, or cut from a larger one) and of two: reads after a
+// flush (clean), writes that dirty the leaf again, a moved array, iteration and
+// element_if_ready see every value.
+TEST(PagedArray, OneLeafArraysReadAndWriteTheirOnlyEntry) {
+    for (std::size_t leaf : {std::size_t{0}, std::size_t{4096}}) {
+        BlockPool pool = make_pool(leaf ? 16384 : 4096);
+        for (std::size_t n : {std::size_t{1}, std::size_t{300}, std::size_t{512}, std::size_t{513}}) {
+            PagedArray<std::uint64_t> a(n, pool, {.budget = 2 * 4096, .leaf_bytes = leaf});
+            ASSERT_EQ(a.leaf_count(), n > 512 ? 2u : 1u);
+            for (std::size_t i = 0; i < n; ++i) a[i] = 7 * i + 1;
+            a.flush();  // clean: the next write takes the slow path again
+            const auto& c = std::as_const(a);
+            for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(c[i], 7 * i + 1) << n << " clean, " << i;
+            for (std::size_t i = 0; i < n; i += 2) a[i] = 3 * i;
+            ASSERT_NE(a.element_if_ready(0, false), nullptr);
+            PagedArray<std::uint64_t> b(std::move(a));
+            std::uint64_t sum = 0, want = 0;
+            for (std::size_t i = 0; i < n; ++i) {
+                const std::uint64_t v = i % 2 ? 7 * i + 1 : 3 * i;
+                ASSERT_EQ(b.get(i), v) << n << " moved, " << i;
+                want += v;
+            }
+            for (auto x : std::as_const(b)) sum += x;
+            EXPECT_EQ(sum, want) << n;
+            b.flush();
+            EXPECT_EQ(*b.element_if_ready(n - 1, false), (n - 1) % 2 ? 7 * (n - 1) + 1 : 3 * (n - 1));
+        }
+    }
+}
+
 TEST(PagedArray, FlushWritesDirtyLeavesAndKeepsThem) {
     BlockPool pool = make_pool(4096);
     PagedArray<std::uint64_t> a(512 * 4, pool, {.budget = 4 * 4096});

@@ -68,11 +68,9 @@ def free_page_reporting(reporting=_REPORTING, virtio=_VIRTIO) -> dict:
     (PROTOCOL.md, "Memory history"). ``active``: a balloon offers the feature and the
     kernel's page_reporting parameters exist; ``order``; ``reported_bytes`` where this
     kernel counts them."""
-    balloon = False
-    for dev in (sorted(virtio.iterdir()) if virtio.is_dir() else []):
-        features = read(dev / "features", "")
-        if read(dev / "device", "") == _BALLOON_DEVICE and features[_F_REPORTING:_F_REPORTING + 1] == "1":
-            balloon = True
+    balloon = any(read(dev / "device", "") == _BALLOON_DEVICE
+                  and read(dev / "features", "")[_F_REPORTING:_F_REPORTING + 1] == "1"
+                  for dev in (virtio.iterdir() if virtio.is_dir() else []))
     if not reporting.is_dir():
         return {"active": False, "balloon_reporting": balloon}
     order = read(reporting / "page_reporting_order", "")

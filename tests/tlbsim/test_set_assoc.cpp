@@ -52,6 +52,38 @@ TEST(SetAssoc, MatchesAReferenceLruHitForHit) {
     }
 }
 
+// A walk's pattern: a lookup that misses keeps its hint while other keys go through the same
+// array (some in the same set and filter bucket, evicting and inserting), then inserts with it.
+TEST(SetAssoc, AnInsertWithAnOldHintMatchesTheReference) {
+    struct Case {
+        unsigned entries, ways, keys;
+    };
+    for (Case c : {Case{3072, 24, 4000}, Case{72, 0, 90}, Case{64, 0, 80}, Case{1536, 12, 2500}, Case{64, 4, 100},
+                   Case{17, 17, 25}}) {
+        SetAssoc a(c.entries, c.ways);
+        ReferenceLru r(c.entries, c.ways);
+        std::mt19937_64 rng(c.keys);
+        unsigned held = 0;
+        for (int i = 0; i < 100000; ++i) {
+            std::uint64_t key = rng() % c.keys;
+            SetAssoc::Hint h;
+            if (a.lookup(key, h)) {
+                ASSERT_TRUE(r.access(key)) << c.entries << "x" << c.ways << " at " << i;
+                continue;
+            }
+            for (int k = int(rng() % 3); k > 0; --k) {  // others meanwhile, never `key`
+                std::uint64_t other = rng() % c.keys;
+                if (other == key) continue;
+                ASSERT_EQ(a.access(other), r.access(other)) << c.entries << "x" << c.ways << " at " << i;
+            }
+            ASSERT_FALSE(r.access(key)) << c.entries << "x" << c.ways << " at " << i;
+            a.insert(key, h);
+            ++held;
+        }
+        EXPECT_GT(held, 0u);
+    }
+}
+
 TEST(SetAssoc, FlushEmptiesAndLookupDoesNotInsert) {
     SetAssoc a(8, 0);
     EXPECT_FALSE(a.lookup(5));

@@ -8,7 +8,9 @@ the anchor). One process per variant and program:
 - ``array-thp``: the kernels on plain contiguous arrays (no checks);
 - ``tree-thp``: the kernels on a ``CheckedTreeArray``'s blocks, each run unchecked (phase
   ``<kernel>``, through ``unchecked()``) and checked (phase ``<kernel>_checked``), side by
-  side on the same blocks; in ``physmem_lab_protect`` it also runs the seeded bugs, each in
+  side on the same blocks, each scan's pass (segments, iterator, index, blackscholes) after
+  an untimed read of another buffer of the array's size, so neither way's pass finds what
+  the other's left in the last-level cache; in ``physmem_lab_protect`` it also runs the seeded bugs, each in
   a child process under the fatal policy (``protect.detection``; ``keyed_unchecked_read``
   only where the CPU has protection keys), and records the protection metadata's bytes.
   Domain switches: phase ``domain_switch`` (a DomainScope in and out around one read, in

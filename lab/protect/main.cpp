@@ -203,8 +203,7 @@ bool is_scan(const std::string& kernel) {
 // buffer of the array's size (at least twice the last-level cache at the suite's sizes),
 // so each pass starts with none of the array in the caches. Without it a pass read part of
 // what the other way's pass had left in the last-level cache, and how much depended on the
-// build: one build's checked scan measured 0.20-0.24 ns a word that way, 0.26-0.29 with
-// the reset (64 MiB, 32 MiB cache).
+// build (the commit that added the reset gives the measurements).
 std::function<void()> scan_reset(std::size_t words) {
     auto buf = std::make_shared<std::vector<Word>>(words, Word{1});
     return [buf] {

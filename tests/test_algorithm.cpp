@@ -10,7 +10,9 @@
 #include <functional>
 #include <iterator>
 #include <list>
+#include <memory>
 #include <numeric>
+#include <span>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -265,6 +267,53 @@ TEST(AlgorithmRanges, RangeFormsAreTheIteratorForms) {
     EXPECT_EQ(physmem::accumulate(empty, 5), 5);
     EXPECT_EQ(physmem::min_element(empty), empty.end());
     EXPECT_EQ(physmem::find(empty, 0u), empty.end());
+}
+
+// count, count_if and unary transform run one out-of-line loop over each leaf's run and
+// over a contiguous range (algorithm.hpp): the predicate or operation is applied once per
+// element, in order, on every kind of range (odd and even lengths, leaf ends mid-run); an
+// in-place transform (output = input) takes its own loop, and its result is std::'s.
+template <class R>
+void expect_count_and_transform_like_std(R& r, Values v) {
+    std::vector<std::size_t> seen, want;
+    auto odd_seen = [&](u32 x) { return seen.push_back(x), (x & 1) != 0; };
+    auto odd_want = [&](u32 x) { return want.push_back(x), (x & 1) != 0; };
+    EXPECT_EQ(physmem::count_if(std::begin(r), std::end(r), odd_seen), std::count_if(v.begin(), v.end(), odd_want));
+    EXPECT_EQ(seen, want);
+    EXPECT_EQ(physmem::count(std::begin(r), std::end(r), 5u), std::count(v.begin(), v.end(), 5u));
+    seen.clear(), want.clear();
+    auto step_seen = [&](u32 x) { return seen.push_back(x), x * 3 + 1; };
+    auto step_want = [&](u32 x) { return want.push_back(x), x * 3 + 1; };
+    auto end = physmem::transform(std::begin(r), std::end(r), std::begin(r), step_seen);  // in place
+    std::transform(v.begin(), v.end(), v.begin(), step_want);
+    EXPECT_EQ(seen, want);
+    EXPECT_TRUE(end == std::end(r));
+    EXPECT_TRUE(std::equal(std::begin(r), std::end(r), v.begin(), v.end()));
+    std::vector<std::uint64_t> wide(v.size() + 3, 9), wide_want(v.size() + 3, 9);  // another type, offset
+    auto out = physmem::transform(std::begin(r), std::end(r), wide.begin() + 2, [](u32 x) { return std::uint64_t{x} << 33; });
+    std::transform(v.begin(), v.end(), wide_want.begin() + 2, [](u32 x) { return std::uint64_t{x} << 33; });
+    EXPECT_EQ(out - wide.begin(), static_cast<std::ptrdiff_t>(v.size() + 2));
+    EXPECT_EQ(wide, wide_want);
+}
+
+TEST(AlgorithmRuns, CountAndTransformOnEveryKindOfRange) {
+    for (std::size_t n : {0, 1, 2, 7, 1024, 3001}) {
+        SCOPED_TRACE("n " + std::to_string(n));
+        Pools pools;
+        const Values v = pattern(n, 9);
+        Values vec = v;
+        expect_count_and_transform_like_std(vec, v);
+        Tree<4096> tree(pools, v);
+        expect_count_and_transform_like_std(tree.c, v);
+        Paged<2> paged(pools, v);
+        expect_count_and_transform_like_std(paged.c, v);
+        std::list<u32> list(v.begin(), v.end());  // not contiguous: std::'s own
+        expect_count_and_transform_like_std(list, v);
+        std::unique_ptr<u32[]> raw(new u32[n + 1]);
+        std::copy(v.begin(), v.end(), raw.get());
+        std::span<u32> span(raw.get(), n);
+        expect_count_and_transform_like_std(span, v);
+    }
 }
 
 static_assert(physmem::segmented_v<TreeArray<u32>::iterator> && physmem::segmented_v<TreeArray<u32>::const_iterator>);

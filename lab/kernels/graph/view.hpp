@@ -153,7 +153,7 @@ bool find_in(R& lists, std::uint64_t first, std::uint64_t last, P&& pred) {
 // f(v) for each neighbour v of u, in list order (ascending for a Csr), read through a
 // RangeReader (no pin, so no lock, on a PagedArray). pre: u < g.n.
 template <class G, class F>
-void for_each_neighbour(const G& g, std::uint32_t u, F&& f) {
+[[gnu::always_inline]] inline void for_each_neighbour(const G& g, std::uint32_t u, F&& f) {
     const std::uint64_t first = load(g.offsets, u), last = load(g.offsets, std::size_t{u} + 1);
     RangeReader lists(g.neighbours);
     for_each_in(lists, first, last, f);
@@ -163,7 +163,7 @@ void for_each_neighbour(const G& g, std::uint32_t u, F&& f) {
 // weights read in lockstep, both through RangeReaders (arrays.hpp: a walk a leaf, no pin,
 // so no lock on a PagedArray). pre: u < g.n.
 template <class G, class F>
-void for_each_weighted_neighbour(const G& g, std::uint32_t u, F&& f) {
+[[gnu::always_inline]] inline void for_each_weighted_neighbour(const G& g, std::uint32_t u, F&& f) {
     const std::uint64_t first = load(g.offsets, u), last = load(g.offsets, std::size_t{u} + 1);
     RangeReader lists(g.neighbours), weights(g.weights);
     std::uint64_t at = first;  // index of vs[0]

@@ -82,7 +82,8 @@ struct PagingOptions {
     std::string path;               // backing file (created, must not exist; removed at the end);
                                     // empty: an unnamed temporary file in `dir`
     std::string dir;                // for the unnamed file; empty: $TMPDIR, else /var/tmp
-    std::size_t readahead = 16;     // leaves read ahead on a sequential or strided pattern (0: none)
+    std::size_t readahead = 32;     // leaves read ahead on a sequential or strided pattern (0: none);
+                                    // at most half the budget
     unsigned queue_depth = 128;     // reads and writes in flight at most
     PagingIo io = PagingIo::automatic;
     bool direct = true;  // O_DIRECT where the file system accepts it

@@ -104,7 +104,7 @@ const lab::ProgramSpec kSpec{
     .params = {{"kernel", "seq", {"seq", "strided", "gups", "randread", "get"}, "what a pass does (see the file's header)"},
                {"ratio", "2", {"1", "2", "4", "8", "10", "20"}, "data size / memory budget"},
                {"updates", "8192", {}, "gups, randread: updates or reads per pass (rounded up to a multiple of 128)"},
-               {"readahead", "16", {}, "paged: leaves read ahead on a pattern"},
+               {"readahead", "32", {}, "paged: leaves read ahead on a pattern (PagingOptions::readahead)"},
                {"leaf", "0", {}, "paged: bytes of a leaf (PagingOptions::leaf_bytes; 0: the block size)"},
                {"threads", "2", {}, "get: the threads timed in turn with one (at least 2)"},
                {"dir", "", {}, "directory of the files (default $TMPDIR, else /var/tmp)"}},

@@ -407,9 +407,9 @@ namespace detail {
 // The elements of p[0, m) satisfying pred, pred applied to each in order: two elements an
 // iteration into two counts, each pred result added as 0 or 1 (no branch on it). The
 // one-element loop of std::count_if (load, test, add with carry, step, compare, branch)
-// fills a 6-wide core's dispatch every cycle, so any stall in it (where the loop sits in
-// the op cache, a leaf's first lines) is lost time: the same loop over the same leaves ran
-// at 1.0 or 1.4 cycles an element from one build or buffer to another.
+// issues about as many operations an element as a wide core dispatches a cycle, so any
+// stall in it is lost time and its speed depended on where the loop landed (the commit
+// that added count_run gives the figures).
 template <class P, class Pred>
 [[gnu::noinline]] std::size_t count_run(P p, std::size_t m, Pred& pred) {
     std::size_t c0 = 0, c1 = 0, j = 0;

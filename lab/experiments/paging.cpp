@@ -52,7 +52,9 @@
 // minor/major faults of the whole process, /proc/self/io storage bytes) bracketing
 // ctx.measure and nothing else, with the passes and ops they cover (calibration
 // included); then the variant's own (PagingStats and STXXL's I/O stats over the same
-// passes, the cgroup's peak).
+// passes, the cgroup's peak). A paged seq or randread point above 1x also has
+// "fio_beside" (--param fio): the device's own reads (lab/common/fio.hpp) just before and
+// just after its measured passes, the bar paging-5 and -6 compare it with.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -74,6 +76,7 @@
 #include <vector>
 
 #include "context.hpp"
+#include "fio.hpp"
 #include "kernels/gups.hpp"
 #include "kernels/tree_sizing.hpp"
 #include "memcg.hpp"
@@ -107,6 +110,9 @@ const lab::ProgramSpec kSpec{
                {"readahead", "32", {}, "paged: leaves read ahead on a pattern (PagingOptions::readahead)"},
                {"leaf", "0", {}, "paged: bytes of a leaf (PagingOptions::leaf_bytes; 0: the block size)"},
                {"threads", "2", {}, "get: the threads timed in turn with one (at least 2)"},
+               {"fio", "on", {"on", "off"},
+                "paged seq and randread above 1x: fio's reads of a file of the data's size in the same directory, "
+                "just before and just after the measured passes (the bar of paging-5 and -6, beside the point)"},
                {"dir", "", {}, "directory of the files (default $TMPDIR, else /var/tmp)"}},
     .only_backings = {{Kind::paged, {Backing::thp, Backing::page_4k}},
                       {Kind::mapped, {Backing::page_4k}},
@@ -434,6 +440,28 @@ void run_tree(lab::Context& ctx, std::size_t n, Measured& measured) {
     run_kernel(ctx, n, ops, measured);
 }
 
+// fio beside a paged seq or randread point above 1x (param fio): its reads, as the device
+// program's, of a file of the data's size in the same directory — random reads of a leaf
+// at the pager's queue depth, or sequential reads of a leaf into 2 MiB hugetlb buffers (the
+// frames are huge pages; malloc's when none can be had) — or nullptr (a note says why when
+// fio or O_DIRECT is missing).
+std::unique_ptr<lab::fio::Beside> fio_beside(lab::Context& ctx, std::size_t n, std::size_t budget, std::size_t leaf,
+                                             std::size_t depth) {
+    const lab::Settings& s = ctx.settings();
+    const std::string kernel = s.param("kernel");
+    if (s.param("fio") != "on" || (kernel != "seq" && kernel != "randread") || budget >= n * sizeof(Word))
+        return nullptr;
+    const bool seq = kernel == "seq";
+    lab::fio::Read spec{.pattern = seq ? "read" : "randread", .engine = "io_uring", .depth = depth, .block = leaf,
+                        .runtime_ms = 200, .iomem = seq ? "shmhuge" : "malloc"};
+    try {
+        return std::make_unique<lab::fio::Beside>(lab::data_dir(s), n * sizeof(Word), spec, kSpec.name);
+    } catch (const physmem::backing_unavailable& e) {
+        ctx.note(std::string("no fio beside the point: ") + e.what());
+        return nullptr;
+    }
+}
+
 void run_paged(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& measured) {
     const lab::Settings& s = ctx.settings();
     physmem::TreeShape shape = physmem::TreeShape::make(s.block_size, sizeof(Word));
@@ -482,9 +510,15 @@ void run_paged(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& m
         G::reset(*mem);
         mem_ops = tree_ops(*mem);
     }
+    std::unique_ptr<lab::fio::Beside> fio = fio_beside(ctx, n, budget, a.pager().leaf_bytes(), o.queue_depth);
+    if (fio) fio->pass("before");
     std::size_t untimed = 0;
     if (s.param("kernel") == "get") run_get(ctx, a, ops, measured);
     else untimed = run_kernel(ctx, n, ops, measured, mem ? &mem_ops : nullptr, a.leaf_count());
+    if (fio) {
+        fio->pass("after");
+        ctx.set_field("fio_beside", fio->json());  // its "ok": every pass read, no error (the point's own check stands apart)
+    }
     ctx.set_tree(s.block_size, 0, a.leaf_length());
     ctx.set_field("paged", {{"io", after.io}, {"direct", after.direct}, {"file", a.file()},
                             {"leaves", after.leaves}, {"leaf_bytes", a.pager().leaf_bytes()},

@@ -5,7 +5,9 @@ in-memory TreeArray is the ceiling (at 1x, also timed in turn inside the paged a
 process: phase ``in_memory``, what paging-3 judges pair by pair).
 
 Programs: lab/experiments/paging.cpp, and lab/experiments/device.cpp for the device's own
-limits (fio with O_DIRECT on the same file system: the bar of paging-5). Kernels (``kernel``): ``seq`` (a sum in order),
+limits (fio with O_DIRECT on the same file system); the paged seq and randread points above 1x
+run the same fio reads just before and after their measured passes (``fio_beside``), the bar
+paging-5 and -6 compare them with. Kernels (``kernel``): ``seq`` (a sum in order),
 ``strided`` (the same sum over block-sized chunks 8 apart), ``gups`` (HPCC updates with
 the 128-slot look-ahead: a ``prefetch()`` hint for the paged array) and ``randread``
 (random reads in batches of 128, each batch hinted one batch ahead of its reads:
@@ -17,7 +19,7 @@ the paged array in every row. Random reads also run on 64 KiB blocks with their 
 and with 4 KiB leaves (``leaf``: PagingOptions::leaf_bytes), reported apart. The payloads (``paging``, ``paged``, ``mapped``, ``stxxl``)
 are lab/schema/payloads/paging.schema.json, checked with every record.
 """
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from .analysis import Goal, Item, PhaseRatio, Ratio, Scalar, Value, timed_faults
 from .suitedef import K, M, G, Point, Row, SuiteDef, Variant
@@ -88,8 +90,10 @@ ROWS = (
         block_sizes=(GUPS_BLOCK,), cap="updates"),
     # The leaf a random read moves (issue 30, I/O sized to the access): hinted random reads on
     # the scans' 64 KiB blocks, with leaves of the block and with 4 KiB leaves cut from it
-    # (PagingOptions::leaf_bytes), beside the 4 KiB blocks' row above. No goal reads them.
-    Row(EXP, (PAGED,), params=tuple({"kernel": "randread", "ratio": "2", "leaf": leaf} for leaf in ("0", "4096")),
+    # (PagingOptions::leaf_bytes), beside the 4 KiB blocks' row above. No goal reads them,
+    # so they run no fio beside them.
+    Row(EXP, (PAGED,), params=tuple({"kernel": "randread", "ratio": "2", "leaf": leaf, "fio": "off"}
+                                    for leaf in ("0", "4096")),
         sizes=_SIZES, block_sizes=(SCAN_BLOCK,), cap="updates", priority=1),
     # Reads from threads (issue 30, item 4): random get()s at 1x (every read hits), one
     # thread and two in turn in one process; 2^20 reads a pass (tens of ms: a thread's start
@@ -120,8 +124,8 @@ ROWS += (
 
 # cap: GUPS updates per pass (each pass continues the stream).
 SCALES = {
-    "tiny": {"reps": 2, "warmup": 0, "min_rep_ms": 5, "cap": 2048, "budget_s": 40},
-    "default": {"reps": 6, "rounds": 2, "warmup": 0, "min_rep_ms": 20, "cap": 4096, "budget_s": 75,
+    "tiny": {"reps": 2, "warmup": 0, "min_rep_ms": 5, "cap": 2048, "budget_s": 55},
+    "default": {"reps": 6, "rounds": 2, "warmup": 0, "min_rep_ms": 20, "cap": 4096, "budget_s": 85,
                 "min_reps": 4, "target_spread": 0.05},
     "full": {"reps": 5, "rounds": 2, "warmup": 0, "min_rep_ms": 50, "cap": 65536, "budget_s": None},
 }
@@ -146,7 +150,14 @@ def setup_s(p: Point) -> float:
     """Writing the data out (and, for GUPS, the verifying replay); STXXL on 4 KiB blocks
     writes, warms and verifies at about 40 s per GiB here."""
     slow = 40.0 if p.kind == "stxxl" and p.params.get("kernel") == "gups" else 0.0
-    return 0.3 + (2.0 + slow) * p.size_bytes / G
+    return 0.3 + _fio_beside_s(p) + (2.0 + slow) * p.size_bytes / G
+
+
+def _fio_beside_s(p: Point) -> float:
+    """fio beside a paged seq or randread point above 1x: writing its file and two 200 ms
+    runs, each with fio's start-up (~0.25 s)."""
+    beside = p.kind == "paged" and p.params.get("kernel") in ("seq", "randread") and p.params.get("ratio") != "1"
+    return 1.2 if beside and p.params.get("fio", "on") == "on" else 0.0
 
 
 def _of(recs) -> List[dict]:
@@ -371,24 +382,30 @@ def _device_section(doc, recs):
             continue
         k, block = r["params"]["kernel"], _io_unit(r)
         if k == "gups":
-            d = _device(recs, "randread", "io_uring", block)
-            mine, bar, unit = 1e9 / r["median_ns"], d and _dev_iops(d), "updates/s vs random reads/s"
+            bar = _bar(recs, r, "iops", "randread", block)
+            mine, unit = 1e9 / r["median_ns"], "updates/s vs random reads/s"
         elif k == "randread":
-            d = _device(recs, "randread", "io_uring", block)
-            mine, bar, unit = _load_rate(r), d and _dev_iops(d), "leaf reads/s vs random reads/s"
+            bar = _bar(recs, r, "iops", "randread", block)
+            mine, unit = _load_rate(r), "leaf reads/s vs random reads/s"
         else:
-            d = _device(recs, "read", "io_uring", block)
-            mine, bar, unit = _scan_bw(r) / M, d and _dev_bw(d) / M, "MiB/s of data vs read"
+            bar = _bar(recs, r, "bw_bytes", "read", block)
+            bar = bar and (bar[0] / M, bar[1])
+            mine, unit = _scan_bw(r) / M, "MiB/s of data vs read"
+        v = bar[0] if bar else None
         rows.append([k, f"{r['params']['ratio']}x", format_size(block), unit, f"{mine:.0f}",
-                     f"{bar:.0f}" if bar else "-", f"{mine / bar:.2f}x" if bar else "-"])
+                     f"{v:.0f}" if v else "-", f"{mine / v:.2f}x" if v else "-",
+                     ("beside the point" if bar[1].startswith("beside") else "device rows") if bar else "-"])
     if rows:
         doc.table(["kernel", "data / budget", "block", "what", "paged array", "device (io_uring, depth 128)",
-                   "share"], rows)
+                   "share", "fio measured"], rows)
         doc.p("The paged array's rate from its median time per element (scans) or update (GUPS); what part "
               "of it came from memory depends on the ratio (at 2x about half, at 4x a quarter). For hinted "
               "random reads the rate is of leaves read from the file (the pager's loads per read over the "
               "measured passes, divided by the time per read): what the device serves. The bar is fio "
-              "on the same file system at the same request size, its fastest buffers (issue 30). The buffers' "
+              "on the same file system at the same request size, its fastest buffers (issue 30): for sequential "
+              "scans and hinted random reads above 1x, fio run in the point's own process just before and just "
+              "after its measured passes (their mean; --param fio, the record's fio_beside), as this device's "
+              "speed drifts from one minute to the next; else the device rows above. The buffers' "
               "page size matters: a 64 KiB request into 4 KiB pages is sixteen segments for the device, into a "
               "huge page one (the development VM: 1.3 against 2.5 GB/s); the paged array's frames are huge pages.")
 
@@ -399,10 +416,11 @@ GOAL_TITLES = {
     3: "at 1x the budget (everything fits): within 1.05x of the in-memory array (issue 30; 1.10x before)",
     4: "zero kernel page faults in the paged array's measured passes",
     5: "sequential scan at 2x the budget and more: the paged array scans its data at >= 0.9x the bandwidth fio "
-       "reads from the same file system with O_DIRECT (io_uring, the same request size, its fastest buffers)",
+       "reads from the same file system with O_DIRECT (io_uring, the same request size, huge-page buffers; "
+       "run beside each point)",
     6: "hinted random reads at 2x and 10x the budget: the paged array reads leaves at >= 0.9x fio's random 4 KiB "
-       "reads per second (io_uring, depth 128) and reads elements >= 1.5x as fast as the mapping with "
-       "MADV_WILLNEED on the same batches",
+       "reads per second (io_uring, depth 128; run beside each point) and reads elements >= 1.5x as fast as the "
+       "mapping with MADV_WILLNEED on the same batches",
     7: f"random get() that hit (1x the budget): two threads read >= {THREADS_GAIN}x as many elements per second "
        "as one (in turn, one process)",
 }
@@ -489,19 +507,45 @@ def _goal_faults(recs):
     return g
 
 
+def _beside(r, key: str) -> Optional[Tuple[float, str]]:
+    """fio's rate beside a paged point (the record's ``fio_beside``: its reads of a file of
+    the data's size, just before and just after the measured passes; ``key`` "bw_bytes" or
+    "iops"): their mean and the words for it, or None when the record has none that read."""
+    b = r.get("fio_beside")
+    if not b or not b.get("ok") or not b.get("passes"):
+        return None
+    vals = [p[key] for p in b["passes"]]
+    unit = (lambda v: f"{v / M:.0f}") if key == "bw_bytes" else (lambda v: f"{v:.0f}")
+    whens = ", ".join(f"{p['when']} {unit(p[key])}" for p in b["passes"])
+    what = "MiB/s" if key == "bw_bytes" else "reads/s"
+    return sum(vals) / len(vals), f"beside it: {whens} {what}, buffers: {_BUFFERS.get(b['iomem'], b['iomem'])}"
+
+
+def _bar(recs, r, key: str, pattern: str, block: int) -> Optional[Tuple[float, str]]:
+    """The bar for paged record ``r``: fio beside it (_beside) when it has that, else the
+    fastest fio record of ``pattern`` at ``block`` bytes (the device rows, another time)."""
+    b = _beside(r, key)
+    if b:
+        return b
+    d = _device(recs, pattern, "io_uring", block)
+    if d is None:
+        return None
+    return (_dev_bw(d) if key == "bw_bytes" else _dev_iops(d)), "from the device rows, run at another time"
+
+
 def _goal_device(recs):
     g = Goal("paging-5", GOAL_TITLES[5])
     for r in _of(recs):
         if r["kind"] != "paged" or r["params"].get("kernel") != "seq" or str(r["params"].get("ratio")) == "1":
             continue
-        d = _device(recs, "read", "io_uring", r["paging"]["block_bytes"])
-        if d is None:
+        bar = _bar(recs, r, "bw_bytes", "read", r["paging"]["block_bytes"])
+        if bar is None:
             g.missing.append(f"seq {r['params']['ratio']}x: no fio record of sequential reads at its block size")
             continue
-        mine, bar = _scan_bw(r), _dev_bw(d)
+        mine, (bw, how) = _scan_bw(r), bar
         g.items.append(Item(f"seq {r['params']['ratio']}x: fio's bandwidth / the scan's",
-                            Value(r, bar / mine, f"{mine / M:.0f} MiB/s of data vs fio's {bar / M:.0f} MiB/s "
-                                  f"({mine / bar:.2f}x)"), 1 / 0.9))
+                            Value(r, bw / mine, f"{mine / M:.0f} MiB/s of data vs fio's {bw / M:.0f} MiB/s "
+                                  f"({mine / bw:.2f}x; fio {how})"), 1 / 0.9))
     if not g.items and not g.missing:
         g.missing.append("no paged seq record above 1x the budget")
     return g
@@ -515,13 +559,15 @@ def _goal_reads(recs):
             g.missing.append(f"randread {ratio}x: no paged record")
             continue
         d = _device(recs, "randread", "io_uring", _io_unit(r))
-        if d is None:
+        bar = _bar(recs, r, "iops", "randread", _io_unit(r))
+        if bar is None:
             g.missing.append(f"randread {ratio}x: no fio record of random reads at its leaf size")
         else:
-            mine, bar = _load_rate(r), _dev_iops(d)
+            mine, (iops, how) = _load_rate(r), bar
             g.items.append(Item(f"randread {ratio}x: fio's reads/s / the pager's leaf reads/s",
-                                Value(r, bar / mine if mine else float("inf"),
-                                      f"{mine:.0f} leaves/s vs fio's {bar:.0f} reads/s ({mine / bar:.2f}x)"), 1 / 0.9))
+                                Value(r, iops / mine if mine else float("inf"),
+                                      f"{mine:.0f} leaves/s vs fio's {iops:.0f} reads/s ({mine / iops:.2f}x; "
+                                      f"fio {how})"), 1 / 0.9))
         m = _find(recs, "mapped", "randread", ratio)
         beyond = _beyond_device(r, m, d, READ_GAIN)
         if beyond:

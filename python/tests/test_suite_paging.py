@@ -316,6 +316,15 @@ def test_tiny_bench_on_the_real_program(paging_bin, tmp_path):
     for r in res["records"]:
         if r["kind"] == "paged" and r["params"]["ratio"] != "1":
             assert r["paged"]["loads"] > 0, "a paged run at data > budget read nothing"
+            # fio beside the points paging-5 and -6 judge: a pass before and one after, each read
+            beside = r["params"]["kernel"] in ("seq", "randread") and r["params"].get("fio", "on") == "on"
+            assert ("fio_beside" in r) == beside, r["params"]
+            if beside:
+                b = r["fio_beside"]
+                assert b["ok"] and [p["when"] for p in b["passes"]] == ["before", "after"]
+                assert all(p["iops"] > 0 and p["bw_bytes"] > 0 for p in b["passes"])
+                assert b["block_bytes"] == r["paged"]["leaf_bytes"] and b["file_bytes"] == r["size_bytes"]
+                assert b["pattern"] == ("read" if r["params"]["kernel"] == "seq" else "randread")
         if r["kind"] == "mapped":  # root only: dropped to nothing, then warm with about the budget
             m, budget_pages = r["mapped"], r["paging"]["budget_bytes"] // 4096
             limit_pages = m["limit_bytes"] // 4096
@@ -382,6 +391,45 @@ def test_the_device_bar_is_fios_fastest_buffers():
     assert g.verdict == "MET"
     huge["device"]["passes"] = [dict(p, bw_bytes=9e9) for p in huge["device"]["passes"]]
     assert {x.number: x for x in goals(analysis.Records(res))}["paging-5"].verdict == "MISSED"
+
+
+def _beside(r, pattern, block, rates, ok=True):
+    """fio beside paged record ``r``: a pass before and one after its measured passes, at
+    ``rates`` (bytes/s)."""
+    r["fio_beside"] = {"pattern": pattern, "engine": "io_uring", "depth": 128, "block_bytes": block,
+                       "file_bytes": 64 * M, "iomem": "malloc", "runtime_ms": 200, "huge_pages_reserved": None,
+                       "direct": True, "fio": "fio-3.33", "ok": ok,
+                       "passes": [{"when": w, "iops": bw / block, "bw_bytes": bw} for w, bw in zip(("before", "after"),
+                                                                                                  rates)]}
+
+
+def test_the_device_bar_is_fio_beside_the_point_when_it_ran():
+    """paging-5 and -6 compare a paged point with fio run in its own process just before and
+    after its passes (their mean), not with the device rows of another minute; a point
+    whose fio failed falls back to the rows."""
+    res = _results()
+    scan = next(r for r in res["records"] if r["experiment"] == "paging" and r["kind"] == "paged"
+                and r["params"]["kernel"] == "seq" and r["params"]["ratio"] == "2")
+    _beside(scan, "read", 65536, [7e9, 9e9])  # mean 8 GB/s: the scan's 5.3 GB/s is under 0.9x of it
+    reads = [r for r in res["records"] if r["experiment"] == "paging" and r["kind"] == "paged"
+             and r["params"]["kernel"] == "randread"]
+    for r in reads:
+        _beside(r, "randread", 4096, [4096 * 120e3, 4096 * 130e3])  # 125k reads/s: the pager's 125k is 1.0x
+    g = {x.number: x for x in goals(analysis.Records(res))}
+    five = g["paging-5"]
+    assert five.verdict == "MISSED"
+    seq2 = next(i for i in five.items if i.what.startswith("seq 2x"))
+    assert abs(seq2.ratio.value - 8e9 / (8 / 1.5e-9)) < 1e-9
+    assert "fio beside it: before 6676, after 8583 MiB/s, buffers: 4 KiB pages" in seq2.ratio.cell()
+    six = g["paging-6"]
+    assert six.verdict == "MET"
+    assert all(abs(i.ratio.value - 1.0) < 1e-9 for i in six.items if i.what.startswith("randread") and "fio" in i.what)
+    for r in reads:
+        _beside(r, "randread", 4096, [4096 * 200e3, 4096 * 200e3])  # the device beside it twice as fast
+    assert {x.number: x for x in goals(analysis.Records(res))}["paging-6"].verdict == "MISSED"
+    for r in reads:
+        _beside(r, "randread", 4096, [4096 * 200e3], ok=False)  # fio failed: the device rows (97.7k) again
+    assert {x.number: x for x in goals(analysis.Records(res))}["paging-6"].verdict == "MET"
 
 
 def test_fits_is_judged_in_turn_within_the_paged_process():

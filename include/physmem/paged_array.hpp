@@ -173,15 +173,22 @@ class PagedArray {
     // Element i when its leaf is present and its tags need no slow path for this access
     // (operator[] would be the walk alone), else nullptr; nothing is loaded or marked, and
     // nothing is called (a deeper table is walked inline). pre: i < size().
+    // A read walks the read table (reads_, as walk() does): a ready entry there has no tag
+    // set, so the element is the entry plus i elements, with no mask on the load's path.
     T* element_if_ready(size_type i, bool write) const noexcept {
         using P = detail::Pager;
         const std::uintptr_t need = write ? P::kTags : P::kCold;
-        std::uintptr_t e = reinterpret_cast<std::uintptr_t>(root_[i >> root_shift_]);
+        // The table in a variable of its own: g++ 12.2 computes the index of
+        // `(write ? root_ : reads_)[i >> root_shift_]` in the first arm only (the call to
+        // root_shift_'s conversion), and the other arm reads slot 0 — the wrong leaf.
+        void* const* table = write ? root_ : reads_;
+        std::uintptr_t e = reinterpret_cast<std::uintptr_t>(table[i >> root_shift_]);
         if (e & need) [[unlikely]] {  // not ready, or a deeper table: the pager's walk, inline
             e = entry(i >> shape_.leaf_shift);
             if (e & need) return nullptr;
+            e &= ~P::kTags;  // a read's entry in the table may hold kClean
         }
-        T* p = at_entry(e & ~P::kTags, i);
+        T* p = at_entry(e, i);
         if (!p) __builtin_unreachable();  // an element's address: the caller tests only the tags
         return p;
     }

@@ -118,6 +118,9 @@ class SmallSets {
         const std::size_t set = index_(key);
         return {meta_ + set * meta_stride<W>(), keys_ + set * ways_of<W>(), fingerprint(key)};
     }
+    // Makes `way` of the set at meta the most recently used.
+    template <unsigned W>
+    void touch(std::uint64_t* meta, unsigned way) noexcept;
     // The recency order with `way` moved from its position to the front.
     template <unsigned W>
     std::uint64_t to_front(std::uint64_t order, unsigned way) const noexcept;
@@ -137,6 +140,14 @@ std::uint64_t SmallSets::to_front(std::uint64_t order, unsigned way) const noexc
     const std::uint64_t before = (std::uint64_t{1} << (4 * p)) - 1;         // positions < p
     const std::uint64_t through = (std::uint64_t{16} << (4 * p)) - 1;       // positions <= p (p = 15: all)
     return (order & ~through) | ((order & before) << 4) | way;
+}
+
+template <unsigned W>
+void SmallSets::touch(std::uint64_t* meta, unsigned way) noexcept {
+    // A hit on the most recent way changes nothing and stores nothing: a set hit again and
+    // again (a walk cache's one upper entry) then has no chain of store, reload and to_front.
+    const std::uint64_t order = meta[0];
+    if ((order & 0xF) != way) meta[0] = to_front<W>(order, way);
 }
 
 template <unsigned W>
@@ -178,7 +189,7 @@ bool SmallSets::lookup(std::uint64_t key, Hint& h) noexcept {
     h = hint_of<W>(key);
     const int way = find<W>(h, key, h.fp);
     if (way < 0) return false;
-    h.meta[0] = to_front<W>(h.meta[0], unsigned(way));
+    touch<W>(h.meta, unsigned(way));
     return true;
 }
 
@@ -195,7 +206,7 @@ bool SmallSets::access(std::uint64_t key) noexcept {
         place<W>(h, key, h.fp);
         return false;
     }
-    h.meta[0] = to_front<W>(h.meta[0], unsigned(way));
+    touch<W>(h.meta, unsigned(way));
     return true;
 }
 

@@ -19,7 +19,7 @@ the paged array in every row. Random reads also run on 64 KiB blocks with their 
 and with 4 KiB leaves (``leaf``: PagingOptions::leaf_bytes), reported apart. The payloads (``paging``, ``paged``, ``mapped``, ``stxxl``)
 are lab/schema/payloads/paging.schema.json, checked with every record.
 """
-from typing import List, Optional, Tuple
+from typing import List, NamedTuple, Optional
 
 from .analysis import Goal, Item, PhaseRatio, Ratio, Scalar, Value, timed_faults
 from .suitedef import K, M, G, Point, Row, SuiteDef, Variant
@@ -389,12 +389,12 @@ def _device_section(doc, recs):
             mine, unit = _load_rate(r), "leaf reads/s vs random reads/s"
         else:
             bar = _bar(recs, r, "bw_bytes", "read", block)
-            bar = bar and (bar[0] / M, bar[1])
+            bar = bar and bar._replace(value=bar.value / M)
             mine, unit = _scan_bw(r) / M, "MiB/s of data vs read"
-        v = bar[0] if bar else None
+        v = bar.value if bar else None
         rows.append([k, f"{r['params']['ratio']}x", format_size(block), unit, f"{mine:.0f}",
                      f"{v:.0f}" if v else "-", f"{mine / v:.2f}x" if v else "-",
-                     ("beside the point" if bar[1].startswith("beside") else "device rows") if bar else "-"])
+                     ("beside the point" if bar.beside else "device rows") if bar else "-"])
     if rows:
         doc.table(["kernel", "data / budget", "block", "what", "paged array", "device (io_uring, depth 128)",
                    "share", "fio measured"], rows)
@@ -507,7 +507,15 @@ def _goal_faults(recs):
     return g
 
 
-def _beside(r, key: str) -> Optional[Tuple[float, str]]:
+class Bar(NamedTuple):
+    """What a paged point is compared with: fio's rate, the words that say where it came
+    from, and whether fio ran beside the point (False: the device rows, another time)."""
+    value: float
+    words: str
+    beside: bool
+
+
+def _beside(r, key: str) -> Optional[Bar]:
     """fio's rate beside a paged point (the record's ``fio_beside``: its reads of a file of
     the data's size, just before and just after the measured passes; ``key`` "bw_bytes" or
     "iops"): their mean and the words for it, or None when the record has none that read."""
@@ -518,10 +526,11 @@ def _beside(r, key: str) -> Optional[Tuple[float, str]]:
     unit = (lambda v: f"{v / M:.0f}") if key == "bw_bytes" else (lambda v: f"{v:.0f}")
     whens = ", ".join(f"{p['when']} {unit(p[key])}" for p in b["passes"])
     what = "MiB/s" if key == "bw_bytes" else "reads/s"
-    return sum(vals) / len(vals), f"beside it: {whens} {what}, buffers: {_BUFFERS.get(b['iomem'], b['iomem'])}"
+    return Bar(sum(vals) / len(vals), f"beside it: {whens} {what}, buffers: {_BUFFERS.get(b['iomem'], b['iomem'])}",
+               True)
 
 
-def _bar(recs, r, key: str, pattern: str, block: int) -> Optional[Tuple[float, str]]:
+def _bar(recs, r, key: str, pattern: str, block: int) -> Optional[Bar]:
     """The bar for paged record ``r``: fio beside it (_beside) when it has that, else the
     fastest fio record of ``pattern`` at ``block`` bytes (the device rows, another time)."""
     b = _beside(r, key)
@@ -530,7 +539,7 @@ def _bar(recs, r, key: str, pattern: str, block: int) -> Optional[Tuple[float, s
     d = _device(recs, pattern, "io_uring", block)
     if d is None:
         return None
-    return (_dev_bw(d) if key == "bw_bytes" else _dev_iops(d)), "from the device rows, run at another time"
+    return Bar(_dev_bw(d) if key == "bw_bytes" else _dev_iops(d), "from the device rows, run at another time", False)
 
 
 def _goal_device(recs):
@@ -542,7 +551,7 @@ def _goal_device(recs):
         if bar is None:
             g.missing.append(f"seq {r['params']['ratio']}x: no fio record of sequential reads at its block size")
             continue
-        mine, (bw, how) = _scan_bw(r), bar
+        mine, bw, how = _scan_bw(r), bar.value, bar.words
         g.items.append(Item(f"seq {r['params']['ratio']}x: fio's bandwidth / the scan's",
                             Value(r, bw / mine, f"{mine / M:.0f} MiB/s of data vs fio's {bw / M:.0f} MiB/s "
                                   f"({mine / bw:.2f}x; fio {how})"), 1 / 0.9))
@@ -563,7 +572,7 @@ def _goal_reads(recs):
         if bar is None:
             g.missing.append(f"randread {ratio}x: no fio record of random reads at its leaf size")
         else:
-            mine, (iops, how) = _load_rate(r), bar
+            mine, iops, how = _load_rate(r), bar.value, bar.words
             g.items.append(Item(f"randread {ratio}x: fio's reads/s / the pager's leaf reads/s",
                                 Value(r, iops / mine if mine else float("inf"),
                                       f"{mine:.0f} leaves/s vs fio's {iops:.0f} reads/s ({mine / iops:.2f}x; "

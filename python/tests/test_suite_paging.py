@@ -2,6 +2,8 @@
 MEASURED), and the real program run by ``physmem bench --suite paging --scale tiny``
 (skipped unless built; fails under PHYSMEM_LAB_REQUIRE_BUILD=1 like conftest.real_bin)."""
 
+import re
+
 import pytest
 
 import synth
@@ -430,6 +432,13 @@ def test_the_device_bar_is_fio_beside_the_point_when_it_ran():
     for r in reads:
         _beside(r, "randread", 4096, [4096 * 200e3], ok=False)  # fio failed: the device rows (97.7k) again
     assert {x.number: x for x in goals(analysis.Records(res))}["paging-6"].verdict == "MET"
+    # The device table says where each point's bar came from: the scan at 2x beside it, the
+    # random reads (fio failed) from the rows.
+    md = report.build(res, "synthetic", None, None).markdown().splitlines()
+    seq2 = [line for line in md if line.startswith("| seq | 2x |")]
+    reads = [line for line in md if re.match(r"\| randread \| \d+x \|", line)]
+    assert len(seq2) == 1 and seq2[0].endswith("| beside the point |"), seq2
+    assert len(reads) == 2 and all(line.endswith("| device rows |") for line in reads), reads
 
 
 def test_fits_is_judged_in_turn_within_the_paged_process():

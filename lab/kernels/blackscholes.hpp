@@ -34,10 +34,16 @@ struct Option {
 static_assert(sizeof(Option) == 28);
 inline constexpr std::size_t kBytesPerOption = 28;
 
+// The formula's functions are inlined always: a loop over price() vectorizes only with
+// price() inlined into it, which g++ 12 (-O3 -march=native) does not always do. It left
+// price() a call in the structure-of-arrays kernel once that kernel was compiled out of
+// line in the lab's experiment (whose translation unit calls price() from many places),
+// and the loop ran scalar, one call an option: ~15x slower on a CPU of the lab's (the
+// commit that made this change gives the figures).
 // ---- float math without libm ----------------------------------------------------------
 
 // e^x for x in [-87, 88] (clamped outside): x = n ln2 + r, |r| <= ln2/2, degree-7 Taylor.
-inline float exp_approx(float x) noexcept {
+[[gnu::always_inline]] inline float exp_approx(float x) noexcept {
     x = x < -87.0f ? -87.0f : (x > 88.0f ? 88.0f : x);
     constexpr float kRound = 12582912.0f;  // 1.5 * 2^23: adding it rounds to an integer (to even)
     float n = (x * 1.44269504088896341f + kRound) - kRound;
@@ -48,7 +54,7 @@ inline float exp_approx(float x) noexcept {
 
 // ln x for normal positive x: x = m 2^e with m in [sqrt(1/2), sqrt(2)), ln m = 2 atanh(s),
 // s = (m - 1)/(m + 1), odd series to s^11. pre: x > 0, finite, normal.
-inline float log_approx(float x) noexcept {
+[[gnu::always_inline]] inline float log_approx(float x) noexcept {
     std::int32_t bits = std::bit_cast<std::int32_t>(x);
     std::int32_t e = ((bits >> 23) & 0xff) - 127;
     float m = std::bit_cast<float>((bits & 0x007fffff) | 0x3f800000);  // [1, 2)
@@ -62,7 +68,7 @@ inline float log_approx(float x) noexcept {
 
 // sqrt x for normal positive x: reciprocal square root by the bit estimate and three
 // Newton steps, then x * rsqrt(x). pre: x > 0, finite, normal.
-inline float sqrt_approx(float x) noexcept {
+[[gnu::always_inline]] inline float sqrt_approx(float x) noexcept {
     float y = std::bit_cast<float>(0x5f3759df - (std::bit_cast<std::int32_t>(x) >> 1));
     for (int i = 0; i < 3; ++i) y = y * (1.5f - 0.5f * x * y * y);
     return x * y;
@@ -71,7 +77,7 @@ inline float sqrt_approx(float x) noexcept {
 // ---- the formula ------------------------------------------------------------------------
 
 // Cumulative normal distribution N(x), Abramowitz & Stegun 26.2.17 (|error| < 7.5e-8).
-inline float cndf(float x) noexcept {
+[[gnu::always_inline]] inline float cndf(float x) noexcept {
     float ax = x < 0 ? -x : x;
     float k = 1.0f / (1.0f + 0.2316419f * ax);
     float poly = k * (0.319381530f + k * (-0.356563782f + k * (1.781477937f + k * (-1.821255978f + k * 1.330274429f))));
@@ -80,7 +86,7 @@ inline float cndf(float x) noexcept {
 }
 
 // The price of one option. pre: spot, strike, volatility, time > 0 (normal floats).
-inline float price(float spot, float strike, float rate, float vol, float time, std::int32_t type) noexcept {
+[[gnu::always_inline]] inline float price(float spot, float strike, float rate, float vol, float time, std::int32_t type) noexcept {
     float vt = vol * sqrt_approx(time);
     float d1 = (log_approx(spot / strike) + (rate + 0.5f * vol * vol) * time) / vt;
     float d2 = d1 - vt;

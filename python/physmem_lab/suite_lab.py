@@ -120,7 +120,8 @@ SCALES = {
 
 def pass_s(p: Point, cap: Optional[int]) -> float:
     """Rough seconds of one timed pass (ETA and budget only; calibrated once on the
-    development VM, e.g. blackscholes ~40 ns a pricing soa, ~60 aos)."""
+    development VM, e.g. blackscholes ~40 ns a pricing in scalar loops, ~3 ns in the
+    vectorized soa loop)."""
     gib = p.size_bytes / G
     e, kind = p.experiment, p.kind
     if e == "scan":
@@ -139,7 +140,7 @@ def pass_s(p: Point, cap: Optional[int]) -> float:
     if e == "blackscholes":
         scalar = kind in ("tree-iter", "tree-index") or p.params.get("layout") == "aos"
         repeat = int(p.params.get("repeat", 10))
-        return p.size_bytes / 28 * repeat * (35e-9 if scalar else 25e-9)
+        return p.size_bytes / 28 * repeat * (40e-9 if scalar else 3e-9)
     return 0.5 * gib
 
 

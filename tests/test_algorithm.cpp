@@ -387,4 +387,42 @@ TEST(AlgorithmPaged, WindowsOfSeveralLeavesGiveStdResults) {
     EXPECT_EQ(a.c.stats().writebacks - before, 2u);  // leaves 0 and 1, not the window's rest
 }
 
+// One PagedArray in an algorithm pins a window of its leaves at a time too (a quarter of
+// its budget, at most eight; segmented_iterator.hpp's LeafWindow). Runs that start mid-leaf
+// give std::'s results; what they wrote reaches the file when the budget shrinks; a search
+// that stops early marks only the leaves it reached dirty and leaves nothing pinned; and
+// with a budget of one leaf every run still works, a leaf at a time.
+TEST(AlgorithmPaged, OneArrayPinsAWindowAtATime) {
+    Pools pools;
+    const std::size_t n = 12 * 1024 + 300;  // 13 leaves of 1024
+    Values v = pattern(n, 7);
+    Paged<64> a(pools, v);
+    a.c.flush();  // clean: only the runs' marks can make a leaf dirty below
+    auto step = [k = u32{0}]() mutable { return k += 3; };
+    physmem::generate(a.c.begin() + 5, a.c.end() - 7, step);
+    std::generate(v.begin() + 5, v.end() - 7, step);
+    a.c.set_budget(4096);  // every dirty leaf but one written and dropped
+    EXPECT_EQ(a.values(), v);
+    EXPECT_EQ(physmem::accumulate(a.c.cbegin() + 3, a.c.cend(), std::uint64_t{0}),
+              std::accumulate(v.begin() + 3, v.end(), std::uint64_t{0}));  // a window of one leaf
+
+    a.c.set_budget(64 * 4096);
+    (void)physmem::count(a.c.cbegin(), a.c.cend(), 0u);  // every leaf in memory, clean
+    a.c.flush();
+    const auto before = a.c.stats().writebacks;
+    v[100] = a.c.get(100) ^ 1u;  // in leaf 0: the search stops in the first window (leaves 0-2)
+    a.c.set(100, v[100]);
+    a.c.flush();
+    const auto marked = a.c.stats().writebacks;
+    EXPECT_EQ(marked - before, 1u);
+    auto it = physmem::find(a.c.begin(), a.c.end(), v[100]);
+    ASSERT_NE(it, a.c.end());
+    EXPECT_EQ(it - a.c.begin(), std::find(v.begin(), v.end(), v[100]) - v.begin());
+    a.c.flush();
+    EXPECT_EQ(a.c.stats().writebacks - marked, 1u);  // leaf 0 only, not the window's rest
+    a.c.set_budget(4096);  // nothing left pinned: every leaf but one can go
+    EXPECT_EQ(a.values(), v);
+    EXPECT_LE(a.c.stats().resident, 1u);
+}
+
 }  // namespace

@@ -127,49 +127,77 @@ struct StayingCursor {
     void finish(std::size_t done) { it += static_cast<std::ptrdiff_t>(done); }
 };
 
-// A PagedIterator beside another: open pins up to `window` consecutive leaves under one
-// lock of the pager, so the pager is entered twice a window, not twice a leaf (a scan of
-// two paged arrays that entered both pagers at every leaf ran measurably slower than the
-// same scan of two trees, by more the smaller the leaves; the algorithms suite shows it).
-// A non-const iterator marks the leaves its runs reached dirty when it unpins them (on
-// the way out of an exception too).
-template <class It>
-struct PagedCursor {
-    using P = decltype(std::declval<const It&>().operator->());
+// Up to 8 consecutive leaves of one pager, pinned under one lock of it (pin_window), so a
+// run of leaves enters the pager twice a window, not twice a leaf. at(j) is element j's
+// address and marks its leaf reached; a non-const (writing) P marks the leaves reached
+// dirty when they are unpinned (on the way out of an exception too).
+template <class P>
+struct PinnedLeaves {
     static constexpr bool kWrite = !std::is_const_v<std::remove_pointer_t<P>>;
-    static constexpr std::size_t kMaxWindow = 8;
+    static constexpr std::size_t kMax = 8;
 
-    It& it;
     Pager* pager;
     unsigned shift;
-    std::size_t window, i0 = 0, k0 = 0, count = 0, reached = 0;
-    void* leaf_[kMaxWindow];
+    std::size_t size, k0 = 0, count = 0, reached = 0;
+    void* leaf[kMax];
 
-    PagedCursor(It& i, std::size_t w)
-        : it(i), pager(&i.container()->pager()), shift(i.container()->shape().leaf_shift),
-          window(std::clamp<std::size_t>(w, 1, kMaxWindow)) {}
-    PagedCursor(PagedCursor&& o) noexcept : it(o.it), pager(o.pager), shift(o.shift), window(o.window) {}  // before open
-    ~PagedCursor() { close(); }
+    // w: the window's leaves, clamped to [1, kMax].
+    PinnedLeaves(Pager* p, unsigned s, std::size_t w) noexcept
+        : pager(p), shift(s), size(std::clamp<std::size_t>(w, 1, kMax)) {}
+    PinnedLeaves(PinnedLeaves&& o) noexcept : PinnedLeaves(o.pager, o.shift, o.size) {}  // before open
+    ~PinnedLeaves() { close(); }
 
-    std::size_t open(std::size_t want) {
-        i0 = it.index(), k0 = i0 >> shift, reached = 0;
-        std::size_t need = ((i0 + want - 1) >> shift) - k0 + 1;
-        count = pager->pin_window(k0, std::min(need, window), leaf_);
-        return std::min(want, ((k0 + count) << shift) - i0);
-    }
-    P arg(std::size_t pos, std::size_t& m) noexcept {
-        std::size_t j = i0 + pos, c = (j >> shift) - k0, off = j & ((std::size_t{1} << shift) - 1);
-        m = std::min(m, (std::size_t{1} << shift) - off);
-        reached = std::max(reached, c + 1);
-        return static_cast<P>(leaf_[c]) + off;
-    }
-    void finish(std::size_t done) {
+    // Pins leaves k, k+1, ... (need of them, at most size; fewer when frames run out) in
+    // place of the window held; returns how many.
+    std::size_t open(std::size_t k, std::size_t need) {
         close();
-        it += static_cast<std::ptrdiff_t>(done);
+        k0 = k;
+        return count = pager->pin_window(k, std::min(need, size), leaf);
+    }
+    // Whether leaf k is pinned (a k below k0 wraps past count).
+    bool holds(std::size_t k) const noexcept { return k - k0 < count; }
+    // Elements from j to the end of its leaf.
+    std::size_t left(std::size_t j) const noexcept { return (std::size_t{1} << shift) - (j & ((std::size_t{1} << shift) - 1)); }
+    // pre: holds(j >> shift).
+    P at(std::size_t j) noexcept {
+        const std::size_t c = (j >> shift) - k0;
+        reached = std::max(reached, c + 1);
+        return static_cast<P>(leaf[c]) + (j & ((std::size_t{1} << shift) - 1));
     }
     void close() noexcept {
         if (count) pager->unpin_window(k0, count, kWrite ? reached : 0);
-        count = 0;
+        count = reached = 0;
+    }
+};
+
+// A PagedIterator beside another: open pins a window of leaves from the iterator on (a
+// scan of two paged arrays that entered both pagers at every leaf ran measurably slower
+// than the same scan of two trees, by more the smaller the leaves; the algorithms suite
+// shows it).
+template <class It>
+struct PagedCursor {
+    using P = decltype(std::declval<const It&>().operator->());
+
+    It& it;
+    PinnedLeaves<P> pins;
+    std::size_t i0 = 0;
+
+    PagedCursor(It& i, std::size_t w)
+        : it(i), pins(&i.container()->pager(), i.container()->shape().leaf_shift, w) {}
+
+    std::size_t open(std::size_t want) {
+        i0 = it.index();
+        const std::size_t k = i0 >> pins.shift;
+        const std::size_t count = pins.open(k, ((i0 + want - 1) >> pins.shift) - k + 1);
+        return std::min(want, ((k + count) << pins.shift) - i0);
+    }
+    P arg(std::size_t pos, std::size_t& m) noexcept {
+        m = std::min(m, pins.left(i0 + pos));
+        return pins.at(i0 + pos);
+    }
+    void finish(std::size_t done) {
+        pins.close();
+        it += static_cast<std::ptrdiff_t>(done);
     }
 };
 
@@ -253,59 +281,34 @@ std::size_t zip_tree(std::size_t n, K& k, Tup& t) {
     return done;
 }
 
-// The leaves of the zip's one PagedIterator, pinned a window at a time (up to 8
-// consecutive leaves under one lock of the pager, a quarter of its budget at most): run(it,
-// n, f) calls f(p, m) as Segmented::run does, pinning the next window only when its leaf
-// is outside the one pinned. A non-const iterator marks the leaves its runs reached dirty
-// when they are unpinned (on the way out of an exception too). Pinning each leaf alone
-// (the pager's lock taken twice a leaf) made physmem::find, all_of, any_of and none_of over
-// one paged array of 64 KiB leaves ~1.15x the vector's where the tree's were ~1.00x (the
-// commit that made this change gives the figures). The runs stay in zip_from's loop: the
-// same windows driven by a loop of their own left g++ a vectorized sum loop it did not
-// align, and std::accumulate ran 1.2x the vector's.
+// The leaves of the zip's one PagedIterator, pinned a window at a time (PinnedLeaves, a
+// quarter of its budget at most): run(it, n, f) calls f(p, m) as Segmented::run does,
+// pinning the next window only when its leaf is outside the one pinned. Pinning each
+// leaf alone (the pager's lock taken twice a leaf) made physmem::find, all_of, any_of and
+// none_of over one paged array of 64 KiB leaves ~1.15x the vector's where the tree's were
+// ~1.00x (the commit that made this change gives the figures). The runs stay in
+// zip_from's loop: the same windows driven by a loop of their own left g++ a vectorized
+// sum loop it did not align, and std::accumulate ran 1.2x the vector's.
 struct NoWindow {  // LeafWindow's place for the other segmented iterators
     template <class It>
     explicit NoWindow(const It&) noexcept {}
 };
 template <class It>
 class LeafWindow {
-    using P = typename It::pointer;
-    static constexpr bool kWrite = !std::is_const_v<std::remove_pointer_t<P>>;
-    static constexpr std::size_t kMax = 8;
-
   public:
     explicit LeafWindow(const It& it)
-        : pager_(&it.container()->pager()), shift_(it.container()->shape().leaf_shift),
-          size_(std::clamp<std::size_t>(pager_of(it).second / 4, 1, kMax)) {}
-    LeafWindow(const LeafWindow&) = delete;
-    LeafWindow& operator=(const LeafWindow&) = delete;
-    ~LeafWindow() { close(); }
+        : pins_(&it.container()->pager(), it.container()->shape().leaf_shift, pager_of(it).second / 4) {}
 
     // pre: 0 < n <= elements from it to the end.
     template <class F>
     void run(const It& it, std::size_t n, F&& f) {
-        const std::size_t i = it.index(), k = i >> shift_, off = i & ((std::size_t{1} << shift_) - 1);
-        if (k - k0_ >= count_) open(k, ((i + n - 1) >> shift_) - k + 1);
-        const std::size_t c = k - k0_;
-        reached_ = std::max(reached_, c + 1);
-        f(static_cast<P>(leaf_[c]) + off, std::min(n, (std::size_t{1} << shift_) - off));
+        const std::size_t i = it.index(), k = i >> pins_.shift;
+        if (!pins_.holds(k)) pins_.open(k, ((i + n - 1) >> pins_.shift) - k + 1);
+        f(pins_.at(i), std::min(n, pins_.left(i)));
     }
 
   private:
-    void open(std::size_t k, std::size_t need) {
-        close();
-        k0_ = k;
-        count_ = pager_->pin_window(k, std::min(need, size_), leaf_);
-    }
-    void close() noexcept {
-        if (count_) pager_->unpin_window(k0_, count_, kWrite ? reached_ : 0);
-        count_ = reached_ = 0;
-    }
-
-    Pager* pager_;
-    unsigned shift_;
-    std::size_t size_, k0_ = 0, count_ = 0, reached_ = 0;
-    void* leaf_[kMax];
+    PinnedLeaves<typename It::pointer> pins_;
 };
 
 // zip_runs with at most one paged iterator, from element I on: the first segmented
@@ -366,7 +369,7 @@ template <class K, class... Its>
 std::size_t zip_runs(std::size_t n, K&& k, Its&... its) {
     if (n == 0) return 0;
     constexpr int kPaged = (int{detail::IsPaged<std::remove_cv_t<Its>>::value} + ... + 0);
-    if constexpr (kPaged < 2) {  // leaf by leaf (a window of a pager's): the tightest loops
+    if constexpr (kPaged < 2) {  // leaf by leaf (one paged iterator's leaves a window at a time)
         std::tuple<Its&...> t(its...);
         return detail::zip_from<0>(n, k, t);
     } else {

@@ -217,41 +217,47 @@ Arena* create_arena(unsigned min_huge, bool sparse) noexcept {
 // lives on huge pages.
 namespace {
 
-// A huge page in use when the heap turns huge (the arena is advised huge as a whole), small
-// objects' (filler) or large ones', by what the program touched, the rule large.cpp judges
-// classes by: at least a quarter of the page resident, collapsed (MADV_COLLAPSE);
-// nothing yet (a buffer just placed, the very one that made the heap big perhaps), left to
-// fault in huge; some, but under a quarter, kept on 4 KiB pages, away from khugepaged too
-// (MADV_NOHUGEPAGE on its 2 MiB until it is purged whole: hugepage.cpp advises it huge
-// again). Large objects placed before the switch were not judged (no sparse arena on a
-// small heap): a page of them touched at their ends, made huge, would hold 2 MiB for a few
-// KiB (large-live: 9 such pages, 18 MiB for about 100 touched pages); a program's few small
-// objects, 2 MiB (the filler makes such a page huge again once a quarter of it is in use).
-// mincore refused: collapsed. One kept small already (a buffer judged sparse on the small
-// heap): the arena's advice just cleared its own, so it is given again.
+// A huge page in use when the heap turns huge, small objects' (filler) or large ones', by
+// what the program touched, the rule large.cpp judges classes by: at least a quarter of the
+// page resident, advised huge and collapsed (MADV_COLLAPSE); nothing yet (a buffer just
+// placed, the very one that made the heap big perhaps), advised huge, left to fault in huge;
+// some, but under a quarter, kept on 4 KiB pages, away from khugepaged too (HugePage::no_thp,
+// MADV_NOHUGEPAGE until it is purged whole: hugepage.cpp advises it huge again). Large
+// objects placed before the switch were not judged (no sparse arena on a small heap): a page
+// of them touched at their ends, made huge, would hold 2 MiB for a few KiB (large-live: 9
+// such pages, 18 MiB for about 100 touched pages); a program's few small objects, 2 MiB (the
+// filler makes such a page huge again once a quarter of it is in use). mincore refused:
+// collapsed. A page not in use (clean, or never touched), and one kept small already, as is.
+// pre: the page is still advised MADV_NOHUGEPAGE (the small heap's advice, not cleared first:
+// a sparse page advised huge even for a moment is one khugepaged may collapse, 2 MiB for the
+// few KiB it holds).
 void turn_huge(HugePage& hp) noexcept {
+    if (hp.no_thp) return;
     void* base = reinterpret_cast<void*>(hp.base());
-    if (hp.no_thp) {
-        (void)os::advise_huge(base, kHuge, false);
+    const bool in_use = hp.state == HugePage::filler || hp.state == HugePage::large;
+    const std::size_t resident = in_use ? os::resident_pages(base, kHuge) : 0;
+    if (resident != 0 && resident != SIZE_MAX && sparsely_touched(resident, kHuge / kPage)) {
+        (void)advise_small(&hp, true);
         return;
     }
-    if (hp.state != HugePage::filler && hp.state != HugePage::large) return;
-    const std::size_t resident = os::resident_pages(base, kHuge);
-    if (resident == 0) return;
-    if (resident == SIZE_MAX || !sparsely_touched(resident, kHuge / kPage)) os::collapse_huge(base, kHuge);
-    else (void)advise_small(&hp, true);
+    (void)os::advise_huge(base, kHuge, true);
+    if (resident != 0) os::collapse_huge(base, kHuge);
 }
 
 }  // namespace
 
+// Each THP arena's pages past those initialized are advised huge as one range, the others
+// one by one (turn_huge), never the arena as a whole first: a sparse page would be advised
+// huge between the two calls.
 bool thp_when_big() noexcept {
     std::size_t after = g_opt.thp_after_mb * (std::size_t{1} << 20) / kHuge;
     if (H.thp_on || H.in_use_by_rung[static_cast<unsigned>(Rung::thp)] < after) return false;
     H.thp_on = true;
     for (unsigned i = 0; i < H.narenas; ++i) {
         Arena* a = H.arenas[i];
-        if (a->rung != Rung::thp || a->direct) continue;
-        os::advise_huge(reinterpret_cast<void*>(a->base), a->size, true);
+        if (a->rung != Rung::thp || a->direct || a->sparse) continue;
+        const std::size_t done = std::size_t{a->ninit} * kHuge;
+        if (done < a->size) os::advise_huge(reinterpret_cast<void*>(a->base + done), a->size - done, true);
         for (unsigned k = 0; k < a->ninit; ++k) turn_huge(a->hp[k]);
     }
     return true;

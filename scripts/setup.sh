@@ -12,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PACKAGES=(cmake ninja-build g++ libgtest-dev pkgconf nlohmann-json3-dev python3-venv sqlite3
+  time  # the programs suite: GNU time reads a child's peak RSS
   redis-server redis-tools  # the redis suite: a real server under each allocator
   liburing-dev  # the paged array's asynchronous I/O
   libstxxl-dev fio  # the paging suite's out-of-core peer, and its bar: the device read by fio

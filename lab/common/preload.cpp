@@ -4,11 +4,14 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <stdexcept>
 
 #include "physmem/region.hpp"   // backing_unavailable
@@ -109,6 +112,34 @@ void ensure(const std::string& name) {
     std::string lib = library(name, &why);
     if (name != "glibc" && lib.empty()) throw physmem::backing_unavailable(why);
     reexec(name, lib);
+}
+
+Malloc for_child(const std::string& name) {
+    if (name == "glibc") return {name, process::object_of(reinterpret_cast<void*>(&::getpid))};
+    std::string why;
+    std::string lib = library(name, &why);
+    if (lib.empty()) throw physmem::backing_unavailable(why);
+    return {name, std::filesystem::weakly_canonical(lib).string()};
+}
+
+std::vector<Malloc> for_children(const std::string& alloc, const std::string& peers) {
+    std::vector<Malloc> all{for_child(alloc)};
+    for (const std::string& p : split_list(peers)) {
+        const auto& known = allocators();
+        if (std::find(known.begin(), known.end(), p) == known.end())
+            throw std::invalid_argument("unknown allocator '" + p + "'");
+        if (std::none_of(all.begin(), all.end(), [&](const Malloc& m) { return m.name == p; }))
+            all.push_back(for_child(p));
+    }
+    return all;
+}
+
+std::vector<std::string> split_list(const std::string& csv) {
+    std::vector<std::string> out;
+    std::istringstream in(csv);
+    for (std::string x; std::getline(in, x, ',');)
+        if (!x.empty()) out.push_back(x);
+    return out;
 }
 
 }  // namespace lab::preload

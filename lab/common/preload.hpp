@@ -34,6 +34,27 @@ std::string library(const std::string& name, std::string* why);
 // already running under it returns at once.
 void ensure(const std::string& name);
 
+// An allocator a child runs under (a server or a program the lab starts): its name and the
+// shared object to preload into the child. glibc's is the C library itself: first in the
+// search order, its malloc is the one the child calls (Debian's redis-server links
+// jemalloc).
+struct Malloc {
+    std::string name, lib;
+};
+
+// The Malloc for `name`, its library's path canonical (as /proc/PID/maps names it).
+// Throws physmem::backing_unavailable when the library is not installed,
+// std::invalid_argument for an unknown name.
+Malloc for_child(const std::string& name);
+
+// The allocators of a run that measures `alloc` beside `peers` (comma-separated): alloc
+// first, then each peer not already named, in the order given. Throws as for_child, and
+// std::invalid_argument naming an unknown peer.
+std::vector<Malloc> for_children(const std::string& alloc, const std::string& peers);
+
+// The non-empty items of a comma-separated list, in order.
+std::vector<std::string> split_list(const std::string& csv);
+
 // Which allocator serves malloc in this process: the object file that defines the
 // `malloc` symbol the program calls (dladdr), mapped to a name of allocators(); the file
 // name itself when it is none of them.

@@ -54,6 +54,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using lab::preload::Malloc;
 namespace procfs = lab::alloc::procfs;
 
 const lab::ProgramSpec kSpec{
@@ -77,20 +78,6 @@ std::string need_program(const std::string& name) {
     if (p.empty()) throw physmem::backing_unavailable(name + " not installed (apt-get install redis-server redis-tools)");
     return p;
 }
-
-// The shared object preloaded into the server for allocator `a` (glibc: the C library).
-std::string allocator_library(const std::string& a) {
-    if (a == "glibc") return lab::process::object_of(reinterpret_cast<void*>(&::getpid));
-    std::string why;
-    std::string lib = lab::preload::library(a, &why);
-    if (lib.empty()) throw physmem::backing_unavailable(why);
-    return fs::weakly_canonical(lib).string();  // as /proc/PID/maps names it
-}
-
-// One allocator under test: its name and the library preloaded for it.
-struct Malloc {
-    std::string name, lib;
-};
 
 // The server's environment: ours without LD_PRELOAD, plus the allocator's (physmem's
 // backing: the variant's).
@@ -170,14 +157,6 @@ class Server {
     int pid_ = -1;
 };
 
-std::vector<std::string> split(const std::string& csv) {
-    std::vector<std::string> out;
-    std::istringstream in(csv);
-    for (std::string x; std::getline(in, x, ',');)
-        if (!x.empty()) out.push_back(x);
-    return out;
-}
-
 // One redis-benchmark run of `command`; returns the requests/s it reports. Throws when it
 // fails or prints no rate.
 double benchmark(const lab::Settings& s, const std::string& socket, const std::string& command) {
@@ -189,7 +168,7 @@ double benchmark(const lab::Settings& s, const std::string& socket, const std::s
     // --csv: a header line, then "NAME","rps",...
     std::istringstream in(r.out);
     for (std::string line; std::getline(in, line);) {
-        auto cells = split(line);
+        auto cells = lab::preload::split_list(line);
         if (cells.size() >= 2 && cells[0] != "\"test\"" && cells[1].size() > 2) {
             double rps = std::strtod(cells[1].c_str() + 1, nullptr);
             if (r.exit_code == 0 && rps > 0) return rps;
@@ -220,7 +199,7 @@ lab::Json throughput(lab::Context& ctx, const std::vector<Malloc>& all) {
     lab::Json out = lab::Json::object();
     for (const Malloc& m : all) out[m.name] = {{"ns_per_request", lab::Json::object()}, {"benchmark_rps", lab::Json::object()}};
     bool first = true;
-    for (const std::string& c : split(s.param("commands"))) {
+    for (const std::string& c : lab::preload::split_list(s.param("commands"))) {
         std::vector<std::vector<double>> ns(all.size()), rps(all.size());
         auto pass = [&] {  // the first allocator's: timed by measure()
             rps[0].push_back(benchmark(s, servers[0]->socket(), c));
@@ -335,20 +314,6 @@ std::string server_version() {
     return exe.empty() ? "" : lab::process::version_of(exe);
 }
 
-// The allocators of this run: --param alloc first (the record's timing), then --param
-// peers not already named.
-std::vector<Malloc> mallocs(const lab::Settings& s) {
-    std::vector<Malloc> all{{s.param("alloc"), allocator_library(s.param("alloc"))}};
-    for (const std::string& p : split(s.param("peers"))) {
-        const auto& known = lab::preload::allocators();
-        if (std::find(known.begin(), known.end(), p) == known.end())
-            lab::usage_error(kSpec, "--param peers: unknown allocator '" + p + "'");
-        if (std::none_of(all.begin(), all.end(), [&](const Malloc& m) { return m.name == p; }))
-            all.push_back({p, allocator_library(p)});
-    }
-    return all;
-}
-
 void body(lab::Context& ctx) {
     const lab::Settings& s = ctx.settings();
     const std::string& a = s.param("alloc");
@@ -356,10 +321,10 @@ void body(lab::Context& ctx) {
         lab::usage_error(kSpec, "--variant: " + a + " runs on its own defaults: malloc-4k only");
     if (s.param_size("requests") < 1 || s.param_size("clients") < 1 || s.param_size("pipeline") < 1)
         lab::usage_error(kSpec, "--param requests, clients, pipeline: must be >= 1");
-    if (split(s.param("commands")).empty()) lab::usage_error(kSpec, "--param commands: name at least one");
+    if (lab::preload::split_list(s.param("commands")).empty()) lab::usage_error(kSpec, "--param commands: name at least one");
     need_program("redis-server");
     need_program("redis-benchmark");
-    const std::vector<Malloc> all = mallocs(s);
+    const std::vector<Malloc> all = lab::preload::for_children(s.param("alloc"), s.param("peers"));
     bool ok = true;
     lab::Json per = throughput(ctx, all);
     std::set<std::uint64_t> digests;
@@ -376,7 +341,7 @@ void body(lab::Context& ctx) {
                             {"clients", s.param_size("clients")}, {"pipeline", s.param_size("pipeline")},
                             {"value_bytes", s.param_size("value-bytes")}, {"requests", s.param_size("requests")},
                             {"physmem_backing", std::string(physmem::to_string(s.backing))},
-                            {"commands", split(s.param("commands"))}, {"allocators", per}});
+                            {"commands", lab::preload::split_list(s.param("commands"))}, {"allocators", per}});
     ctx.verify(ok && digests.size() == 1,
                "under every allocator: every SET answered OK, every deleted key gone and every kept value read "
                "back byte for byte (the same digest), DBSIZE equal to the keys kept, and its library mapped in "

@@ -26,9 +26,9 @@ NAMES = ("python-start", "python-work", "sqlite-start", "sqlite-work")   # the p
 START_UPS = ("python-start", "sqlite-start")
 
 # Per scale: --size, which sizes the two workloads (python: size / 320 dict keys; sqlite:
-# size / 80 rows). Default: 32 MiB, python-work ~0.35 s and ~60 MiB of heap under glibc (the
-# main job's budget: ~20 s).
-SIZES = {"tiny": 2 * M, "default": 32 * M, "full": 256 * M}
+# size / 80 rows). Default: 16 MiB, python-work ~0.2 s and ~45 MiB of heap under glibc, over
+# the 16 MiB at which libphysmem.so's heap turns huge (the main job's budget: ~10 s).
+SIZES = {"tiny": 2 * M, "default": 16 * M, "full": 256 * M}
 
 ROWS = tuple(Row(PROGRAMS, (Variant("malloc", "thp"),), sizes={scale: (size,)},
                  params=({"alloc": PHYSMEM, "peers": ",".join(PEERS)},), priority=0)
@@ -36,7 +36,7 @@ ROWS = tuple(Row(PROGRAMS, (Variant("malloc", "thp"),), sizes={scale: (size,)},
 
 SCALES = {
     "tiny": {"reps": 2, "warmup": 0, "min_rep_ms": 1, "cap": None, "budget_s": 20},
-    "default": {"reps": 3, "warmup": 1, "min_rep_ms": 1, "cap": None, "budget_s": 40},
+    "default": {"reps": 3, "warmup": 1, "min_rep_ms": 1, "cap": None, "budget_s": 20},
     "full": {"reps": 7, "warmup": 1, "min_rep_ms": 1, "cap": None, "budget_s": None},
 }
 

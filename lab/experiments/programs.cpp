@@ -125,18 +125,22 @@ std::vector<std::string> child_env() {
     return env;
 }
 
+// What runs a program: GNU time, env, and the file time writes its report to.
+struct Harness {
+    std::string time, env, report;
+};
+
 // Runs `p` under `m` once (see the file comment).
-Run run_once(const lab::Settings& s, const Malloc& m, const Program& p, const std::string& report) {
-    const std::string time_exe = tool("time", "time"), env_exe = tool("env", "coreutils");
-    std::vector<std::string> argv{time_exe, "-f", "%M %U %S", "-o", report, env_exe, "LD_PRELOAD=" + m.lib};
+Run run_once(const lab::Settings& s, const Harness& h, const Malloc& m, const Program& p) {
+    std::vector<std::string> argv{h.time, "-f", "%M %U %S", "-o", h.report, h.env, "LD_PRELOAD=" + m.lib};
     if (m.name == "physmem") argv.push_back("PHYSMEM_MALLOC_BACKING=" + std::string(physmem::to_string(s.backing)));
     argv.insert(argv.end(), p.argv.begin(), p.argv.end());
     const auto t0 = std::chrono::steady_clock::now();
-    lab::process::ChildResult r = lab::process::run_child(time_exe, argv, child_env(), true);
+    lab::process::ChildResult r = lab::process::run_child(h.time, argv, child_env(), true);
     Run out;
     out.wall_ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
     out.out = std::move(r.out);
-    std::ifstream in(report);
+    std::ifstream in(h.report);
     double kb = 0, user = 0, sys = 0;
     const bool read = static_cast<bool>(in >> kb >> user >> sys);
     out.peak_rss_bytes = static_cast<std::uint64_t>(kb) * 1024;
@@ -159,10 +163,9 @@ void body(lab::Context& ctx) {
     std::vector<Program> progs;
     for (const std::string& n : lab::preload::split_list(s.param("programs"))) progs.push_back(program(n, s.size_bytes));
     if (progs.empty()) lab::usage_error(kSpec, "--param programs: name at least one");
-    tool("time", "time");
-    tool("env", "coreutils");
+    const Harness h{tool("time", "time"), tool("env", "coreutils"),
+                    (fs::temp_directory_path() / ("physmem-programs-" + std::to_string(::getpid()))).string()};
     const std::vector<Malloc> all = lab::preload::for_children(s.param("alloc"), s.param("peers"));
-    const std::string report = (fs::temp_directory_path() / ("physmem-programs-" + std::to_string(::getpid()))).string();
 
     bool ok = true;
     std::uint64_t digest = 0;
@@ -178,11 +181,11 @@ void body(lab::Context& ctx) {
             runs[i].push_back(std::move(r));
         };
         auto pass = [&] {  // the first allocator's: timed by measure()
-            keep(0, run_once(s, all[0], p, report));
+            keep(0, run_once(s, h, all[0], p));
             return runs[0].back().peak_rss_bytes;
         };
         auto reset = [&] {  // the others' runs, each timed here
-            for (std::size_t i = 1; i < all.size(); ++i) keep(i, run_once(s, all[i], p, report));
+            for (std::size_t i = 1; i < all.size(); ++i) keep(i, run_once(s, h, all[i], p));
         };
         lab::Timing t = first ? ctx.measure(1, pass, reset) : ctx.measure_phase(p.name, 1, pass, reset);
         first = false;
@@ -203,19 +206,20 @@ void body(lab::Context& ctx) {
         digest ^= fnv1a(expected);
     }
     std::error_code ec;
-    fs::remove(report, ec);
+    fs::remove(h.report, ec);
     ctx.checksum(digest);
     ctx.set_elements(progs.size());
     std::vector<std::string> names;
     for (const Malloc& m : all) names.push_back(m.name);
-    ctx.set_field("programs", {{"allocator", a},
-                               {"allocators", names},
-                               {"order", "per run of each program, the others' runs then this allocator's"},
-                               {"physmem_backing", std::string(physmem::to_string(s.backing))},
-                               {"measured_by", "GNU time %M (the child's peak RSS) around env LD_PRELOAD=..."},
-                               {"python", lab::process::version_of(tool("python3", "python3"))},
-                               {"sqlite", lab::process::version_of(tool("sqlite3", "sqlite3"))},
-                               {"programs", per}});
+    lab::Json field = {{"allocator", a},
+                       {"allocators", names},
+                       {"order", "per run of each program, the others' runs then this allocator's"},
+                       {"physmem_backing", std::string(physmem::to_string(s.backing))},
+                       {"measured_by", "GNU time %M (the child's peak RSS) around env LD_PRELOAD=..."},
+                       {"programs", per}};
+    for (const Program& p : progs)  // "python", "sqlite": the versions of the tools run
+        field[p.name.substr(0, p.name.find('-'))] = lab::process::version_of(p.argv[0]);
+    ctx.set_field("programs", std::move(field));
     ctx.verify(ok, "under every allocator every run exited 0, with no word from the dynamic loader, and printed what "
                    "the first run printed");
 }

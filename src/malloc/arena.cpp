@@ -227,7 +227,8 @@ namespace {
 // of them touched at their ends, made huge, would hold 2 MiB for a few KiB (large-live: 9
 // such pages, 18 MiB for about 100 touched pages); a program's few small objects, 2 MiB (the
 // filler makes such a page huge again once a quarter of it is in use). mincore refused:
-// collapsed. A page not in use (clean, or never touched), and one kept small already, as is.
+// collapsed. A page not in use (clean, or never touched) is advised huge; one kept small
+// already stays as it is.
 // pre: the page is still advised MADV_NOHUGEPAGE (the small heap's advice, not cleared first:
 // a sparse page advised huge even for a moment is one khugepaged may collapse, 2 MiB for the
 // few KiB it holds).

@@ -6,10 +6,12 @@
 // not benchmarks.
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cstdint>
 #include <functional>
 #include <iterator>
 #include <list>
+#include <random>
 #include <memory>
 #include <numeric>
 #include <span>
@@ -313,6 +315,53 @@ TEST(AlgorithmRuns, CountAndTransformOnEveryKindOfRange) {
         std::copy(v.begin(), v.end(), raw.get());
         std::span<u32> span(raw.get(), n);
         expect_count_and_transform_like_std(span, v);
+    }
+}
+
+// minmax_element of integers runs by value (minmax_run: 2048-element chunks, a second look
+// only where a chunk improves): the first smallest and the last largest, with ties placed
+// on either side of chunk and leaf boundaries, signed values, and another order (std::'s).
+template <class T>
+void expect_minmax_like_std(const std::vector<T>& v) {
+    auto want = std::minmax_element(v.begin(), v.end());
+    auto want_gt = std::minmax_element(v.begin(), v.end(), std::greater<>());
+    auto vpos = [&](auto it) { return it - v.begin(); };
+    std::vector<T> vec = v;  // contiguous
+    auto [clo, chi] = physmem::minmax_element(vec.begin(), vec.end());
+    EXPECT_EQ(clo - vec.begin(), vpos(want.first));
+    EXPECT_EQ(chi - vec.begin(), vpos(want.second));
+    BlockPool pool(pool_options(64 << 10, std::size_t{32} << 20));  // 8192 or 16384 a leaf
+    TreeArray<T> tree(v.size(), pool);
+    std::copy(v.begin(), v.end(), tree.begin());
+    for (auto order : {0, 1}) {
+        auto [lo, hi] = order ? physmem::minmax_element(tree.cbegin(), tree.cend(), std::greater<>())
+                              : physmem::minmax_element(tree.cbegin(), tree.cend());
+        auto w = order ? want_gt : want;
+        EXPECT_EQ(lo - tree.cbegin(), vpos(w.first)) << "order " << order;
+        EXPECT_EQ(hi - tree.cbegin(), vpos(w.second)) << "order " << order;
+    }
+    EXPECT_EQ(physmem::minmax_element(tree.cbegin(), tree.cbegin()).first, tree.cbegin());
+}
+
+TEST(AlgorithmRuns, MinmaxElementOfIntegersFindsFirstSmallestAndLastLargest) {
+    std::mt19937_64 rng(7);
+    for (std::size_t n : {1, 2, 2047, 2048, 2049, 8192, 20000}) {
+        SCOPED_TRACE("n " + std::to_string(n));
+        std::vector<std::uint64_t> u(n);
+        std::vector<std::int32_t> s(n);
+        for (std::size_t i = 0; i < n; ++i) u[i] = rng() >> 8, s[i] = static_cast<std::int32_t>(rng());
+        expect_minmax_like_std(u);
+        expect_minmax_like_std(s);
+        // Ties of the extremes on both sides of each chunk (2048) and leaf (8192) boundary.
+        for (std::size_t b : {std::size_t{2048}, std::size_t{8192}, std::size_t{16384}}) {
+            if (b >= n) continue;
+            u[b - 1] = u[b] = 0, u[b + 1 < n ? b + 1 : b] = ~std::uint64_t{0};
+            u[b - 2 < n ? b - 2 : 0] = ~std::uint64_t{0};
+            s[b - 1] = s[b] = INT32_MIN, s[b - 2] = INT32_MAX;
+        }
+        expect_minmax_like_std(u);
+        expect_minmax_like_std(s);
+        expect_minmax_like_std(std::vector<std::uint8_t>(n, 5));  // every element a tie
     }
 }
 

@@ -10,7 +10,7 @@
 // at a time (arrays.hpp: RangeReader): one walk per leaf the list touches, then a plain
 // loop.
 // Sweeps over every vertex in order (for_each_vertex with a RangeReader over the
-// neighbours: for_each_in, find_in) read both arrays as the streams they are: a walk (or
+// neighbours: for_each_in, find_at) read both arrays as the streams they are: a walk (or
 // a pin, for the offsets) a leaf, not a few a vertex.
 // Weighted loops read the weights the same way, in lockstep: the same index range of
 // the weights inside each part of the neighbours (so a list pays a walk per leaf of each
@@ -132,8 +132,9 @@ void for_each_vertex(const G& g, F&& f) {
 }
 
 // The neighbours in lists[first, last) (a RangeReader over g.neighbours, arrays.hpp), in
-// list order: f(v) for each (for_each_in), or until pred(v) is true (find_in, which
-// returns whether it was).
+// list order: f(v) for each (for_each_in), or until pred(v) is true (find_at, which
+// returns the index in [first, last) of the neighbour pred took, else last; so a caller
+// counts what it examined without a count per edge).
 template <class R, class F>
 void for_each_in(R& lists, std::uint64_t first, std::uint64_t last, F&& f) {
     lists.scan(first, last, [&](std::span<const std::uint32_t> s) {
@@ -142,12 +143,15 @@ void for_each_in(R& lists, std::uint64_t first, std::uint64_t last, F&& f) {
     });
 }
 template <class R, class P>
-bool find_in(R& lists, std::uint64_t first, std::uint64_t last, P&& pred) {
-    return lists.scan(first, last, [&](std::span<const std::uint32_t> s) {
-        for (std::uint32_t v : s)
-            if (pred(v)) return true;
+std::uint64_t find_at(R& lists, std::uint64_t first, std::uint64_t last, P&& pred) {
+    std::uint64_t at = first;  // the span's first index: advanced a span at a time
+    lists.scan(first, last, [&](std::span<const std::uint32_t> s) {
+        for (std::size_t j = 0; j < s.size(); ++j)
+            if (pred(s[j])) return at += j, true;
+        at += s.size();
         return false;
     });
+    return at;
 }
 
 // f(v) for each neighbour v of u, in list order (ascending for a Csr), read through a

@@ -51,8 +51,8 @@ using Buckets = std::vector<std::vector<std::uint32_t>>;
 template <class G, class Dist>
 void relax(const G& g, Dist& dist, std::uint32_t u, std::uint64_t du, std::uint32_t delta, Buckets& buckets,
            SsspStats& st) {
-    st.relaxations += degree(g, u);  // a vertex at a time, not an edge (bfs.hpp says why)
-    for_each_weighted_neighbour(g, u, [&](std::uint32_t v, std::uint32_t w) {
+    // Counted a vertex at a time, not an edge (bfs.hpp says why).
+    st.relaxations += for_each_weighted_neighbour(g, u, [&](std::uint32_t v, std::uint32_t w) {
         const std::uint64_t nd = du + w;
         if (nd >= load(dist, v)) return;
         store(dist, v, nd);

@@ -155,19 +155,21 @@ std::uint64_t find_at(R& lists, std::uint64_t first, std::uint64_t last, P&& pre
 }
 
 // f(v) for each neighbour v of u, in list order (ascending for a Csr), read through a
-// RangeReader (no pin, so no lock, on a PagedArray). pre: u < g.n.
+// RangeReader (no pin, so no lock, on a PagedArray). Returns u's degree (the neighbours
+// visited: a caller counts them from it, not with a count per edge). pre: u < g.n.
 template <class G, class F>
-[[gnu::always_inline]] inline void for_each_neighbour(const G& g, std::uint32_t u, F&& f) {
+[[gnu::always_inline]] inline std::uint64_t for_each_neighbour(const G& g, std::uint32_t u, F&& f) {
     const std::uint64_t first = load(g.offsets, u), last = load(g.offsets, std::size_t{u} + 1);
     RangeReader lists(g.neighbours);
     for_each_in(lists, first, last, f);
+    return last - first;
 }
 
 // f(v, w) for each neighbour v of u and the weight w of {u, v}, in list order; the
 // weights read in lockstep, both through RangeReaders (arrays.hpp: a walk a leaf, no pin,
-// so no lock on a PagedArray). pre: u < g.n.
+// so no lock on a PagedArray). Returns u's degree, as for_each_neighbour. pre: u < g.n.
 template <class G, class F>
-[[gnu::always_inline]] inline void for_each_weighted_neighbour(const G& g, std::uint32_t u, F&& f) {
+[[gnu::always_inline]] inline std::uint64_t for_each_weighted_neighbour(const G& g, std::uint32_t u, F&& f) {
     const std::uint64_t first = load(g.offsets, u), last = load(g.offsets, std::size_t{u} + 1);
     RangeReader lists(g.neighbours), weights(g.weights);
     std::uint64_t at = first;  // index of vs[0]
@@ -180,6 +182,7 @@ template <class G, class F>
         at += vs.size();
         return false;
     });
+    return last - first;
 }
 
 // Look-ahead over the lists of a sequence of vertices read at random (a BFS frontier, an

@@ -236,6 +236,19 @@ template <class X, class Y, class Op>
 template <std::input_iterator I, class O, class Op>
 O transform(I first, I last, O out, Op op) {
     if constexpr (detail::by_runs_v<I, O>) {
+        if constexpr (std::is_same_v<I, O> && segmented_v<I>) {
+            // In place (out is first, on one array): out's runs alone, as for_each_segment
+            // walks them. Zipping the iterator with itself walked each leaf twice: 1.06-1.08x
+            // the vector's time on 64 KiB leaves, where for_each_segment's loop is 1.00x.
+            if (first.container() == out.container() && first == out) {
+                zip_runs(detail::length(first, last), [&](std::size_t m, auto& o) {
+                    auto in = o;
+                    detail::transform_run(in, o, m, op);
+                    return m;
+                }, out);
+                return out;
+            }
+        }
         if (pins_fit(first, out)) {
             zip_runs(detail::length(first, last), [&](std::size_t m, auto& in, auto& o) {
                 detail::transform_run(in, o, m, op);

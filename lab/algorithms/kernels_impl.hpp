@@ -68,7 +68,7 @@ struct Args {
     S& side;
     std::size_t n, sorted, updates;
     Word seed;  // random_index's start: a new one each measured pass, 0 for the checked pass
-    const Word* walk = nullptr;  // random_floor's table: kFloorEntries(n) zeros
+    Word* const* walk = nullptr;  // random_floor's table: kFloorEntries(n) pointers to side's start
 };
 
 // random_floor's table: one entry per 2^kFloorShift elements (a 64 KiB leaf of words, the
@@ -120,22 +120,25 @@ KERNEL k_random(Args<A, S>& x) {
     return 0;
 }
 // The control for random_index (group "floor"): the same updates on the contiguous side
-// array, each index passed through a one-level table that does nothing — a load of a zero
-// from x.walk, in L1, added to the index. Any software walk makes at least this load on the
-// element's path (a TreeArray's makes it plus a mask), so on the same memory random a[i]
-// through a walk cannot beat this loop: side's time / the vector's random_index is the
-// floor of the software walk's cost on this CPU. Runs on a vector whatever the container.
+// array, each through a one-level table whose every entry is the array's start — the load
+// of a pointer from x.walk, in L1, then the update through it, as a TreeArray's walk does
+// (its entries are leaf starts less the leaf's first index). Any software walk makes at
+// least this load on the element's path, so on the same memory random a[i] through a walk
+// cannot beat this loop: side's time / the vector's random_index is the floor of the
+// software walk's cost on this CPU. Runs on a vector whatever the container.
 // The count is a local, as in k_random: read through x it was reloaded every update, which
 // put the floor above the tree's GUPS (0.89-0.94x of it at -O2 and -O3 in the main job of
-// 3c11692).
+// 3c11692). A table of zero offsets added to the index (s[i + walk[i >> 13]]) was no floor
+// either: in one process of two it ran at 1.27-1.45x the vector's random_index at -O3, the
+// tree's walk at 0.83-0.99x of it; through pointers it holds at 1.15-1.19x (tree-thp,
+// tree-4k, paged-thp, -O2 and -O3).
 KERNEL k_random_floor(Args<A, S>& x) {
     Word r = kRandomStart ^ x.seed;
     const std::size_t n = x.n, updates = x.updates;
-    const Word* walk = x.walk;
-    Word* s = x.side.data();
+    Word* const* walk = x.walk;
     for (std::size_t u = 0; u < updates; ++u) {
         const std::size_t i = next_random(r, n);
-        s[i + walk[i >> kFloorShift]] ^= r;
+        walk[i >> kFloorShift][i] ^= r;
     }
     return 0;
 }
@@ -304,7 +307,7 @@ constexpr Spec kSpecs[] = {
     {"iterator", "loop", "for (it = begin; it != end; ++it) s += *it", kNone, Spec::linear},
     {"index", "index", "for (i < n) s += a[i]", kNone, Spec::linear},
     {"random_index", "random", "a[r] ^= r at pseudo-random r, no look-ahead (GUPS), each pass from another start", kA, Spec::updates},
-    {"random_floor", "floor", "control: random_index's updates on a vector through a one-level table of zeros (the floor of any software walk)", kSide, Spec::updates},
+    {"random_floor", "floor", "control: random_index's updates on a vector through a one-level table of pointers to its start (the floor of any software walk)", kSide, Spec::updates},
     {"std_sort", "sort", "std::sort through the iterators, 64-bit keys", kA, Spec::sorted},
     {"physmem_sort", "physmem-sort", "physmem::sort (a tree: by leaves, then merged; else std::sort), 64-bit keys", kA,
      Spec::sorted},
@@ -419,7 +422,7 @@ class Impl final : public Workload {
             run_from(k, 0);
             return "";
         }
-        Args<Ref, Ref> r{ra_, rb_, rside_, n_, sorted_, updates_, 0, walk_.data()};
+        Args<Ref, Ref> r{ra_, rb_, rside_, n_, sorted_, updates_, 0, floor_table(rfloor_, rside_.data())};
         Word want = call(k, r);
         Word got = run_from(k, 0);
         if (kernels_[k].name == corrupt_) got ^= 1;  // the test hook (Setup::corrupt)
@@ -447,9 +450,13 @@ class Impl final : public Workload {
 
   private:
     Word run_from(std::size_t k, Word seed) {
-        Args<A, Vec> x{a_, b_, side_, n_, sorted_, updates_, seed, walk_.data()};
+        Args<A, Vec> x{a_, b_, side_, n_, sorted_, updates_, seed, floor_table(floor_, side_.data())};
         dirty_ |= kSpecs[k].writes;
         return call(k, x);
+    }
+    static Word* const* floor_table(std::vector<Word*>& t, Word* start) {
+        if (t.front() != start) std::fill(t.begin(), t.end(), start);
+        return t.data();
     }
     template <class C>
     static bool same_as(const C& c, const Ref& r) {
@@ -476,7 +483,8 @@ class Impl final : public Workload {
     Ref ra_, rb_, rside_;   // the references (empty for the vector)
     std::string corrupt_;
     std::size_t n_, sorted_, updates_;
-    const Ref walk_ = Ref(kFloorEntries(n_));  // random_floor's table of zeros (malloc: in L1 as it is used)
+    // random_floor's tables (side's and the reference's): every entry the array's start.
+    std::vector<Word*> floor_ = std::vector<Word*>(kFloorEntries(n_)), rfloor_ = floor_;
     std::vector<Kernel> kernels_;
     unsigned dirty_ = 0, ref_dirty_ = 0;
     Word passes_ = 0;  // measured passes so far (random_index's seeds)

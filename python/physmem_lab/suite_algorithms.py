@@ -36,7 +36,7 @@ VECTOR, TREE, PAGED = Variant("array", "thp"), Variant("tree", "thp"), Variant("
 NAMES = {VECTOR.name: "std::vector", TREE.name: "TreeArray", PAGED.name: "PagedArray (1x)"}
 MAIN = "range_for"   # the kernel of the record's main timing; every other one is a phase
 # The control kernel (group "floor"): random_index's updates on a vector through a one-level
-# table of zeros, the cheapest software walk; timed on vectors in both columns, so it has no
+# table of pointers to its start, the cheapest software walk; timed on vectors in both columns, so it has no
 # container ratio: it gives algorithms-4 the floor of a walk's cost on this CPU.
 FLOOR, FLOOR_GROUP = "random_floor", "floor"
 
@@ -207,8 +207,8 @@ def report(doc, recs, results, out_dir):
           "pass); "
           "random_index makes `work` updates a pass, each pass from another start of its generator (GUPS over "
           "the whole array, not the elements the last pass left in the caches); random_floor, a control, makes "
-          "the same updates on a vector with each index passed through a one-level table of zeros in L1 (the "
-          "cheapest software walk: one load on the element's path), so its time over random_index's on the "
+          "the same updates on a vector with each update made through a one-level table of pointers to its start, in L1 "
+          "(the cheapest software walk: one load on the element's path, as a tree's table), so its time over random_index's on the "
           "vector is what any walk costs on this CPU (algorithms-4's notes). Built -O2 and -O3 without -march "
           "(the kernels only).")
 
@@ -268,7 +268,7 @@ def _floor_notes(recs: Records, exp: str, size: int) -> List[str]:
     walk = PhaseRatio(t, t, floor, vec)
     tree = PhaseRatio(t, t, "random_index", floor)
     return [f"{BUILD[exp]} {format_size(size)}: the floor of any software walk here: {walk.cell()} the vector's "
-            f"random_index (random_floor: the same updates through a one-level table of zeros in L1); the tree's "
+            f"random_index (random_floor: the same updates through a one-level table of pointers in L1); the tree's "
             f"random_index / that floor: {tree.cell()}"]
 
 

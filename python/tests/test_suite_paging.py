@@ -160,6 +160,21 @@ def test_reads_beyond_the_device_are_not_asked_of_the_pager():
     assert slow["paging-6"].verdict == "MISSED"   # 75k leaves/s: under 0.9x fio's, whatever the mapping
 
 
+def test_reads_beyond_the_device_are_judged_by_fio_beside_the_point():
+    """Whether 1.5x the mapping's rate is within the device's reach is read from fio beside
+    each point when it ran there, not from the device rows of another minute (97.7k reads/s;
+    the main job leaves them out): fio beside at 200k reads/s allows the 150k leaf reads/s
+    the gain needs, so the paged / mapped half is judged (and missed)."""
+    res = _results(read_mapped=5000.0)
+    for r in res["records"]:
+        if r["experiment"] == "paging" and r["kind"] == "paged" and r["params"]["kernel"] == "randread":
+            _beside(r, "randread", 4096, [4096 * 200e3, 4096 * 200e3])
+    g = {x.number: x for x in goals(analysis.Records(res))}["paging-6"]
+    assert not g.not_applicable, g.not_applicable
+    assert "randread 2x: paged / mapped (willneed) time" in [i.what for i in g.items]
+    assert g.verdict == "MISSED"
+
+
 @pytest.mark.parametrize("worse, missed", [
     ({"seq_mapped": 1.7}, "paging-1"),       # paged only 1.13x the mapping's throughput
     ({"seq_stxxl": 1.4}, "paging-1"),        # slower than STXXL

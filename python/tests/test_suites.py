@@ -145,3 +145,8 @@ def test_the_main_job_runs_goal_points_and_one_suite_runs_its_tables_too():
     # what a goal reads stays in the main job (giveback-4: the idle pools; translation-3: the chase)
     labels = {p.label() for p in every.points}
     assert any("idle=on" in x for x in labels) and any(x.startswith("chase ") for x in labels)
+    # the device rows are a table (paging-5 and -6 read fio beside each point): the main job
+    # leaves them to --suite paging, which runs them
+    assert not any(x.startswith("device ") for x in labels)
+    paging = suites.plan("paging", mem_available=21 * G, catalog=Declared(), machine=MACHINE)
+    assert any(p.label().startswith("device ") for p in paging.points)

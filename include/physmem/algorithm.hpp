@@ -555,12 +555,12 @@ template <class V>
 struct MinMax {
     std::size_t lo = 0, hi = 0;
     V vlo{}, vhi{};
-    bool any = false;
 };
 
 // Folds p[0, m), at positions pos.., into r, a chunk of 2048 elements at a time (8-16 KiB:
 // still in L1 for a second look): its smallest and largest by a branch-free pass, then,
-// only when the chunk improves on r, the position of its first smallest or last largest.
+// only when the chunk improves on r (or is the search's first: r holds nothing yet), the
+// position of its first smallest or last largest.
 // std::minmax_element branches on each pair's order, which random data mispredicts half the
 // time (about 3x slower). Out of line, as count_run: a leaf's run and a contiguous range's
 // are one compiled loop.
@@ -575,17 +575,17 @@ template <class P, class V>
             lo = x < lo ? x : lo;
             hi = hi < x ? x : hi;
         }
-        if (!r.any || lo < r.vlo) {
+        const bool first = pos + i == 0;
+        if (first || lo < r.vlo) {
             std::size_t j = i;
             while (!(p[j] == lo)) ++j;  // lo is in [i, e)
             r.vlo = lo, r.lo = pos + j;
         }
-        if (!r.any || !(hi < r.vhi)) {
+        if (first || !(hi < r.vhi)) {
             std::size_t j = e - 1;
             while (!(p[j] == hi)) --j;  // hi is in [i, e)
             r.vhi = hi, r.hi = pos + j;
         }
-        r.any = true;
     }
 }
 }  // namespace detail
@@ -597,16 +597,21 @@ std::pair<I, I> minmax_element(I first, I last, C comp = {}) {
     using V = std::iter_value_t<I>;
     using D = std::iter_difference_t<I>;
     constexpr bool by_value = detail::minmax_by_value_v<V, C>;
-    if constexpr (segmented_v<I> && by_value) {
-        I start = first;
-        std::size_t n = detail::length(first, last), pos = 0;
+    if constexpr (by_value && (segmented_v<I> || std::contiguous_iterator<I>)) {
+        const std::size_t n = detail::length(first, last);
+        if (n == 0) return {first, first};
         detail::MinMax<V> r;
-        zip_runs(n, [&](std::size_t m, auto p) {
-            detail::minmax_run(p, m, pos, r);
-            return pos += m, m;
-        }, first);
-        if (n == 0) return {start, start};
-        return {start + static_cast<D>(r.lo), start + static_cast<D>(r.hi)};
+        if constexpr (segmented_v<I>) {
+            std::size_t pos = 0;
+            I it = first;  // zip_runs advances it
+            zip_runs(n, [&](std::size_t m, auto p) {
+                detail::minmax_run(p, m, pos, r);
+                return pos += m, m;
+            }, it);
+        } else {
+            detail::minmax_run(std::to_address(first), n, 0, r);
+        }
+        return {first + static_cast<D>(r.lo), first + static_cast<D>(r.hi)};
     } else if constexpr (segmented_v<I>) {
         I start = first;
         std::size_t n = detail::length(first, last), pos = 0, lo = n, hi = n;
@@ -618,12 +623,6 @@ std::pair<I, I> minmax_element(I first, I last, C comp = {}) {
             return pos += m, m;
         }, first);
         return {start + static_cast<D>(lo), start + static_cast<D>(hi)};
-    } else if constexpr (std::contiguous_iterator<I> && by_value) {
-        const std::size_t n = detail::length(first, last);
-        if (n == 0) return {first, first};
-        detail::MinMax<V> r;
-        detail::minmax_run(std::to_address(first), n, 0, r);
-        return {first + static_cast<D>(r.lo), first + static_cast<D>(r.hi)};
     } else {
         return std::minmax_element(first, last, std::move(comp));
     }

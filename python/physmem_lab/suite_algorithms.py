@@ -209,7 +209,7 @@ def report(doc, recs, results, out_dir):
           "the whole array, not the elements the last pass left in the caches); random_floor, a control, makes "
           "the same updates on a vector with each update made through a one-level table of pointers to its start, in L1 "
           "(the cheapest software walk: one load on the element's path, as a tree's table), so its time over random_index's on the "
-          "vector is what any walk costs on this CPU (algorithms-4's notes). Built -O2 and -O3 without -march "
+          "vector is what any walk costs on this CPU, and algorithms-4's bar. Built -O2 and -O3 without -march "
           "(the kernels only).")
 
 
@@ -267,19 +267,26 @@ def _over_floor(recs: Records, exp: str, size: int, kernel: str, target: float, 
     A software walk adds at least the floor's load to each update, and how much that costs
     depends on the CPU (1.15-1.19x the vector's on a Zen 4 guest, through any build): the
     goal asks the tree to add little beyond it, which on a CPU where the walk is free is
-    the issue's 1.10x the vector. The tree / vector ratio stays in the notes."""
+    the issue's 1.10x the vector. The tree / vector ratio stays in the notes. A floor measured
+    below the vector's own updates (noise: it makes the vector's updates and a load more)
+    would ask more than the issue does: then the bar is the vector, as without a floor."""
     t = recs.find(exp, TREE.name, size)
-    if t is None or not {FLOOR + BESIDE, kernel} <= set(t.get("phases") or {}):
+    vec = "random_index" + BESIDE
+    if t is None or not {FLOOR + BESIDE, vec, kernel} <= set(t.get("phases") or {}):
         return False
-    g.items.append(Item(f"{BUILD[exp]} {format_size(size)} {kernel}: tree / the cheapest walk (random_floor)",
-                        PhaseRatio(t, t, kernel, FLOOR + BESIDE), target))
+    if _ns(t, FLOOR + BESIDE) < _ns(t, vec):
+        g.items.append(Item(f"{BUILD[exp]} {format_size(size)} {kernel}: tree / vector (the floor measured below it)",
+                            PhaseRatio(t, t, kernel, vec), target))
+    else:
+        g.items.append(Item(f"{BUILD[exp]} {format_size(size)} {kernel}: tree / the cheapest walk (random_floor)",
+                            PhaseRatio(t, t, kernel, FLOOR + BESIDE), target))
     return True
 
 
 def _floor_notes(recs: Records, exp: str, size: int) -> List[str]:
     """What the cheapest software walk costs on this CPU (random_floor on the vector over
-    random_index on the vector, one process) and the tree's random_index against it: a
-    goal under the floor asks what no walk in software can do here."""
+    random_index on the vector, one process), algorithms-4's bar, and the tree's random_index
+    against the vector's."""
     t = recs.find(exp, TREE.name, size)
     floor, vec = FLOOR + BESIDE, "random_index" + BESIDE
     if t is None or not {floor, vec, "random_index"} <= set(t.get("phases") or {}):

@@ -112,7 +112,8 @@ ROWS = (
 # 4 KiB pages).
 # A table, not a goal's read (priority 1: --suite paging and --full run it, the main job
 # does not): paging-5 and -6 compare each paged point with fio run beside it (fio_beside),
-# and fall back to these rows only for a record without that.
+# and fall back to these rows only for a record without that (in the main job a point
+# whose fio failed beside it then has no bar: the goal says so).
 DEVICE = "device"
 _DEV = Variant("device", "4k")
 ROWS += (
@@ -370,15 +371,40 @@ _BUFFERS = {"malloc": "4 KiB pages", "shmhuge": "2 MiB hugetlb"}
 
 
 def _device_section(doc, recs):
+    """The device rows (fio alone: --suite paging and --full) when the run has them, and each
+    paged point above 1x against its bar (fio beside it, else those rows)."""
     devs = [r for r in recs.all if r["experiment"] == DEVICE]
-    if not devs:
+    rows = _bar_rows(recs)
+    if not devs and not rows:
         return
     doc.h(3, "The device (fio, O_DIRECT, a file of the data's size in the same directory)")
-    rows = [[r["device"]["pattern"], r["device"]["engine"], str(r["device"]["depth"]),
-             format_size(r["device"]["block_bytes"]), _BUFFERS.get(r["device"].get("iomem", "malloc"), "?"),
-             format_size(r["device"]["file_bytes"]), f"{_dev_iops(r):.0f}", f"{_dev_bw(r) / M:.0f}",
-             r["device"].get("fio", "")] for r in devs]
-    doc.table(["pattern", "engine", "depth", "request", "buffers", "file", "IOPS", "MiB/s", "fio"], rows)
+    if devs:
+        doc.table(["pattern", "engine", "depth", "request", "buffers", "file", "IOPS", "MiB/s", "fio"],
+                  [[r["device"]["pattern"], r["device"]["engine"], str(r["device"]["depth"]),
+                    format_size(r["device"]["block_bytes"]), _BUFFERS.get(r["device"].get("iomem", "malloc"), "?"),
+                    format_size(r["device"]["file_bytes"]), f"{_dev_iops(r):.0f}", f"{_dev_bw(r) / M:.0f}",
+                    r["device"].get("fio", "")] for r in devs])
+    else:
+        doc.p("No device rows in this run (a table of --suite paging and --full; the main job leaves them "
+              "out): each point's bar is fio run beside it.")
+    if rows:
+        doc.table(["kernel", "data / budget", "block", "what", "paged array", "device (io_uring, depth 128)",
+                   "share", "fio measured"], rows)
+        doc.p("The paged array's rate from its median time per element (scans) or update (GUPS); what part "
+              "of it came from memory depends on the ratio (at 2x about half, at 4x a quarter). For hinted "
+              "random reads the rate is of leaves read from the file (the pager's loads per read over the "
+              "measured passes, divided by the time per read): what the device serves. The bar is fio "
+              "on the same file system at the same request size, its fastest buffers (issue 30): for sequential "
+              "scans and hinted random reads above 1x, fio run in the point's own process just before and just "
+              "after its measured passes (their mean; --param fio, the record's fio_beside), as this device's "
+              "speed drifts from one minute to the next; else the device rows, when the run has them. The "
+              "buffers' page size matters: a 64 KiB request into 4 KiB pages is sixteen segments for the "
+              "device, into a huge page one (the development VM: 1.3 against 2.5 GB/s); the paged array's "
+              "frames are huge pages.")
+
+
+def _bar_rows(recs) -> List[list]:
+    """The table of each paged point above 1x against its bar (_bar), as _device_section prints it."""
     rows = []
     for r in _of(recs):
         if r["kind"] != "paged" or str(r["params"].get("ratio")) == "1":
@@ -398,19 +424,7 @@ def _device_section(doc, recs):
         rows.append([k, f"{r['params']['ratio']}x", format_size(block), unit, f"{mine:.0f}",
                      f"{v:.0f}" if v else "-", f"{mine / v:.2f}x" if v else "-",
                      ("beside the point" if bar.beside else "device rows") if bar else "-"])
-    if rows:
-        doc.table(["kernel", "data / budget", "block", "what", "paged array", "device (io_uring, depth 128)",
-                   "share", "fio measured"], rows)
-        doc.p("The paged array's rate from its median time per element (scans) or update (GUPS); what part "
-              "of it came from memory depends on the ratio (at 2x about half, at 4x a quarter). For hinted "
-              "random reads the rate is of leaves read from the file (the pager's loads per read over the "
-              "measured passes, divided by the time per read): what the device serves. The bar is fio "
-              "on the same file system at the same request size, its fastest buffers (issue 30): for sequential "
-              "scans and hinted random reads above 1x, fio run in the point's own process just before and just "
-              "after its measured passes (their mean; --param fio, the record's fio_beside), as this device's "
-              "speed drifts from one minute to the next; else the device rows above. The buffers' "
-              "page size matters: a 64 KiB request into 4 KiB pages is sixteen segments for the device, into a "
-              "huge page one (the development VM: 1.3 against 2.5 GB/s); the paged array's frames are huge pages.")
+    return rows
 
 
 GOAL_TITLES = {

@@ -164,15 +164,17 @@ def test_reads_beyond_the_device_are_judged_by_fio_beside_the_point():
     """Whether 1.5x the mapping's rate is within the device's reach is read from fio beside
     each point when it ran there, not from the device rows of another minute (97.7k reads/s;
     the main job leaves them out): fio beside at 200k reads/s allows the 150k leaf reads/s
-    the gain needs, so the paged / mapped half is judged (and missed)."""
+    the gain needs, so the paged / mapped half is judged (and missed: it asks 1.5x the
+    mapping's speed)."""
     res = _results(read_mapped=5000.0)
     for r in res["records"]:
         if r["experiment"] == "paging" and r["kind"] == "paged" and r["params"]["kernel"] == "randread":
             _beside(r, "randread", 4096, [4096 * 200e3, 4096 * 200e3])
     g = {x.number: x for x in goals(analysis.Records(res))}["paging-6"]
     assert not g.not_applicable, g.not_applicable
-    assert "randread 2x: paged / mapped (willneed) time" in [i.what for i in g.items]
-    assert g.verdict == "MISSED"
+    judged = [i for i in g.items if i.what.endswith("paged / mapped (willneed) time")]
+    assert [i.what.split(":")[0] for i in judged] == ["randread 2x", "randread 10x"]
+    assert all(i.ratio.value > 1 / 1.5 for i in judged), [i.ratio.value for i in judged]  # 1.5x asked: missed
 
 
 @pytest.mark.parametrize("worse, missed", [
@@ -454,6 +456,23 @@ def test_the_device_bar_is_fio_beside_the_point_when_it_ran():
     reads = [line for line in md if re.match(r"\| randread \| \d+x \|", line)]
     assert len(seq2) == 1 and seq2[0].endswith("| beside the point |"), seq2
     assert len(reads) == 2 and all(line.endswith("| device rows |") for line in reads), reads
+
+
+def test_without_device_rows_the_report_still_sets_each_point_against_fio_beside_it():
+    """The main job runs no device rows (a table of --suite paging): the report says so and
+    still prints each paged point above 1x against the fio run beside it."""
+    res = _results()
+    res["records"] = [r for r in res["records"] if r["experiment"] != "device"]
+    for r in res["records"]:
+        if r["experiment"] == "paging" and r["kind"] == "paged" and str(r["params"]["ratio"]) != "1":
+            if r["params"]["kernel"] == "seq":
+                _beside(r, "read", 65536, [7e9, 9e9])
+            elif r["params"]["kernel"] == "randread":
+                _beside(r, "randread", 4096, [4096 * 120e3, 4096 * 130e3])
+    md = report.build(res, "synthetic", None, None).markdown()
+    assert "No device rows in this run" in md
+    seq2 = [line for line in md.splitlines() if line.startswith("| seq | 2x |")]
+    assert len(seq2) == 1 and seq2[0].endswith("| beside the point |"), seq2
 
 
 def test_fits_is_judged_in_turn_within_the_paged_process():

@@ -22,10 +22,15 @@
 // on the same backing and times each kernel in turn on both (a repetition of each at a
 // time): the vector's timing is the phase "<kernel>@vector", and the record's
 // "interleaved" pairs them. The record's "algorithms" field lists the kernels (group,
-// what, ops per pass), the build's flags and what was timed beside the container.
+// what, ops per pass), the build's flags, what was timed beside the container and the
+// order the kernels were timed in (timing_order).
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
+#include <numeric>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "algorithms/kernels.hpp"
 #include "context.hpp"
@@ -46,8 +51,36 @@ const lab::ProgramSpec kSpec{
     .default_block_size = 64 << 10,
     .params = {{"work", "262144", {}, "std_sort: words sorted per pass (at most n); random_index: updates per pass"},
                {"dir", "", {}, "paged: directory of the files (default $TMPDIR, else /var/tmp)"},
-               {"corrupt", "", {}, "testing: alter this kernel's checked result, so the record must come out unverified"}},
+               {"corrupt", "", {}, "testing: alter this kernel's checked result, so the record must come out unverified"},
+               {"order", "shuffled", {"shuffled", "listed"},
+                "the order the kernels are timed in: shuffled anew in each process (the record's algorithms.order), "
+                "or as kernels_impl.hpp lists them"},
+               {"order-seed", "0", {}, "shuffled: the shuffle's seed (0: a new one each process; the record's "
+                                       "algorithms.order_seed repeats a run's order)"}},
 };
+
+// The order the kernels are timed in. A process's speed drifts while it runs (on a Zen 4
+// guest a kernel's tree / vector ratio followed its place in the list: generate at
+// 1.05-1.09x as the 38th of 40 kernels, at 0.95-0.98x as the 35th, three processes each),
+// so by default each process times them in an order of its own: the two rounds of a
+// point then differ, and a kernel's verdict is UNSTABLE where its place decided it. A
+// kernel of group "floor" (random_floor, random_index's control) stays right after the
+// kernel listed before it. seed: the shuffle's, drawn from the system when 0 (then set).
+std::vector<std::size_t> timing_order(const std::vector<A::Kernel>& ks, bool shuffled, std::uint64_t& seed) {
+    std::vector<std::vector<std::size_t>> units;
+    for (std::size_t k = 0; k < ks.size(); ++k) {
+        if (ks[k].group == "floor" && !units.empty()) units.back().push_back(k);
+        else units.push_back({k});
+    }
+    if (shuffled) {
+        if (seed == 0) seed = (std::uint64_t{std::random_device{}()} << 32 | std::random_device{}()) | 1;
+        std::mt19937_64 rng(seed);
+        std::shuffle(units.begin(), units.end(), rng);
+    }
+    std::vector<std::size_t> order;
+    for (const auto& u : units) order.insert(order.end(), u.begin(), u.end());
+    return order;
+}
 
 // Pool bytes for two paged arrays of n words, each with every leaf in its budget.
 std::size_t paged_pool_bytes(std::size_t block, std::size_t n, std::size_t budget) {
@@ -132,18 +165,22 @@ void body(lab::Context& ctx) {
         v = A::make(vector_setup(ctx, n, "vector_"));
     }
 
-    lab::Json kernels = lab::Json::array();
+    lab::Json kernels = lab::Json::array(), timed = lab::Json::array();
     std::string failed;
     std::uint64_t sum = 0;
     const auto& ks = w->kernels();
-    for (std::size_t k = 0; k < ks.size(); ++k) {
+    const bool shuffled = s.param("order") == "shuffled";
+    std::uint64_t seed = s.param_size("order-seed");
+    for (std::size_t k : timing_order(ks, shuffled, seed)) {
         std::string why = w->check(k);
         if (!why.empty()) failed += (failed.empty() ? "" : "; ") + ks[k].name + ": " + why;
         lab::Timing t = time_kernel(ctx, *w, v.get(), k);
         sum ^= t.result;
+        timed.push_back(ks[k].name);
+    }
+    for (std::size_t k = 0; k < ks.size(); ++k)
         kernels.push_back({{"name", ks[k].name}, {"group", ks[k].group}, {"what", ks[k].what},
                            {"ops_per_pass", ks[k].ops}, {"phase", k == 0 ? lab::Json(nullptr) : lab::Json(ks[k].name)}});
-    }
     ctx.checksum(sum);
     if (s.kind == Kind::array)
         ctx.verify(true, "std::vector is the reference the tree and paged variants are checked against");
@@ -158,7 +195,9 @@ void body(lab::Context& ctx) {
                                                                                            : "physmem::PagedArray"},
                                  {"work", s.param_size("work")},
                                  {"beside", v ? lab::Json("std::vector") : lab::Json(nullptr)},
-                                 {"kernels", kernels}});
+                                 {"kernels", kernels},
+                                 {"order", timed},
+                                 {"order_seed", shuffled ? lab::Json(seed) : lab::Json(nullptr)}});
 }
 
 }  // namespace

@@ -201,7 +201,7 @@ def report(doc, recs, results, out_dir):
         doc.p(f"Kernels: {what}.")
     doc.p("Each point is one process running every kernel on one container (64-bit words, 64 KiB blocks, THP) "
           "and, in turn a repetition at a time, on a std::vector on the same backing, each kernel's result "
-          "checked against std::vector's before it is timed. Ratios to the vector: median of the paired "
+          "checked against std::vector's before it is timed; " + _order_words(recs) + ". Ratios to the vector: median of the paired "
           "repetitions' ratios [their range]; paged / tree: the quotient of the two containers' ratios to their "
           "own process's vector. std_sort and physmem_sort sort the first `work` words (restored before each "
           "pass); "
@@ -259,6 +259,17 @@ def _tree_goal(recs: Records, number: int) -> Goal:
     if not names and not g.missing:
         g.missing.append("no algorithms records")
     return g
+
+
+def _order_words(recs: Records) -> str:
+    """How the run's processes ordered the kernels (the record's algorithms.order, since
+    lab/algorithms/main.cpp shuffles them; records before that timed them as listed)."""
+    shuffled = any((r.get("algorithms") or {}).get("order_seed") is not None for e in EXPS for r in _of(recs, e))
+    if shuffled:
+        return ("each process times the kernels in an order of its own (the record's algorithms.order: a "
+                "process's speed drifts as it runs, and a fixed order gave each kernel the same moment in every "
+                "round), random_floor right after random_index")
+    return "the kernels timed in the order of the list above, the same in every process"
 
 
 def _over_floor(recs: Records, exp: str, size: int, kernel: str, target: float, g: Goal) -> bool:

@@ -2,6 +2,7 @@
 rounds, NOT MEASURED), its report section, and the real programs run by ``physmem bench
 --suite algorithms --scale tiny`` (skipped unless built; fails under
 PHYSMEM_LAB_REQUIRE_BUILD=1), including a kernel whose result is made wrong."""
+import json
 import subprocess
 
 import pytest
@@ -217,13 +218,19 @@ def test_tiny_bench_on_the_real_programs(algo_bin, tmp_path):
         names = [k["name"] for k in a["kernels"]]
         assert set(names[1:]) | {k + "@vector" for k in names} == set(r["phases"]) and names[0] == "range_for"
         assert a["beside"] == "std::vector"   # every kernel timed in turn with the vector's
-        assert r["interleaved"] == [[None if k == "range_for" else k, k + "@vector"] for k in names]
+        # timed in an order of the process's own (the list's kernels once each, the floor right
+        # after random_index), each beside the vector's
+        order = a["order"]
+        assert sorted(order) == sorted(names) and isinstance(a["order_seed"], int)
+        assert order[order.index("random_index") + 1] == "random_floor"
+        assert r["interleaved"] == [[None if k == "range_for" else k, k + "@vector"] for k in order]
         assert {k["group"] for k in a["kernels"]} == {"loop", "index", "random", "floor", "sort", "physmem-sort", "segmented"}
         if r["kind"] != "array":
             assert "each of 40 kernels" in r["verification"] and r["tree"]["leaf_elements"] > 0
         assert all(b["obtained"] == "thp" for b in r["backing"]), r["backing"]
     md = (tmp_path / "rep" / "report.md").read_text()
     assert f"## {SUITE.title}" in md and "algorithms-7" in md
+    assert "each process times the kernels in an order of its own" in md
 
 
 @pytest.mark.parametrize("kernel", ["find", "copy_shift", "std_sort", "physmem_sort", "random_floor"])
@@ -235,3 +242,23 @@ def test_a_wrong_result_is_an_unverified_record(algo_bin, kernel):
                         "--param", f"corrupt={kernel}"], capture_output=True, text=True, timeout=60)
     assert p.returncode == 1, p.stderr
     assert f"({kernel}: result" in p.stdout and '"verified":false' in p.stdout
+
+
+def test_each_process_times_the_kernels_in_an_order_of_its_own(algo_bin):
+    """Without --param order-seed two processes shuffle the kernels differently (a process's
+    speed drifts as it runs, so a fixed order would give each kernel the same moment in
+    every round); a seed repeats an order; --param order=listed keeps kernels_impl.hpp's."""
+    def order(*params):
+        argv = [str(algo_bin / "physmem_lab_algorithms_o2"), "--variant", "tree-4k", "--size", "256K", "--reps", "1",
+                "--warmup", "0", "--min-rep-ms", "0"]
+        for p in params:
+            argv += ["--param", p]
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        assert p.returncode == 0, p.stderr
+        a = json.loads(p.stdout)["algorithms"]
+        return a["order"], a["order_seed"]
+    (o1, s1), (o2, s2) = order(), order()
+    assert s1 != s2 and o1 != o2
+    assert order(f"order-seed={s1}") == (o1, s1)
+    listed, seed = order("order=listed")
+    assert seed is None and listed[:5] == ["range_for", "iterator", "index", "random_index", "random_floor"]

@@ -27,7 +27,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
-#include <numeric>
 #include <random>
 #include <string>
 #include <vector>

@@ -285,12 +285,9 @@ def _over_floor(recs: Records, exp: str, size: int, kernel: str, target: float, 
     vec = "random_index" + BESIDE
     if t is None or not {FLOOR + BESIDE, vec, kernel} <= set(t.get("phases") or {}):
         return False
-    if _ns(t, FLOOR + BESIDE) < _ns(t, vec):
-        g.items.append(Item(f"{BUILD[exp]} {format_size(size)} {kernel}: tree / vector (the floor measured below it)",
-                            PhaseRatio(t, t, kernel, vec), target))
-    else:
-        g.items.append(Item(f"{BUILD[exp]} {format_size(size)} {kernel}: tree / the cheapest walk (random_floor)",
-                            PhaseRatio(t, t, kernel, FLOOR + BESIDE), target))
+    below = _ns(t, FLOOR + BESIDE) < _ns(t, vec)
+    den, bar = (vec, "vector (the floor measured below it)") if below else (FLOOR + BESIDE, "the cheapest walk (random_floor)")
+    g.items.append(Item(f"{BUILD[exp]} {format_size(size)} {kernel}: tree / {bar}", PhaseRatio(t, t, kernel, den), target))
     return True
 
 

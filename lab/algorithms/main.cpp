@@ -58,8 +58,8 @@ const lab::ProgramSpec kSpec{
                                        "algorithms.order_seed repeats a run's order)"}},
 };
 
-// The order the kernels are timed in. A process's speed drifts while it runs (on a Zen 4
-// guest a kernel's tree / vector ratio followed its place in the list: generate at
+// The order the kernels are timed in. A process's speed drifts while it runs (where this
+// was found, a kernel's tree / vector ratio followed its place in the list: generate at
 // 1.05-1.09x as the 38th of 40 kernels, at 0.95-0.98x as the 35th, three processes each),
 // so by default each process times them in an order of its own: the two rounds of a
 // point then differ, and a kernel's verdict is UNSTABLE where its place decided it. A

@@ -276,7 +276,7 @@ def _over_floor(recs: Records, exp: str, size: int, kernel: str, target: float, 
     """algorithms-4's item for ``kernel`` against the floor (random_floor, timed in the tree's
     process beside it), added to g; False when the record has no floor (then tree / vector).
     A software walk adds at least the floor's load to each update, and how much that costs
-    depends on the CPU (1.15-1.19x the vector's on a Zen 4 guest, through any build): the
+    depends on the CPU (the record's notes say what it was; 1.15-1.20x where it was built): the
     goal asks the tree to add little beyond it, which on a CPU where the walk is free is
     the issue's 1.10x the vector. The tree / vector ratio stays in the notes. A floor measured
     below the vector's own updates (noise: it makes the vector's updates and a load more)

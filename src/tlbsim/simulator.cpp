@@ -80,9 +80,13 @@ struct Simulator::Impl {
     SetAssoc pwc_unified;
     std::vector<SetAssoc> caches;
     Stats st;
-    // Walks by the level they started at and their leaf's level: a walk reads one entry a
-    // level from start down to leaf (one count a walk, not one a level).
-    std::array<std::array<std::uint64_t, 6>, 6> walks_from{};
+    // The references by tagged size, kind (data, software walk) and path: kL1Hit (or not
+    // translated), kL2Hit, or kWalkFrom + the level the page walk started at. One count a
+    // reference: the totals by size and level follow from these (total()), where counting
+    // each as it happens would be several chains of stores and reloads through memory a
+    // reference.
+    static constexpr unsigned kL1Hit = 0, kL2Hit = 1, kWalkFrom = 2, kPaths = kWalkFrom + 6;
+    std::array<std::uint64_t, kPageSizes * 2 * kPaths> outcome{};
     std::uint64_t last_page = kNone;  // key of the page the last reference hit as L1's MRU entry
     std::uint64_t last_line = kNone;  // line the last reference left most recently used in L1d
 
@@ -190,48 +194,43 @@ struct Simulator::Impl {
     }
 
     // The hardware walk after an L2 miss: start below the lowest cached upper-level entry.
-    // s: the size held (Geometry::held_as); leaf: the level of its leaf entry.
-    void walk(std::uint64_t addr, PageSize s, unsigned leaf) noexcept {
-        ++st.walks_by_size[unsigned(s)];
+    // leaf: the level of the page's leaf entry. Returns the level the walk started at.
+    unsigned walk(std::uint64_t addr, unsigned leaf) noexcept {
         const unsigned top = cfg.levels;
         unsigned start = top;
         std::array<SetAssoc::Hint, 6> hints;  // per level that missed, for its insert below
         for (unsigned lv = leaf + 1; lv <= top; ++lv) {
             if (pwc_fused ? pwc_access(lv, addr) : pwc_lookup(lv, addr, hints[lv])) {
-                ++st.pwc_hits_by_level[lv];
                 start = lv - 1;
                 break;
             }
         }
-        ++walks_from[start][leaf];  // walk_refs_by_level, at total()
         if (!caches.empty())
             for (unsigned lv = start; lv >= leaf; --lv) walk_ref(addr, lv);
-        if (pwc_fused) return;
-        for (unsigned lv = leaf + 1; lv <= start; ++lv) pwc_insert(lv, addr, hints[lv]);  // each missed above
+        if (!pwc_fused)
+            for (unsigned lv = leaf + 1; lv <= start; ++lv) pwc_insert(lv, addr, hints[lv]);  // each missed above
+        return start;
     }
 
-    // The same page as the last reference (most of a scan) costs a compare here; anything
-    // else goes through the arrays out of line.
-    void translate(std::uint64_t addr, PageSize tagged) noexcept {
+    // The path of one reference (outcome's last index): the same page as the last reference
+    // (most of a scan) costs a compare here; anything else goes through the arrays out of line.
+    unsigned translate(std::uint64_t addr, PageSize tagged) noexcept {
         const Route& r = routes[unsigned(tagged)];
         const std::uint64_t key = tlb_key(addr, r.shift, r.held);
-        if (key != last_page) translate_page(r, addr, key);
+        return key == last_page ? kL1Hit : translate_page(r, addr, key);
     }
 
-    [[gnu::noinline]] void translate_page(const Route& r, std::uint64_t addr, std::uint64_t key) noexcept {
+    [[gnu::noinline]] unsigned translate_page(const Route& r, std::uint64_t addr, std::uint64_t key) noexcept {
         if (r.l1 && r.l1->access(key)) {  // L1 is no other array: a miss inserts at once
             last_page = key;
-            return;
-        }
-        ++st.l1_misses_by_size[unsigned(r.held)];
-        SetAssoc::Hint h;
-        if (r.l2 && (r.l2_fused ? r.l2->access(key) : r.l2->lookup(key, h))) {
-            ++st.l2_hits;
-        } else {
-            walk(addr, r.held, r.leaf);
-            if (r.l2 && !r.l2_fused) r.l2->insert(key, h);
+            return kL1Hit;
         }
         last_page = r.l1 ? key : kNone;
+        SetAssoc::Hint h;
+        if (r.l2 && (r.l2_fused ? r.l2->access(key) : r.l2->lookup(key, h))) return kL2Hit;
+        const unsigned start = walk(addr, r.leaf);
+        if (r.l2 && !r.l2_fused) r.l2->insert(key, h);
+        return kWalkFrom + start;
     }
 
     void data(std::uint64_t addr, Ref kind) noexcept {
@@ -248,17 +247,40 @@ struct Simulator::Impl {
         else ++st.sw_walk_cache_hits[unsigned(hit)];
     }
 
+    // One count a reference, at its size, kind and path.
+    void count(PageSize s, Ref kind, unsigned path) noexcept {
+        ++outcome[(unsigned(s) * 2 + unsigned(kind == Ref::sw_walk)) * kPaths + path];
+    }
+
     void access(std::uint64_t addr, PageSize s, Ref kind) noexcept {
-        st.sw_walk_loads += kind == Ref::sw_walk;
-        ++st.accesses_by_size[unsigned(s)];
-        if (cfg.translate) translate(addr, s);
+        count(s, kind, cfg.translate ? translate(addr, s) : kL1Hit);
         if (!caches.empty()) data(addr, kind);
     }
 
-    // The totals that are sums of per-size or per-level counts, which the per-reference path
-    // does not keep: a counter incremented several times a reference is a chain of stores and
-    // reloads through memory (the compiler must assume the arrays' stores may alias it).
+    // The translation counts, from the per-path counts: every reference on its tagged size;
+    // an L1 miss, an L2 hit and a walk on the size that holds it; a walk from level L below
+    // the top ended at a walk-cache hit on level L + 1.
     void total() noexcept {
+        st.accesses = st.sw_walk_loads = st.l1_misses = st.l2_hits = st.walks = 0;
+        st.accesses_by_size = st.l1_misses_by_size = st.walks_by_size = {};
+        st.walk_refs_by_level = st.pwc_hits_by_level = {};
+        for (unsigned s = 0; s < kPageSizes; ++s) {
+            const unsigned held = unsigned(geo.held_as[s]), leaf = geo.leaf[s];
+            for (unsigned k = 0; k < 2; ++k) {
+                const std::uint64_t* n = &outcome[(s * 2 + k) * kPaths];
+                for (unsigned path = 0; path < kPaths; ++path) {
+                    st.accesses_by_size[s] += n[path];
+                    if (k) st.sw_walk_loads += n[path];
+                    if (path != kL1Hit) st.l1_misses_by_size[held] += n[path];
+                    if (path == kL2Hit) st.l2_hits += n[path];
+                    if (path < kWalkFrom) continue;
+                    const unsigned start = path - kWalkFrom;
+                    st.walks_by_size[held] += n[path];
+                    if (start < cfg.levels) st.pwc_hits_by_level[start + 1] += n[path];
+                    for (unsigned lv = leaf; lv <= start; ++lv) st.walk_refs_by_level[lv] += n[path];
+                }
+            }
+        }
         auto sum = [](const auto& a) {
             std::uint64_t n = 0;
             for (std::uint64_t v : a) n += v;
@@ -267,10 +289,6 @@ struct Simulator::Impl {
         st.accesses = sum(st.accesses_by_size);
         st.l1_misses = sum(st.l1_misses_by_size);
         st.walks = sum(st.walks_by_size);
-        st.walk_refs_by_level = {};
-        for (unsigned start = 1; start <= 5; ++start)
-            for (unsigned leaf = 1; leaf <= start; ++leaf)
-                for (unsigned lv = leaf; lv <= start; ++lv) st.walk_refs_by_level[lv] += walks_from[start][leaf];
         st.walk_refs = sum(st.walk_refs_by_level);
     }
 
@@ -298,11 +316,7 @@ void Simulator::access(std::uint64_t addr, PageSize size, Ref kind) noexcept { i
 void Simulator::run(std::span<const Entry> trace) noexcept {
     Impl& im = *impl_;
     if (im.cfg.translate && im.caches.empty()) {  // the common case: no data caches to run
-        for (Entry e : trace) {
-            im.st.sw_walk_loads += e.kind() == Ref::sw_walk;
-            ++im.st.accesses_by_size[unsigned(e.size())];
-            im.translate(e.addr(), e.size());
-        }
+        for (Entry e : trace) im.count(e.size(), e.kind(), im.translate(e.addr(), e.size()));
         return;
     }
     for (Entry e : trace) im.access(e.addr(), e.size(), e.kind());
@@ -313,7 +327,7 @@ const Stats& Simulator::stats() const noexcept {
 }
 void Simulator::reset_stats() noexcept {
     impl_->st = Stats{};
-    impl_->walks_from = {};
+    impl_->outcome = {};
 }
 void Simulator::flush() noexcept { impl_->flush(); }
 

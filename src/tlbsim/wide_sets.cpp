@@ -16,14 +16,14 @@ WideSets::WideSets(unsigned sets, unsigned ways) : index_(sets), ways_(ways) {
     if (ways_ < 256) {  // 16 to 32 buckets per way: few buckets hold two keys
         bshift_ = unsigned(std::countr_zero(std::bit_ceil(16u * ways_)));
         fshift_ = 64 - bshift_;
-        filter_.assign(std::size_t{sets} << bshift_, Bucket{});
+        filter_.assign(std::size_t{sets} << bshift_, Bucket{0});
     }
     flush();
 }
 
 void WideSets::flush() noexcept {
     std::fill(tags_.begin(), tags_.end(), kEmpty);
-    std::fill(filter_.begin(), filter_.end(), Bucket{});
+    std::fill(filter_.begin(), filter_.end(), Bucket{0});
     for (unsigned s = 0; s < index_.sets(); ++s) {
         Link* l = &links_[std::size_t{s} * ways_];
         for (unsigned w = 0; w < ways_; ++w)

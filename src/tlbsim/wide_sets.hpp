@@ -53,10 +53,15 @@ class WideSets {
     };
     std::vector<Link> links_;  // [set * ways + way]: recency list links, way indices
     std::vector<Ends> ends_;   // per set: most and least recently used way
-    struct Bucket {
-        std::uint8_t count = 0;  // present keys hashing here
-        std::uint8_t ways = 0;   // XOR of their ways: the way itself when count == 1
-    };
+    // A filter bucket: the count of present keys hashing there in the low byte, the XOR of
+    // their ways in the high byte (so the way itself when the count is 1). One 16-bit word,
+    // not two bytes: a store through a byte type may alias anything, and the compiler would
+    // then reload every member after each filter update.
+    using Bucket = std::uint16_t;
+    static unsigned count_of(Bucket b) noexcept { return b & 0xFF; }
+    static unsigned ways_of(Bucket b) noexcept { return b >> 8; }
+    // The bucket with way w's key added (+1) or removed (-1); the count never leaves 0..255.
+    static Bucket with(Bucket b, int delta, unsigned w) noexcept { return Bucket((b + delta) ^ (w << 8)); }
     std::vector<Bucket> filter_;  // wide sets only: sets << bshift_ buckets
     unsigned fshift_ = 63, bshift_ = 0;
 };
@@ -64,10 +69,10 @@ class WideSets {
 inline int WideSets::find(unsigned set, std::uint64_t key) const noexcept {
     const std::uint64_t* t = &tags_[std::size_t{set} * ways_];
     if (!filter_.empty()) {
-        const Bucket& b = filter_[bucket(set, key)];
-        if (b.count < 2) {  // one answer either way: no branch on which (ways is 0 when empty)
-            const bool hit = (b.count == 1) & (t[b.ways] == key);
-            return hit ? int(b.ways) : -1;
+        const Bucket b = filter_[bucket(set, key)];
+        if (count_of(b) < 2) {  // one answer either way: no branch on which (ways is 0 when empty)
+            const bool hit = (count_of(b) == 1) & (t[ways_of(b)] == key);
+            return hit ? int(ways_of(b)) : -1;
         }
         int found = -1;  // a shared bucket: scan every way, no early exit to mispredict
         for (unsigned w = 0; w < ways_; ++w) found = t[w] == key ? int(w) : found;
@@ -108,12 +113,10 @@ inline void WideSets::insert(std::uint64_t key) noexcept {
     if (!filter_.empty()) {
         if (tag != kEmpty) {
             Bucket& out = filter_[bucket(set, tag)];
-            --out.count;
-            out.ways ^= std::uint8_t(victim);
+            out = with(out, -1, victim);
         }
         Bucket& in = filter_[bucket(set, key)];
-        ++in.count;
-        in.ways ^= std::uint8_t(victim);
+        in = with(in, +1, victim);
     }
     tag = key;
     if (ways_ == 1) return;

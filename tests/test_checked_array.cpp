@@ -112,6 +112,35 @@ TEST(CheckedArray, BehavesLikeTreeArray) {
     EXPECT_EQ(a.begin(), a.end());
 }
 
+// end() is built inline and == against it tests "no leaf and the same index" (so a loop's
+// own end test folds into ++'s): every way of reaching the end equals it, and no position
+// before it does, whether or not the size ends a leaf.
+TEST(CheckedArray, EveryWayToTheEndEqualsEnd) {
+    BlockPool pool(tagged());
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{511}, std::size_t{512}, std::size_t{513},
+                          std::size_t{1024}, std::size_t{1500}}) {
+        Checked a(n, pool, Policy::throw_error, "ends");
+        const Checked& c = a;
+        std::size_t steps = 0;
+        for (auto it = a.begin(); it != a.end(); ++it) ASSERT_LT(steps++, n) << n;
+        EXPECT_EQ(steps, n);
+        EXPECT_EQ(a.begin() + std::ptrdiff_t(n), a.end()) << n;
+        EXPECT_EQ(c.cbegin() + std::ptrdiff_t(n), c.cend()) << n;
+        EXPECT_EQ(Checked::const_iterator(a.end()), c.end()) << n;
+        EXPECT_EQ(std::ranges::distance(a.begin(), a.end()), std::ptrdiff_t(n));
+        if (n == 0) continue;
+        EXPECT_NE(a.begin() + std::ptrdiff_t(n - 1), a.end()) << n;
+        EXPECT_EQ(a.end() - 1 + 1, a.end()) << n;
+        auto it = a.end();
+        --it;
+        EXPECT_EQ(it.index(), n - 1);
+        EXPECT_NE(it, a.end());
+        EXPECT_EQ(++it, a.end()) << n;
+        EXPECT_NE(a.begin(), a.end());
+    }
+    EXPECT_EQ(Checked::iterator(), Checked::iterator());
+}
+
 // --- seeded bugs, throwing policy ------------------------------------------------------------
 
 TEST(CheckedArraySeeded, OutOfBoundsByOneElement) {

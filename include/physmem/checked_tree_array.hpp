@@ -210,9 +210,9 @@ class CheckedTreeArray {
 
     // --- iteration --------------------------------------------------------------------
     iterator begin() { return iterator(this, 0); }
-    iterator end() { return iterator(this, size()); }
+    iterator end() { return iterator::past_end(this); }
     const_iterator begin() const { return const_iterator(this, 0); }
-    const_iterator end() const { return const_iterator(this, size()); }
+    const_iterator end() const { return const_iterator::past_end(this); }
     const_iterator cbegin() const { return begin(); }
     const_iterator cend() const { return end(); }
 
@@ -452,6 +452,14 @@ class CheckedTreeIterator {
 
     CheckedTreeIterator() noexcept = default;
     CheckedTreeIterator(C* a, std::size_t i) : CheckedTreeIterator(sought(a, a->policy(), i)) {}
+    // The position past the last element, as sought() finds it but inline: no leaf (cur_
+    // null). A loop's compare with it then reads as "cur_ is null", which the compiler can
+    // drop inside a leaf, where cur_ was just dereferenced.
+    static CheckedTreeIterator past_end(C* a) noexcept {
+        CheckedTreeIterator it;
+        it.a_ = a, it.policy_ = a->policy(), it.base_ = a->size();
+        return it;
+    }
     template <bool WasConst, class = std::enable_if_t<Const && !WasConst>>
     CheckedTreeIterator(const CheckedTreeIterator<A, WasConst>& o) noexcept
         : a_(o.a_), cur_(o.cur_), lend_(o.lend_), first_(o.first_), base_(o.base_), tag_(o.tag_), seen_(o.seen_),
@@ -502,8 +510,13 @@ class CheckedTreeIterator {
     friend difference_type operator-(const CheckedTreeIterator& a, const CheckedTreeIterator& b) noexcept {
         return static_cast<difference_type>(a.index() - b.index());
     }
+    // A position without a leaf is the one with cur_ == lend_ (both null; at an element cur_ <
+    // lend_). Against end() (past_end: inline, so its two nulls are constants) == is then
+    // "cur_ == lend_ and the same index", which a loop's ++ has just tested false inside a
+    // leaf: the compiler drops the loop's own end test, one branch an element.
     friend bool operator==(const CheckedTreeIterator& a, const CheckedTreeIterator& b) noexcept {
-        return a.cur_ == b.cur_ && (a.cur_ || a.base_ == b.base_);
+        if (b.cur_ == b.lend_) return a.cur_ == a.lend_ && a.base_ == b.base_;
+        return a.cur_ == b.cur_;
     }
     friend auto operator<=>(const CheckedTreeIterator& a, const CheckedTreeIterator& b) noexcept {
         return a.index() <=> b.index();

@@ -42,6 +42,36 @@ inline std::uint64_t peek_word(const std::atomic<std::uint64_t>* w) noexcept {
     static_assert(sizeof(std::atomic<std::uint64_t>) == 8 && std::atomic<std::uint64_t>::is_always_lock_free);
     return *reinterpret_cast<const volatile std::uint64_t*>(w);
 }
+// The hot checks as one compare with memory (x86-64 with GCC/Clang flag outputs): GCC keeps a
+// volatile load a load of its own, a mov before the cmp, one more op an access. Each is a
+// volatile asm, so it is neither merged nor hoisted out of a loop, as the volatile read is
+// not. Where x86's load order (TSO) keeps a later load after it, which depend_on below
+// gives weaker machines.
+#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
+#define PHYSMEM_CHECK_CMP_MEMORY 1
+#else
+#define PHYSMEM_CHECK_CMP_MEMORY 0
+#endif
+// Whether tag word w still holds `seen` (peek_word(w) == seen).
+inline bool word_is(const std::atomic<std::uint64_t>* w, std::uint64_t seen) noexcept {
+#if PHYSMEM_CHECK_CMP_MEMORY
+    bool same;
+    asm volatile("cmpq %[seen], %[word]"
+                 : "=@cce"(same)
+                 : [word] "m"(*reinterpret_cast<const std::uint64_t*>(w)), [seen] "r"(seen));
+    return same;
+#else
+    return peek_word(w) == seen;
+#endif
+}
+#if PHYSMEM_CHECK_CMP_MEMORY
+// Whether i < limit, limit read as peek(limit) would.
+inline bool below(std::uint64_t i, const std::uint64_t& limit) noexcept {
+    bool yes;
+    asm volatile("cmpq %[limit], %[i]" : "=@ccb"(yes) : [limit] "m"(limit), [i] "r"(i));
+    return yes;
+}
+#endif
 template <class U>
 U peek(const U& v) noexcept {
     return *static_cast<const volatile U*>(&v);

@@ -302,10 +302,17 @@ class CheckedTreeArray {
     T* element(size_type i, const char* access) const {
         const std::uintptr_t* table = entries_.data();
         size_type k = i >> shape().leaf_shift;
+#if PHYSMEM_CHECK_CMP_MEMORY
+        static_assert(sizeof(size_type) == sizeof(std::uint64_t));
+        if (detail::below(i, limit_)) [[likely]]  // one compare with memory (checked_access.hpp)
+            return reinterpret_cast<T*>(table[k] + i * sizeof(T));
+        const size_type limit = detail::peek(limit_);  // for element_pure: a read of its own
+#else
         const size_type limit = detail::peek(limit_);
         detail::depend_on(k, limit);
         if (i < limit) [[likely]]
             return reinterpret_cast<T*>(table[k] + i * sizeof(T));
+#endif
         if constexpr (Kept) return element_kept(i, access);
         else return element_pure(i, access, limit);
     }
@@ -524,7 +531,7 @@ class CheckedTreeIterator {
 
     // The leaf's word is still the one seen on entering it (else reported).
     void verify(const char* access) const {
-        if (detail::peek_word(tag_) != seen_) [[unlikely]]
+        if (!detail::word_is(tag_, seen_)) [[unlikely]]
             seen_ = revalidate(tag_, seen_, a_, policy_, access, index(), first_);
     }
 

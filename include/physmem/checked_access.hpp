@@ -45,8 +45,9 @@ inline std::uint64_t peek_word(const std::atomic<std::uint64_t>* w) noexcept {
 // The hot checks as one compare with memory (x86-64 with GCC/Clang flag outputs): GCC keeps a
 // volatile load a load of its own, a mov before the cmp, one more op an access. Each is a
 // volatile asm, so it is neither merged nor hoisted out of a loop, as the volatile read is
-// not. Where x86's load order (TSO) keeps a later load after it, which depend_on below
-// gives weaker machines.
+// not. No load is ordered after one (depend_on's job elsewhere): a caller whose later load
+// must follow the read uses peek and depend_on, or needs no order (CheckedTreeArray's
+// element(): its entry races benignly with arming).
 #if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
 #define PHYSMEM_CHECK_CMP_MEMORY 1
 #else

@@ -291,7 +291,9 @@ class CheckedTreeArray {
     // entry is a plain load the compiler may fold into the access (an asm or volatile
     // load adds an address computation or a load to every step, which the protect suite
     // measured on tree lookups), ordered after the limit by its address depending on it
-    // (depend_on). Its race with an arming thread's atomic stores is benign: an entry
+    // (depend_on) where the limit is a volatile read; on x86-64 the limit is a compare with
+    // memory (detail::below: one op fewer an access) and the entry is not ordered after it,
+    // which the race below allows. Its race with an arming thread's atomic stores is benign: an entry
     // changes only when its leaf moves, which takes the array exclusively (a block freed
     // behind the array's back zeroes the limit and changes no entry); otherwise arming
     // stores the value already there. Unless Kept the out-of-line check is declared pure

@@ -45,9 +45,9 @@ inline std::uint64_t peek_word(const std::atomic<std::uint64_t>* w) noexcept {
 // The hot checks as one compare with memory (x86-64 with GCC/Clang flag outputs): GCC keeps a
 // volatile load a load of its own, a mov before the cmp, one more op an access. Each is a
 // volatile asm, so it is neither merged nor hoisted out of a loop, as the volatile read is
-// not. No load is ordered after one (depend_on's job elsewhere): a caller whose later load
-// must follow the read uses peek and depend_on, or needs no order (CheckedTreeArray's
-// element(): its entry races benignly with arming).
+// not. No load is ordered after one (below orders its `dependent` only where the limit is a
+// load of its own): its callers need no order (CheckedTreeArray's element(): its entry
+// races benignly with arming).
 #if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
 #define PHYSMEM_CHECK_CMP_MEMORY 1
 #else
@@ -65,14 +65,6 @@ inline bool word_is(const std::atomic<std::uint64_t>* w, std::uint64_t seen) noe
     return peek_word(w) == seen;
 #endif
 }
-#if PHYSMEM_CHECK_CMP_MEMORY
-// Whether i < limit, limit read as peek(limit) would.
-inline bool below(std::uint64_t i, const std::uint64_t& limit) noexcept {
-    bool yes;
-    asm volatile("cmpq %[limit], %[i]" : "=@ccb"(yes) : [limit] "m"(limit), [i] "r"(i));
-    return yes;
-}
-#endif
 template <class U>
 U peek(const U& v) noexcept {
     return *static_cast<const volatile U*>(&v);
@@ -97,6 +89,23 @@ U peek(const U& v) noexcept {
 template <class U, class V>
 void depend_on(U& v, const V& on) noexcept {
     asm("" : "+r"(v) : "r"(on));
+}
+
+// Whether i < limit, limit read as peek(limit) would. Where that read is a load of its own,
+// `dependent` (a value later loads are computed from) is made to depend on it (depend_on);
+// with the compare with memory nothing is ordered after it.
+template <class U>
+bool below(std::uint64_t i, const std::uint64_t& limit, U& dependent) noexcept {
+#if PHYSMEM_CHECK_CMP_MEMORY
+    bool yes;
+    asm volatile("cmpq %[limit], %[i]" : "=@ccb"(yes) : [limit] "m"(limit), [i] "r"(i));
+    (void)dependent;
+    return yes;
+#else
+    const std::uint64_t l = peek(limit);
+    depend_on(dependent, l);
+    return i < l;
+#endif
 }
 
 // Whether the calling thread holds the domain in tag word w's low bits.

@@ -304,19 +304,11 @@ class CheckedTreeArray {
     T* element(size_type i, const char* access) const {
         const std::uintptr_t* table = entries_.data();
         size_type k = i >> shape().leaf_shift;
-#if PHYSMEM_CHECK_CMP_MEMORY
         static_assert(sizeof(size_type) == sizeof(std::uint64_t));
-        if (detail::below(i, limit_)) [[likely]]  // one compare with memory (checked_access.hpp)
+        if (detail::below(i, limit_, k)) [[likely]]  // k's table load after the limit's read
             return reinterpret_cast<T*>(table[k] + i * sizeof(T));
-        const size_type limit = detail::peek(limit_);  // for element_pure: a read of its own
-#else
-        const size_type limit = detail::peek(limit_);
-        detail::depend_on(k, limit);
-        if (i < limit) [[likely]]
-            return reinterpret_cast<T*>(table[k] + i * sizeof(T));
-#endif
         if constexpr (Kept) return element_kept(i, access);
-        else return element_pure(i, access, limit);
+        else return element_pure(i, access, detail::peek(limit_));  // a read of its own
     }
     // The out-of-line check, as a call the compiler must keep (element_kept) and as one it
     // may treat as pure (element_pure): as far as a caller can tell it returns the

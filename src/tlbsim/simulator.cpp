@@ -261,7 +261,7 @@ struct Simulator::Impl {
     // an L1 miss, an L2 hit and a walk on the size that holds it; a walk from level L below
     // the top ended at a walk-cache hit on level L + 1.
     void total() noexcept {
-        st.accesses = st.sw_walk_loads = st.l1_misses = st.l2_hits = st.walks = 0;
+        st.sw_walk_loads = st.l2_hits = 0;  // accesses, l1_misses, walks and walk_refs: sums below
         st.accesses_by_size = st.l1_misses_by_size = st.walks_by_size = {};
         st.walk_refs_by_level = st.pwc_hits_by_level = {};
         for (unsigned s = 0; s < kPageSizes; ++s) {

@@ -64,18 +64,20 @@ class SetAssoc {
     }
     // lookup(key) || (insert(key), false).
     bool access(std::uint64_t key) noexcept {
-        return dispatch([&](auto w) { return small_.access<w>(key); },
-                        [&] {
-                            if (wide_.lookup(key)) return true;
-                            wide_.insert(key);
-                            return false;
-                        });
+        return dispatch([&](auto w) { return small_.access<w>(key); }, [&] { return wide_.access(key); });
     }
     // Forgets every entry.
     void flush() noexcept {
         if (kind_ == Kind::wide) wide_.flush();
         else if (kind_ != Kind::none) small_.flush();
     }
+
+    // The array itself, for code that knows its kind (e.g. the simulator's paths compiled
+    // for one machine shape, which skip the dispatch above). pre: is_wide() for wide_sets(),
+    // !empty() && !is_wide() for small_sets().
+    bool is_wide() const noexcept { return kind_ == Kind::wide; }
+    SmallSets& small_sets() noexcept { return small_; }
+    WideSets& wide_sets() noexcept { return wide_; }
 
     static constexpr std::uint64_t kEmpty = SmallSets::kEmpty;
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "physmem/tlbsim/what_if.hpp"
+#include "tlbsim/array_kind.hpp"
 #include "tlbsim/set_assoc.hpp"
 
 namespace physmem::tlbsim {
@@ -213,11 +214,30 @@ struct Simulator::Impl {
     }
 
     // The path of one reference (outcome's last index): the same page as the last reference
-    // (most of a scan) costs a compare here; anything else goes through the arrays out of line.
+    // (most of a scan) costs a compare here; anything else goes through the arrays out of line,
+    // by the path chosen for the machine's shape (choose_path).
     unsigned translate(std::uint64_t addr, PageSize tagged) noexcept {
         const Route& r = routes[unsigned(tagged)];
         const std::uint64_t key = tlb_key(addr, r.shift, r.held);
-        return key == last_page ? kL1Hit : translate_page(r, addr, key);
+        return key == last_page ? kL1Hit : (this->*page)(r, addr, key);
+    }
+
+    // The translation of a reference to a page other than the last one: translate_page for
+    // any machine, or one of the paths compiled for a shape, which count the same; and the
+    // loop translating a trace without data caches with the same path inlined.
+    using PagePath = unsigned (Impl::*)(const Route&, std::uint64_t, std::uint64_t) noexcept;
+    using RunPath = void (Impl::*)(std::span<const Entry>) noexcept;
+    PagePath page = &Impl::translate_page;
+    RunPath run_translated = &Impl::run_with<&Impl::translate_page>;
+    std::string engine = "generic";
+
+    template <PagePath Page>
+    [[gnu::flatten]] void run_with(std::span<const Entry> trace) noexcept {
+        for (Entry e : trace) {
+            const Route& r = routes[unsigned(e.size())];
+            const std::uint64_t key = tlb_key(e.addr(), r.shift, r.held);
+            count(e.size(), e.kind(), key == last_page ? kL1Hit : (this->*Page)(r, e.addr(), key));
+        }
     }
 
     [[gnu::noinline]] unsigned translate_page(const Route& r, std::uint64_t addr, std::uint64_t key) noexcept {
@@ -231,6 +251,93 @@ struct Simulator::Impl {
         const unsigned start = walk(addr, r.leaf);
         if (r.l2 && !r.l2_fused) r.l2->insert(key, h);
         return kWalkFrom + start;
+    }
+
+    // Split walk caches (Intel's paging-structure caches, Arm's walk cache): every TLB array
+    // of L1 of kind L1, of L2 of kind L2, no array caching two levels, none in a TLB: each
+    // miss inserts at once. pre: shape_split() picked it (every route has an L1 array).
+    template <class L1, class L2>
+    unsigned page_split(const Route& r, std::uint64_t addr, std::uint64_t key) noexcept {
+        last_page = key;
+        if (L1::access(L1::of(*r.l1), key)) return kL1Hit;
+        if (r.l2 && L2::access(L2::of(*r.l2), key)) return kL2Hit;
+        const unsigned top = cfg.levels;
+        for (unsigned lv = r.leaf + 1; lv <= top; ++lv) {
+            SetAssoc& p = pwc_split[lv];
+            if (!p.empty() && p.small_sets().access(entry_prefix(addr, lv))) return kWalkFrom + lv - 1;
+        }
+        return kWalkFrom + top;
+    }
+
+    // AMD's walk caches: level-2 entries in the L2 TLB array (tag kPdeTag), levels 3 and up
+    // in one wide page directory cache tagged by level. Every array of L1 of kind L1; L2 one
+    // array of kind L2. As translate_page: every lookup first, then the inserts, walk caches
+    // from the lowest level, the page's translation last. pre: shape_amd() picked it.
+    template <class L1, class L2>
+    unsigned page_amd(const Route& r, std::uint64_t addr, std::uint64_t key) noexcept {
+        last_page = key;
+        if (L1::access(L1::of(*r.l1), key)) return kL1Hit;
+        typename L2::Hint h, hp;
+        typename L2::Sets& l2 = L2::of(*pwc_of[2]);
+        if (r.l2 && L2::lookup(l2, key, h)) return kL2Hit;
+        const unsigned top = cfg.levels, leaf = r.leaf;
+        const std::uint64_t pde = entry_prefix(addr, 2) | pwc_tag[2];
+        const bool pde_missed = leaf == 1 && !L2::lookup(l2, pde, hp);
+        unsigned start = leaf == 1 && !pde_missed ? 1 : top;
+        WideSets& pdc = pwc_unified.wide_sets();
+        const unsigned first = leaf + 1 > 3 ? leaf + 1 : 3;
+        if (start == top)
+            for (unsigned lv = first; lv <= top; ++lv)
+                if (pdc.lookup(entry_prefix(addr, lv) | pwc_tag[lv])) {
+                    start = lv - 1;
+                    break;
+                }
+        if (pde_missed) L2::insert(l2, pde, hp);
+        for (unsigned lv = first; lv <= start; ++lv) pdc.insert(entry_prefix(addr, lv) | pwc_tag[lv]);
+        if (r.l2) L2::insert(l2, key, h);
+        return kWalkFrom + start;
+    }
+
+    // Whether every route's array at one TLB level (l1 or l2) is of kind K (null: none, only
+    // where `none_ok`).
+    template <class K>
+    bool routes_hold(SetAssoc* Route::*level, bool none_ok) const noexcept {
+        return std::all_of(routes.begin(), routes.end(), [&](const Route& r) {
+            return r.*level ? K::holds(*(r.*level)) : none_ok;
+        });
+    }
+    bool shape_split() const noexcept {
+        if (!pwc_unified.empty() || cfg.pwc.pde_in_l2_tlb) return false;
+        for (unsigned lv = 2; lv <= 5; ++lv)
+            if (!pwc_split[lv].empty() && pwc_split[lv].is_wide()) return false;
+        return true;
+    }
+    bool shape_amd() const noexcept {
+        const unsigned upper = (1u << (cfg.levels + 1)) - (1u << 3);  // levels 3..top
+        if (!cfg.pwc.pde_in_l2_tlb || !pwc_of[2] || pwc_unified.empty() || !pwc_unified.is_wide()) return false;
+        if ((cfg.pwc.unified_levels & upper) != upper) return false;
+        return std::all_of(routes.begin(), routes.end(), [&](const Route& r) { return !r.l2 || r.l2 == pwc_of[2]; });
+    }
+    template <PagePath Page, class L1, class L2>
+    void use(const char* shape) {
+        page = Page;
+        run_translated = &Impl::run_with<Page>;
+        engine = std::string(shape) + ", L1 " + L1::kName + ", L2 " + L2::kName;
+    }
+    template <class L1, class L2>
+    bool pick() {
+        if (!routes_hold<L1>(&Route::l1, false) || !routes_hold<L2>(&Route::l2, true)) return false;
+        if (shape_split()) use<&Impl::page_split<L1, L2>, L1, L2>("split walk caches");
+        else if (shape_amd() && L2::holds(*pwc_of[2])) use<&Impl::page_amd<L1, L2>, L1, L2>("page directory cache, PDEs in L2");
+        else return false;
+        return true;
+    }
+    // A compiled path where the machine has one of the shapes above and no data caches (the
+    // compiled walks do not read entries through them), else translate_page.
+    void choose_path() {
+        if (!caches.empty()) return;
+        pick<SmallKind, SmallKind>() || pick<WideKind, SmallKind>() || pick<WideKind, WideKind>() ||
+            pick<SmallKind, WideKind>();
     }
 
     void data(std::uint64_t addr, Ref kind) noexcept {
@@ -303,20 +410,22 @@ struct Simulator::Impl {
     }
 };
 
-Simulator::Simulator(const MachineConfig& m) {
+Simulator::Simulator(const MachineConfig& m, Engine engine) {
     validate(m);
     impl_ = std::make_unique<Impl>(m);
+    if (engine == Engine::fastest) impl_->choose_path();
 }
 Simulator::~Simulator() = default;
 Simulator::Simulator(Simulator&&) noexcept = default;
 Simulator& Simulator::operator=(Simulator&&) noexcept = default;
 
 const MachineConfig& Simulator::config() const noexcept { return impl_->cfg; }
+const std::string& Simulator::engine() const noexcept { return impl_->engine; }
 void Simulator::access(std::uint64_t addr, PageSize size, Ref kind) noexcept { impl_->access(addr, size, kind); }
 void Simulator::run(std::span<const Entry> trace) noexcept {
     Impl& im = *impl_;
     if (im.cfg.translate && im.caches.empty()) {  // the common case: no data caches to run
-        for (Entry e : trace) im.count(e.size(), e.kind(), im.translate(e.addr(), e.size()));
+        (im.*im.run_translated)(trace);
         return;
     }
     for (Entry e : trace) im.access(e.addr(), e.size(), e.kind());

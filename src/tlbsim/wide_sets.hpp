@@ -22,11 +22,32 @@ class WideSets {
     // pre: sets >= 1; 16 < ways < 0xFFFF.
     WideSets(unsigned sets, unsigned ways);
 
+    // Where a key lives: its set and its filter bucket, found once by lookup and reused by
+    // the insert that follows a miss (as SmallSets::Hint).
+    struct Hint {
+        unsigned set;
+        std::uint32_t bucket;
+    };
+
     // true on a hit (the entry becomes the most recently used); false on a miss, nothing changed.
-    bool lookup(std::uint64_t key) noexcept;
+    // Either way h describes key's set.
+    bool lookup(std::uint64_t key, Hint& h) noexcept;
+    bool lookup(std::uint64_t key) noexcept {
+        Hint h;
+        return lookup(key, h);
+    }
     // Makes `key` present and most recently used, evicting the set's least recently used
-    // entry when full. pre: key != kEmpty and key is not present (a lookup just missed).
-    void insert(std::uint64_t key) noexcept;
+    // entry when full. pre: key != kEmpty and key is not present (a lookup just missed); h
+    // (if given) from lookup(key, h) on this object (a hint depends on the key alone).
+    void insert(std::uint64_t key, const Hint& h) noexcept;
+    void insert(std::uint64_t key) noexcept { insert(key, hint_of(key)); }
+    // lookup(key) || (insert(key), false), finding the set and the bucket once.
+    bool access(std::uint64_t key) noexcept {
+        Hint h;
+        if (lookup(key, h)) return true;
+        insert(key, h);
+        return false;
+    }
     // Forgets every entry.
     void flush() noexcept;
 
@@ -39,7 +60,11 @@ class WideSets {
     std::uint32_t bucket(unsigned set, std::uint64_t key) const noexcept {
         return (set << bshift_) | std::uint32_t((key * 0x9E3779B97F4A7C15ull) >> fshift_);
     }
-    int find(unsigned set, std::uint64_t key) const noexcept;  // way or -1
+    Hint hint_of(std::uint64_t key) const noexcept {
+        const unsigned set = set_of(key);
+        return {set, filter_.empty() ? 0 : bucket(set, key)};
+    }
+    int find(const Hint& h, std::uint64_t key) const noexcept;  // way or -1
     void to_front(unsigned set, unsigned way) noexcept;
 
     SetIndex index_;
@@ -66,10 +91,10 @@ class WideSets {
     unsigned fshift_ = 63, bshift_ = 0;
 };
 
-inline int WideSets::find(unsigned set, std::uint64_t key) const noexcept {
-    const std::uint64_t* t = &tags_[std::size_t{set} * ways_];
+inline int WideSets::find(const Hint& h, std::uint64_t key) const noexcept {
+    const std::uint64_t* t = &tags_[std::size_t{h.set} * ways_];
     if (!filter_.empty()) {
-        const Bucket b = filter_[bucket(set, key)];
+        const Bucket b = filter_[h.bucket];
         if (count_of(b) < 2) {  // one answer either way: no branch on which (ways is 0 when empty)
             const bool hit = (count_of(b) == 1) & (t[ways_of(b)] == key);
             return hit ? int(ways_of(b)) : -1;
@@ -97,16 +122,16 @@ inline void WideSets::to_front(unsigned set, unsigned way) noexcept {
     e.head = std::uint16_t(way);
 }
 
-inline bool WideSets::lookup(std::uint64_t key) noexcept {
-    unsigned set = set_of(key);
-    int way = find(set, key);
+inline bool WideSets::lookup(std::uint64_t key, Hint& h) noexcept {
+    h = hint_of(key);
+    int way = find(h, key);
     if (way < 0) return false;
-    to_front(set, unsigned(way));
+    to_front(h.set, unsigned(way));
     return true;
 }
 
-inline void WideSets::insert(std::uint64_t key) noexcept {
-    unsigned set = set_of(key);
+inline void WideSets::insert(std::uint64_t key, const Hint& h) noexcept {
+    const unsigned set = h.set;
     Ends& e = ends_[set];
     unsigned victim = e.tail;
     std::uint64_t& tag = tags_[std::size_t{set} * ways_ + victim];
@@ -115,7 +140,7 @@ inline void WideSets::insert(std::uint64_t key) noexcept {
             Bucket& out = filter_[bucket(set, tag)];
             out = with(out, -1, victim);
         }
-        Bucket& in = filter_[bucket(set, key)];
+        Bucket& in = filter_[h.bucket];
         in = with(in, +1, victim);
     }
     tag = key;

@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 
 #include "physmem/tlbsim/config.hpp"
 #include "physmem/tlbsim/trace.hpp"
@@ -61,15 +62,26 @@ struct Stats {
     Stats& operator+=(const Stats& o) noexcept;
 };
 
+// How a simulator translates a reference to a page other than the last one. `fastest`: a
+// path compiled for the machine's shape where it has one of the shapes the presets have
+// (split walk caches as Intel's and Arm's; AMD's page directory cache with PDEs in the L2
+// TLB; each with the kinds of its TLB arrays fixed), else the generic path; `generic`: the
+// one path every configuration can take, which reads the shape from the configuration on
+// every reference. Both count the same (the tests hold every preset to it).
+enum class Engine : std::uint8_t { fastest, generic };
+
 class Simulator {
   public:
     // Throws std::invalid_argument for an invalid configuration (validate()).
-    explicit Simulator(const MachineConfig& m);
+    explicit Simulator(const MachineConfig& m, Engine engine = Engine::fastest);
     ~Simulator();
     Simulator(Simulator&&) noexcept;
     Simulator& operator=(Simulator&&) noexcept;
 
     const MachineConfig& config() const noexcept;
+    // The path taken: "generic", or the compiled shape and its arrays' kinds, e.g.
+    // "split walk caches, L1 small, L2 small".
+    const std::string& engine() const noexcept;
 
     // One reference at virtual address `addr` on a page of `size`.
     void access(std::uint64_t addr, PageSize size, Ref kind = Ref::data) noexcept;

@@ -693,7 +693,8 @@ def _checks(doc, recs) -> None:
     if b:
         lines.append("throughput (physmem-tlbsim bench, one core, " + str(t.get("cpu", "?")) + "): " +
                      "; ".join(f"{p['pattern']} {p['refs_per_second'] / 1e6:.1f} M refs/s"
-                               for p in b.get("patterns") or []))
+                               for p in b.get("patterns") or [])
+                     + (f" (engine: {b['engine']})" if b.get("engine") else ""))
     d = t.get("detect")
     if d:
         lines.append(f"this CPU: {d.get('vendor')} family {d.get('family')} model {d.get('model')}: "

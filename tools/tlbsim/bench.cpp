@@ -83,7 +83,8 @@ std::vector<Json> bench(const std::vector<MachineConfig>& machines, std::uint64_
         std::vector<Entry> (*make)(std::uint64_t);
     };
     std::vector<Json> out(machines.size());
-    for (Json& o : out) o = {{"patterns", Json::array()}};
+    for (std::size_t i = 0; i < machines.size(); ++i)
+        out[i] = {{"engine", Simulator(machines[i]).engine()}, {"patterns", Json::array()}};
     for (Pattern p : {Pattern{"sequential-4k", sequential_4k}, Pattern{"random-4k-1gib", random_4k},
                       Pattern{"tree-walk-2m", tree_walk_2m}}) {
         std::vector<Entry> trace = p.make(refs);

@@ -248,7 +248,8 @@ int cmd_bench_all(const Args& a, std::uint64_t refs, unsigned reps) {
         const Json& r = results[i];
         if (r["min_refs_per_second"].get<double>() < results[slowest]["min_refs_per_second"].get<double>()) slowest = i;
         lowest_cpu = std::min(lowest_cpu, r["min_refs_per_cpu_second"].get<double>());
-        every.push_back({{"preset", machines[i].name}, {"asked", asked[i]}, {"min_refs_per_second", r["min_refs_per_second"]},
+        every.push_back({{"preset", machines[i].name}, {"asked", asked[i]}, {"engine", r["engine"]},
+                         {"min_refs_per_second", r["min_refs_per_second"]},
                          {"min_refs_per_cpu_second", r["min_refs_per_cpu_second"]}});
     }
     Json out = header();

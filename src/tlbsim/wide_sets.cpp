@@ -17,6 +17,7 @@ WideSets::WideSets(unsigned sets, unsigned ways) : index_(sets), ways_(ways) {
         bshift_ = unsigned(std::countr_zero(std::bit_ceil(16u * ways_)));
         fshift_ = 64 - bshift_;
         filter_.assign(std::size_t{sets} << bshift_, Bucket{0});
+        filtered_ = true;
     }
     flush();
 }

@@ -62,7 +62,7 @@ class WideSets {
     }
     Hint hint_of(std::uint64_t key) const noexcept {
         const unsigned set = set_of(key);
-        return {set, filter_.empty() ? 0 : bucket(set, key)};
+        return {set, filtered_ ? bucket(set, key) : 0};
     }
     int find(const Hint& h, std::uint64_t key) const noexcept;  // way or -1
     void to_front(unsigned set, unsigned way) noexcept;
@@ -87,13 +87,14 @@ class WideSets {
     static unsigned ways_of(Bucket b) noexcept { return b >> 8; }
     // The bucket with way w's key added (+1) or removed (-1); the count never leaves 0..255.
     static Bucket with(Bucket b, int delta, unsigned w) noexcept { return Bucket((b + delta) ^ (w << 8)); }
-    std::vector<Bucket> filter_;  // wide sets only: sets << bshift_ buckets
+    std::vector<Bucket> filter_;  // sets of under 256 ways only: sets << bshift_ buckets
+    bool filtered_ = false;       // !filter_.empty(), in one load
     unsigned fshift_ = 63, bshift_ = 0;
 };
 
 inline int WideSets::find(const Hint& h, std::uint64_t key) const noexcept {
     const std::uint64_t* t = &tags_[std::size_t{h.set} * ways_];
-    if (!filter_.empty()) {
+    if (filtered_) {
         const Bucket b = filter_[h.bucket];
         if (count_of(b) < 2) {  // one answer either way: no branch on which (ways is 0 when empty)
             const bool hit = (count_of(b) == 1) & (t[ways_of(b)] == key);
@@ -135,7 +136,7 @@ inline void WideSets::insert(std::uint64_t key, const Hint& h) noexcept {
     Ends& e = ends_[set];
     unsigned victim = e.tail;
     std::uint64_t& tag = tags_[std::size_t{set} * ways_ + victim];
-    if (!filter_.empty()) {
+    if (filtered_) {
         if (tag != kEmpty) {
             Bucket& out = filter_[bucket(set, tag)];
             out = with(out, -1, victim);
@@ -144,7 +145,6 @@ inline void WideSets::insert(std::uint64_t key, const Hint& h) noexcept {
         in = with(in, +1, victim);
     }
     tag = key;
-    if (ways_ == 1) return;
     // The victim is the tail: it becomes the head.
     Link* l = &links_[std::size_t{set} * ways_];
     e.tail = l[victim].prev;

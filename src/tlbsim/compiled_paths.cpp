@@ -30,16 +30,16 @@ template <class L1, class L2>
 
 // AMD's walk caches: level-2 entries in the L2 TLB array (pwc_of[2], its keys tagged
 // pwc_tag[2]), levels 3 and up in one wide page directory cache tagged by level. L1: r.l1's
-// kind; L2: pwc_of[2]'s, which is r.l2 where the route has one. As translate_page: every
-// lookup first, then the inserts, walk caches from the lowest level, the page's translation
-// last. pre: shape_amd(), r.l1.
+// kind; L2: pwc_of[2]'s, which is r.l2. As translate_page: every lookup first, then the
+// inserts, walk caches from the lowest level, the page's translation last. pre: shape_amd(),
+// r.l1, r.l2 (a route without an L2 array keeps the generic path).
 template <class L1, class L2>
 [[gnu::flatten]] unsigned Simulator::Impl::page_amd(const Route& r, std::uint64_t addr, std::uint64_t key) noexcept {
     last_page = key;
     if (L1::access(L1::of(*r.l1), key)) return kL1Hit;
     typename L2::Hint h, hp;
-    typename L2::Sets& l2 = L2::of(*pwc_of[2]);
-    if (r.l2 && L2::lookup(l2, key, h)) return kL2Hit;
+    typename L2::Sets& l2 = L2::of(*r.l2);
+    if (L2::lookup(l2, key, h)) return kL2Hit;
     const unsigned top = cfg.levels, leaf = r.leaf;
     const std::uint64_t pde = entry_prefix(addr, 2) | pwc_tag[2];
     const bool pde_missed = leaf == 1 && !L2::lookup(l2, pde, hp);
@@ -54,7 +54,7 @@ template <class L1, class L2>
             }
     if (pde_missed) L2::insert(l2, pde, hp);
     for (unsigned lv = first; lv <= start; ++lv) pdc.insert(entry_prefix(addr, lv) | pwc_tag[lv]);
-    if (r.l2) L2::insert(l2, key, h);
+    L2::insert(l2, key, h);
     return kWalkFrom + start;
 }
 
@@ -119,7 +119,7 @@ void Simulator::Impl::choose_path() {
         Route& r = routes[s];
         std::string name;
         Paths path{};
-        if (!r.l1 || !find_path(*this, amd, *r.l1, amd ? pwc_of[2] : r.l2, path, name, static_cast<L1Kinds*>(nullptr)))
+        if (!r.l1 || (amd && !r.l2) || !find_path(*this, amd, *r.l1, r.l2, path, name, static_cast<L1Kinds*>(nullptr)))
             continue;
         r.page = path.page;
         if (s == 0) run_translated = path.run;

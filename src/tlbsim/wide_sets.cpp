@@ -13,11 +13,15 @@ WideSets::WideSets(unsigned sets, unsigned ways) : index_(sets), ways_(ways) {
     tags_.assign(std::size_t{sets} * ways_, kEmpty);
     links_.resize(std::size_t{sets} * ways_);
     ends_.resize(sets);
-    if (ways_ < 256) {  // 16 to 32 buckets per way: few buckets hold two keys
+    if (ways_ <= kFpWays) {
+        mode_ = Mode::fingerprints;
+        fps_.assign(std::size_t{sets} * kFpWords, 0);
+        way_bits_ = ways_ == 32 ? ~0u : (1u << ways_) - 1;
+    } else if (ways_ < 256) {  // 16 to 32 buckets per way: few buckets hold two keys
+        mode_ = Mode::filter;
         bshift_ = unsigned(std::countr_zero(std::bit_ceil(16u * ways_)));
         fshift_ = 64 - bshift_;
         filter_.assign(std::size_t{sets} << bshift_, Bucket{0});
-        filtered_ = true;
     }
     flush();
 }

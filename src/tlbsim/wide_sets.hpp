@@ -2,17 +2,28 @@
 // L1 TLBs of 64-96 entries, 24-way L2 TLBs) with true LRU replacement.
 //
 // Each set keeps its ways on a recency list (prev/next indices), so a hit's move to the front
-// and a miss's victim (the back) are O(1). Sets of under 256 ways also keep a presence
-// filter: per hash bucket the number of present keys hashing there and the XOR of their ways
-// (so with one key left, its way). A miss on an empty bucket and a hit or miss on a bucket of
-// one key are one load and one compare; only a bucket shared by two keys (rare: 16+ buckets
-// per way) scans. Sets of 256 ways or more just scan.
+// and a miss's victim (the back) are O(1). Finding a key, by the set's width:
+//   - up to 32 ways: a fingerprint byte per way (a hash byte of its key), all of a set's
+//     compared with the key's at once (SSE2 where the target has it, else swar) into a mask
+//     of candidate ways, and only candidates compare the full key (as SmallSets); a set's
+//     fingerprints are 32 bytes, so a many-set L2 TLB's are a few KiB;
+//   - 33 to 255 ways: a presence filter: per hash bucket the number of present keys hashing
+//     there and the XOR of their ways (so with one key left, its way). A miss on an empty
+//     bucket and a hit or miss on a bucket of one key are one load and one compare; only a
+//     bucket shared by two keys (rare: 16+ buckets per way) scans;
+//   - 256 ways or more: a scan.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "tlbsim/set_index.hpp"
+#include "tlbsim/swar.hpp"
 
 namespace physmem::tlbsim {
 
@@ -22,11 +33,11 @@ class WideSets {
     // pre: sets >= 1; 16 < ways < 0xFFFF.
     WideSets(unsigned sets, unsigned ways);
 
-    // Where a key lives: its set and its filter bucket, found once by lookup and reused by
-    // the insert that follows a miss (as SmallSets::Hint).
+    // Where a key lives: its set and its fingerprint (sets of up to 32 ways) or filter bucket
+    // (up to 255), found once by lookup and reused by the insert after a miss (as SmallSets').
     struct Hint {
         unsigned set;
-        std::uint32_t bucket;
+        std::uint32_t bucket;  // the fingerprint, the filter bucket, or 0
     };
 
     // true on a hit (the entry becomes the most recently used); false on a miss, nothing changed.
@@ -60,10 +71,15 @@ class WideSets {
     std::uint32_t bucket(unsigned set, std::uint64_t key) const noexcept {
         return (set << bshift_) | std::uint32_t((key * 0x9E3779B97F4A7C15ull) >> fshift_);
     }
+    static std::uint32_t fingerprint(std::uint64_t key) noexcept {
+        return std::uint32_t((key * 0x9E3779B97F4A7C15ull) >> 56);
+    }
     Hint hint_of(std::uint64_t key) const noexcept {
         const unsigned set = set_of(key);
-        return {set, filtered_ ? bucket(set, key) : 0};
+        return {set, mode_ == Mode::fingerprints ? fingerprint(key) : mode_ == Mode::filter ? bucket(set, key) : 0};
     }
+    // The ways of `set` whose fingerprint is fp, as bits. pre: mode_ == fingerprints.
+    unsigned matches(unsigned set, std::uint32_t fp) const noexcept;
     int find(const Hint& h, std::uint64_t key) const noexcept;  // way or -1
     void to_front(unsigned set, unsigned way) noexcept;
 
@@ -87,14 +103,40 @@ class WideSets {
     static unsigned ways_of(Bucket b) noexcept { return b >> 8; }
     // The bucket with way w's key added (+1) or removed (-1); the count never leaves 0..255.
     static Bucket with(Bucket b, int delta, unsigned w) noexcept { return Bucket((b + delta) ^ (w << 8)); }
-    std::vector<Bucket> filter_;  // sets of under 256 ways only: sets << bshift_ buckets
-    bool filtered_ = false;       // !filter_.empty(), in one load
+    std::vector<Bucket> filter_;  // Mode::filter only: sets << bshift_ buckets
     unsigned fshift_ = 63, bshift_ = 0;
+    // Mode::fingerprints only: kFpWords words a set, byte w (by value: bits 8(w%8).. of word
+    // w/8) way w's fingerprint; the ways' bits.
+    static constexpr unsigned kFpWays = 32, kFpWords = kFpWays / 8;
+    std::vector<std::uint64_t> fps_;
+    unsigned way_bits_ = 0;
+    enum class Mode : std::uint8_t { fingerprints, filter, scan };
+    Mode mode_ = Mode::scan;
 };
+
+inline unsigned WideSets::matches(unsigned set, std::uint32_t fp) const noexcept {
+    const std::uint64_t* f = &fps_[std::size_t{set} * kFpWords];
+#if defined(__SSE2__)
+    const __m128i want = _mm_set1_epi8(char(fp));
+    const __m128i* v = reinterpret_cast<const __m128i*>(f);
+    const unsigned lo = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(v), want)));
+    const unsigned hi = unsigned(_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_loadu_si128(v + 1), want)));
+    return (lo | hi << 16) & way_bits_;
+#else
+    return swar::match_bytes(f, kFpWords, fp) & way_bits_;
+#endif
+}
 
 inline int WideSets::find(const Hint& h, std::uint64_t key) const noexcept {
     const std::uint64_t* t = &tags_[std::size_t{h.set} * ways_];
-    if (filtered_) {
+    if (mode_ == Mode::fingerprints) {
+        for (unsigned c = matches(h.set, h.bucket); c; c &= c - 1) {
+            const unsigned way = unsigned(std::countr_zero(c));
+            if (t[way] == key) return int(way);
+        }
+        return -1;
+    }
+    if (mode_ == Mode::filter) {
         const Bucket b = filter_[h.bucket];
         if (count_of(b) < 2) {  // one answer either way: no branch on which (ways is 0 when empty)
             const bool hit = (count_of(b) == 1) & (t[ways_of(b)] == key);
@@ -136,7 +178,16 @@ inline void WideSets::insert(std::uint64_t key, const Hint& h) noexcept {
     Ends& e = ends_[set];
     unsigned victim = e.tail;
     std::uint64_t& tag = tags_[std::size_t{set} * ways_ + victim];
-    if (filtered_) {
+    if (mode_ == Mode::fingerprints) {
+        std::uint64_t* f = &fps_[std::size_t{set} * kFpWords];
+        if constexpr (std::endian::native == std::endian::little) {
+            reinterpret_cast<unsigned char*>(f)[victim] = static_cast<unsigned char>(h.bucket);
+        } else {
+            std::uint64_t& word = f[victim / 8];
+            const unsigned at = 8 * (victim % 8);
+            word = (word & ~(std::uint64_t{0xFF} << at)) | (std::uint64_t{h.bucket} << at);
+        }
+    } else if (mode_ == Mode::filter) {
         if (tag != kEmpty) {
             Bucket& out = filter_[bucket(set, tag)];
             out = with(out, -1, victim);

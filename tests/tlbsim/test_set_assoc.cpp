@@ -1,7 +1,7 @@
 // SetAssoc against a plain reference LRU (a recency list per set), for set-associative,
 // fully associative (hash-indexed) and non-power-of-two set counts, every way count up to 16
 // (SmallSets: one and two fingerprint words, 16 ways filling the order word) and wider
-// (WideSets).
+// (WideSets: fingerprints up to 32 ways, 32 filling their mask; the filter; the scan).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -37,7 +37,8 @@ TEST(SetAssoc, MatchesAReferenceLruHitForHit) {
     for (Case c : {Case{64, 4, 100}, Case{96, 0, 150}, Case{1536, 12, 2500}, Case{48, 4, 70}, Case{72, 0, 73},
                    Case{1, 0, 3}, Case{3072, 24, 4000}, Case{16, 16, 40}, Case{32, 16, 60}, Case{9, 9, 20},
                    Case{2048, 16, 3000}, Case{24, 3, 40}, Case{30, 15, 45}, Case{17, 17, 25}, Case{4, 1, 9},
-                   Case{8, 8, 12}, Case{256, 0, 400}}) {
+                   Case{8, 8, 12}, Case{256, 0, 400}, Case{64, 32, 100}, Case{33, 33, 50}, Case{960, 20, 1500},
+                   Case{300, 0, 450}}) {
         SetAssoc a(c.entries, c.ways);
         ReferenceLru r(c.entries, c.ways);
         std::mt19937_64 rng(c.entries);
@@ -92,6 +93,38 @@ TEST(SetAssoc, FlushEmptiesAndLookupDoesNotInsert) {
     EXPECT_TRUE(a.lookup(5));
     a.flush();
     EXPECT_FALSE(a.lookup(5));
+}
+
+// WideSets' own hint (set and fingerprint or filter bucket) kept across other keys' traffic,
+// as the compiled paths keep it across a walk (SetAssoc's wide lookup ignores its hint).
+TEST(WideSets, AnInsertWithAnOldHintMatchesTheReference) {
+    using physmem::tlbsim::WideSets;
+    struct Case {
+        unsigned sets, ways, keys;
+    };
+    for (Case c : {Case{128, 24, 4000}, Case{2, 32, 90}, Case{1, 72, 90}, Case{1, 300, 400}}) {
+        WideSets a(c.sets, c.ways);
+        ReferenceLru r(c.sets * c.ways, c.ways);
+        std::mt19937_64 rng(c.keys);
+        unsigned held = 0;
+        for (int i = 0; i < 100000; ++i) {
+            std::uint64_t key = rng() % c.keys;
+            WideSets::Hint h;
+            if (a.lookup(key, h)) {
+                ASSERT_TRUE(r.access(key)) << c.sets << "x" << c.ways << " at " << i;
+                continue;
+            }
+            for (int k = int(rng() % 3); k > 0; --k) {
+                std::uint64_t other = rng() % c.keys;
+                if (other == key) continue;
+                ASSERT_EQ(a.access(other), r.access(other)) << c.sets << "x" << c.ways << " at " << i;
+            }
+            ASSERT_FALSE(r.access(key)) << c.sets << "x" << c.ways << " at " << i;
+            a.insert(key, h);
+            ++held;
+        }
+        EXPECT_GT(held, 0u);
+    }
 }
 
 }  // namespace

@@ -144,10 +144,10 @@ std::uint64_t SmallSets::to_front(std::uint64_t order, unsigned way) const noexc
 
 template <unsigned W>
 void SmallSets::touch(std::uint64_t* meta, unsigned way) noexcept {
-    // A hit on the most recent way changes nothing and stores nothing: a set hit again and
-    // again (a walk cache's one upper entry) then has no chain of store, reload and to_front.
-    const std::uint64_t order = meta[0];
-    if ((order & 0xF) != way) meta[0] = to_front<W>(order, way);
+    // No branch on whether the way is the most recent already (to_front then returns the
+    // order unchanged): in a walk cache whose few entries are hit in turn that branch goes
+    // either way at random, and a misprediction costs more than the store.
+    meta[0] = to_front<W>(meta[0], way);
 }
 
 template <unsigned W>

@@ -72,38 +72,48 @@ bool Simulator::Impl::shape_amd() const noexcept {
     return std::all_of(routes.begin(), routes.end(), [&](const Route& r) { return !r.l2 || r.l2 == pwc_of[2]; });
 }
 
-template <class L1, class L2>
-Simulator::Impl::Paths Simulator::Impl::compiled_path(bool amd) noexcept {
-    if (amd) return {&Impl::page_amd<L1, L2>, &Impl::run_with<&Impl::page_amd<L1, L2>>};
-    return {&Impl::page_split<L1, L2>, &Impl::run_with<&Impl::page_split<L1, L2>>};
+template <bool Amd, class L1, class L2>
+Simulator::Impl::Paths Simulator::Impl::compiled_path() noexcept {
+    if constexpr (Amd) return {&Impl::page_amd<L1, L2>, &Impl::run_with<&Impl::page_amd<L1, L2>>};
+    else return {&Impl::page_split<L1, L2>, &Impl::run_with<&Impl::page_split<L1, L2>>};
 }
 
 namespace {
 
-// The kinds a path is compiled for, the most specific first: the way counts the presets'
-// set-associative TLBs have, then any count, then wide sets.
-using L1Kinds = std::tuple<SmallKind<4>, SmallKind<8>, SmallKind<0>, WideKind>;
-using L2Kinds = std::tuple<SmallKind<8>, SmallKind<12>, SmallKind<16>, SmallKind<0>, WideKind>;
+// The kinds each shape's paths are compiled for, the most specific first: the way counts the
+// presets' set-associative TLBs have, then any count, then wide sets; only what a shape's
+// machines have (each pair is two functions to compile): Intel's and Arm's L1 TLBs are small
+// or wide and their L2 small, AMD's L1 wide and its L2 small or wide.
+template <bool Amd>
+struct Kinds {
+    using L1 = std::tuple<SmallKind<4>, SmallKind<8>, SmallKind<0>, WideKind>;
+    using L2 = std::tuple<SmallKind<8>, SmallKind<12>, SmallKind<16>, SmallKind<0>>;
+};
+template <>
+struct Kinds<true> {
+    using L1 = std::tuple<WideKind>;
+    using L2 = std::tuple<SmallKind<8>, SmallKind<12>, SmallKind<16>, SmallKind<0>, WideKind>;
+};
 
 // The compiled path (Impl::compiled_path) for the first kinds that hold l1 and l2 (l2 null:
 // the route has no L2 array, any kind will do), and its kinds' names; false if none fits.
 // (Im is Simulator::Impl, deduced: a private name the caller may use and this may not.)
-template <class L1, class Im, class Path, class... L2>
-bool find_l2(Im& im, bool amd, SetAssoc* l2, Path& path, std::string& name, std::tuple<L2...>*) {
+template <bool Amd, class L1, class Im, class Path, class... L2>
+bool find_l2(Im& im, SetAssoc* l2, Path& path, std::string& name, std::tuple<L2...>*) {
     auto fits = [&](auto k) {
         using K = decltype(k);
         if (l2 && !K::holds(*l2)) return false;
-        path = im.template compiled_path<L1, K>(amd);
+        path = im.template compiled_path<Amd, L1, K>();
         name = "L1 " + L1::name() + (l2 ? ", L2 " + K::name() : "");
         return true;
     };
     return (fits(L2{}) || ...);
 }
-template <class Im, class Path, class... L1>
-bool find_path(Im& im, bool amd, SetAssoc& l1, SetAssoc* l2, Path& path, std::string& name, std::tuple<L1...>*) {
+template <bool Amd, class Im, class Path, class... L1>
+bool find_path(Im& im, SetAssoc& l1, SetAssoc* l2, Path& path, std::string& name, std::tuple<L1...>*) {
     auto fits = [&](auto k) {
         using K = decltype(k);
-        return K::holds(l1) && find_l2<K>(im, amd, l2, path, name, static_cast<L2Kinds*>(nullptr));
+        return K::holds(l1) && find_l2<Amd, K>(im, l2, path, name, static_cast<typename Kinds<Amd>::L2*>(nullptr));
     };
     return (fits(L1{}) || ...);
 }
@@ -119,8 +129,9 @@ void Simulator::Impl::choose_path() {
         Route& r = routes[s];
         std::string name;
         Paths path{};
-        if (!r.l1 || (amd && !r.l2) || !find_path(*this, amd, *r.l1, r.l2, path, name, static_cast<L1Kinds*>(nullptr)))
-            continue;
+        const bool found = r.l1 && (amd ? r.l2 && find_path<true>(*this, *r.l1, r.l2, path, name, static_cast<Kinds<true>::L1*>(nullptr))
+                                         : find_path<false>(*this, *r.l1, r.l2, path, name, static_cast<Kinds<false>::L1*>(nullptr)));
+        if (!found) continue;
         r.page = path.page;
         if (s == 0) run_translated = path.run;
         described += std::string(described.empty() ? "" : "; ") + std::string(to_string(PageSize(s))) + ": " + name;

@@ -131,8 +131,8 @@ struct Simulator::Impl {
         PagePath page;
         RunPath run;
     };
-    template <class L1, class L2>
-    Paths compiled_path(bool amd) noexcept;
+    template <bool Amd, class L1, class L2>
+    Paths compiled_path() noexcept;
     // A trace through translate(), its 4 KiB references through Page4k (routes[0].page)
     // inlined. pre: translate, no data caches.
     template <PagePath Page4k>

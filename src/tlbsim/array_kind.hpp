@@ -1,5 +1,5 @@
 // src/tlbsim/array_kind.hpp — one kind of set-associative array (SmallSets of W ways, or of
-// any count for W = 0, or WideSets) behind one interface, reached from a SetAssoc without its
+// any count for W = 0, or WideSets finding keys one way: WideSets::Mode) behind one interface, reached from a SetAssoc without its
 // per-call dispatch: the simulator's compiled paths take these as template arguments
 // (compiled_paths.cpp).
 //
@@ -26,15 +26,18 @@ struct SmallKind {
     static void insert(Sets& s, std::uint64_t key, const Hint& h) noexcept { s.template insert<W>(key, h); }
 };
 
+template <WideSets::Mode M>
 struct WideKind {
     using Sets = WideSets;
     using Hint = WideSets::Hint;
-    static std::string name() { return "wide"; }
-    static bool holds(SetAssoc& a) noexcept { return a.is_wide(); }
+    static std::string name() { return M == WideSets::Mode::fingerprints ? "wide (fingerprints)" : "wide (filter)"; }
+    static bool holds(SetAssoc& a) noexcept { return a.is_wide() && a.wide_sets().mode() == M; }
     static Sets& of(SetAssoc& a) noexcept { return a.wide_sets(); }
-    static bool access(Sets& s, std::uint64_t key) noexcept { return s.access(key); }
-    static bool lookup(Sets& s, std::uint64_t key, Hint& h) noexcept { return s.lookup(key, h); }
-    static void insert(Sets& s, std::uint64_t key, const Hint& h) noexcept { s.insert(key, h); }
+    static bool access(Sets& s, std::uint64_t key) noexcept { return s.template access<M>(key); }
+    static bool lookup(Sets& s, std::uint64_t key, Hint& h) noexcept { return s.template lookup<M>(key, h); }
+    static void insert(Sets& s, std::uint64_t key, const Hint& h) noexcept { s.template insert<M>(key, h); }
 };
+using WideFingerprints = WideKind<WideSets::Mode::fingerprints>;
+using WideFilter = WideKind<WideSets::Mode::filter>;
 
 }  // namespace physmem::tlbsim

@@ -12,6 +12,9 @@
 
 namespace physmem::tlbsim {
 
+// How AMD's page directory cache (64 entries, fully associative) finds a key.
+constexpr WideSets::Mode kPdcMode = WideSets::Mode::filter;
+
 // Split walk caches (Intel's paging-structure caches, Arm's walk cache): no array caches
 // two levels or sits in a TLB, so each miss inserts at once. L1: r.l1's kind; L2: r.l2's
 // (unused when the route has none). pre: shape_split(), r.l1.
@@ -48,12 +51,12 @@ template <class L1, class L2>
     const unsigned first = leaf + 1 > 3 ? leaf + 1 : 3;
     if (start == top)
         for (unsigned lv = first; lv <= top; ++lv)
-            if (pdc.lookup(entry_prefix(addr, lv) | pwc_tag[lv])) {
+            if (pdc.lookup<kPdcMode>(entry_prefix(addr, lv) | pwc_tag[lv])) {
                 start = lv - 1;
                 break;
             }
     if (pde_missed) L2::insert(l2, pde, hp);
-    for (unsigned lv = first; lv <= start; ++lv) pdc.insert(entry_prefix(addr, lv) | pwc_tag[lv]);
+    for (unsigned lv = first; lv <= start; ++lv) pdc.insert<kPdcMode>(entry_prefix(addr, lv) | pwc_tag[lv]);
     L2::insert(l2, key, h);
     return kWalkFrom + start;
 }
@@ -68,6 +71,7 @@ bool Simulator::Impl::shape_split() const noexcept {
 bool Simulator::Impl::shape_amd() const noexcept {
     const unsigned upper = (1u << (cfg.levels + 1)) - (1u << 3);  // levels 3..top
     if (!cfg.pwc.pde_in_l2_tlb || !pwc_of[2] || pwc_unified.empty() || !pwc_unified.is_wide()) return false;
+    if (pwc_unified.wide_sets().mode() != kPdcMode) return false;
     if ((cfg.pwc.unified_levels & upper) != upper) return false;
     return std::all_of(routes.begin(), routes.end(), [&](const Route& r) { return !r.l2 || r.l2 == pwc_of[2]; });
 }
@@ -83,16 +87,17 @@ namespace {
 // The kinds each shape's paths are compiled for, the most specific first: the way counts the
 // presets' set-associative TLBs have, then any count, then wide sets; only what a shape's
 // machines have (each pair is two functions to compile): Intel's and Arm's L1 TLBs are small
-// or wide and their L2 small, AMD's L1 wide and its L2 small or wide.
+// or fully associative (wide: 40-96 ways, the filter) and their L2 small, AMD's L1 fully
+// associative and its L2 small or wide (24 ways: fingerprints).
 template <bool Amd>
 struct Kinds {
-    using L1 = std::tuple<SmallKind<4>, SmallKind<8>, SmallKind<0>, WideKind>;
+    using L1 = std::tuple<SmallKind<4>, SmallKind<8>, SmallKind<0>, WideFilter>;
     using L2 = std::tuple<SmallKind<8>, SmallKind<12>, SmallKind<16>, SmallKind<0>>;
 };
 template <>
 struct Kinds<true> {
-    using L1 = std::tuple<WideKind>;
-    using L2 = std::tuple<SmallKind<8>, SmallKind<12>, SmallKind<16>, SmallKind<0>, WideKind>;
+    using L1 = std::tuple<WideFilter>;
+    using L2 = std::tuple<SmallKind<8>, SmallKind<12>, SmallKind<16>, SmallKind<0>, WideFingerprints>;
 };
 
 // The compiled path (Impl::compiled_path) for the first kinds that hold l1 and l2 (l2 null:

@@ -78,6 +78,7 @@ class SetAssoc {
     bool is_wide() const noexcept { return kind_ == Kind::wide; }
     SmallSets& small_sets() noexcept { return small_; }
     WideSets& wide_sets() noexcept { return wide_; }
+    const WideSets& wide_sets() const noexcept { return wide_; }
 
     static constexpr std::uint64_t kEmpty = SmallSets::kEmpty;
 

@@ -33,6 +33,12 @@ class WideSets {
     // pre: sets >= 1; 16 < ways < 0xFFFF.
     WideSets(unsigned sets, unsigned ways);
 
+    // How a key is found (the file's comment): chosen by the way count at construction. The
+    // operations take it as a template argument where the caller knows it (the simulator's
+    // compiled paths); `any` reads it from the object.
+    enum class Mode : std::uint8_t { fingerprints, filter, scan, any };
+    Mode mode() const noexcept { return mode_; }
+
     // Where a key lives: its set and its fingerprint (sets of up to 32 ways) or filter bucket
     // (up to 255), found once by lookup and reused by the insert after a miss (as SmallSets').
     struct Hint {
@@ -42,21 +48,29 @@ class WideSets {
 
     // true on a hit (the entry becomes the most recently used); false on a miss, nothing changed.
     // Either way h describes key's set.
+    // In each: pre: M == any or M == mode().
+    template <Mode M = Mode::any>
     bool lookup(std::uint64_t key, Hint& h) noexcept;
+    template <Mode M = Mode::any>
     bool lookup(std::uint64_t key) noexcept {
         Hint h;
-        return lookup(key, h);
+        return lookup<M>(key, h);
     }
     // Makes `key` present and most recently used, evicting the set's least recently used
     // entry when full. pre: key != kEmpty and key is not present (a lookup just missed); h
     // (if given) from lookup(key, h) on this object (a hint depends on the key alone).
+    template <Mode M = Mode::any>
     void insert(std::uint64_t key, const Hint& h) noexcept;
-    void insert(std::uint64_t key) noexcept { insert(key, hint_of(key)); }
+    template <Mode M = Mode::any>
+    void insert(std::uint64_t key) noexcept {
+        insert<M>(key, hint_of<M>(key));
+    }
     // lookup(key) || (insert(key), false), finding the set and the bucket once.
+    template <Mode M = Mode::any>
     bool access(std::uint64_t key) noexcept {
         Hint h;
-        if (lookup(key, h)) return true;
-        insert(key, h);
+        if (lookup<M>(key, h)) return true;
+        insert<M>(key, h);
         return false;
     }
     // Forgets every entry.
@@ -74,12 +88,19 @@ class WideSets {
     static std::uint32_t fingerprint(std::uint64_t key) noexcept {
         return std::uint32_t((key * 0x9E3779B97F4A7C15ull) >> 56);
     }
+    template <Mode M>
+    Mode mode_of() const noexcept {
+        return M == Mode::any ? mode_ : M;
+    }
+    template <Mode M>
     Hint hint_of(std::uint64_t key) const noexcept {
         const unsigned set = set_of(key);
-        return {set, mode_ == Mode::fingerprints ? fingerprint(key) : mode_ == Mode::filter ? bucket(set, key) : 0};
+        const Mode m = mode_of<M>();
+        return {set, m == Mode::fingerprints ? fingerprint(key) : m == Mode::filter ? bucket(set, key) : 0};
     }
     // The ways of `set` whose fingerprint is fp, as bits. pre: mode_ == fingerprints.
     unsigned matches(unsigned set, std::uint32_t fp) const noexcept;
+    template <Mode M>
     int find(const Hint& h, std::uint64_t key) const noexcept;  // way or -1
     void to_front(unsigned set, unsigned way) noexcept;
 
@@ -110,7 +131,6 @@ class WideSets {
     static constexpr unsigned kFpWays = 32, kFpWords = kFpWays / 8;
     std::vector<std::uint64_t> fps_;
     unsigned way_bits_ = 0;
-    enum class Mode : std::uint8_t { fingerprints, filter, scan };
     Mode mode_ = Mode::scan;
 };
 
@@ -127,16 +147,18 @@ inline unsigned WideSets::matches(unsigned set, std::uint32_t fp) const noexcept
 #endif
 }
 
-inline int WideSets::find(const Hint& h, std::uint64_t key) const noexcept {
+template <WideSets::Mode M>
+int WideSets::find(const Hint& h, std::uint64_t key) const noexcept {
     const std::uint64_t* t = &tags_[std::size_t{h.set} * ways_];
-    if (mode_ == Mode::fingerprints) {
+    const Mode m = mode_of<M>();
+    if (m == Mode::fingerprints) {
         for (unsigned c = matches(h.set, h.bucket); c; c &= c - 1) {
             const unsigned way = unsigned(std::countr_zero(c));
             if (t[way] == key) return int(way);
         }
         return -1;
     }
-    if (mode_ == Mode::filter) {
+    if (m == Mode::filter) {
         const Bucket b = filter_[h.bucket];
         if (count_of(b) < 2) {  // one answer either way: no branch on which (ways is 0 when empty)
             const bool hit = (count_of(b) == 1) & (t[ways_of(b)] == key);
@@ -165,20 +187,23 @@ inline void WideSets::to_front(unsigned set, unsigned way) noexcept {
     e.head = std::uint16_t(way);
 }
 
-inline bool WideSets::lookup(std::uint64_t key, Hint& h) noexcept {
-    h = hint_of(key);
-    int way = find(h, key);
+template <WideSets::Mode M>
+bool WideSets::lookup(std::uint64_t key, Hint& h) noexcept {
+    h = hint_of<M>(key);
+    int way = find<M>(h, key);
     if (way < 0) return false;
     to_front(h.set, unsigned(way));
     return true;
 }
 
-inline void WideSets::insert(std::uint64_t key, const Hint& h) noexcept {
+template <WideSets::Mode M>
+void WideSets::insert(std::uint64_t key, const Hint& h) noexcept {
     const unsigned set = h.set;
     Ends& e = ends_[set];
     unsigned victim = e.tail;
     std::uint64_t& tag = tags_[std::size_t{set} * ways_ + victim];
-    if (mode_ == Mode::fingerprints) {
+    const Mode m = mode_of<M>();
+    if (m == Mode::fingerprints) {
         std::uint64_t* f = &fps_[std::size_t{set} * kFpWords];
         if constexpr (std::endian::native == std::endian::little) {
             reinterpret_cast<unsigned char*>(f)[victim] = static_cast<unsigned char>(h.bucket);
@@ -187,7 +212,7 @@ inline void WideSets::insert(std::uint64_t key, const Hint& h) noexcept {
             const unsigned at = 8 * (victim % 8);
             word = (word & ~(std::uint64_t{0xFF} << at)) | (std::uint64_t{h.bucket} << at);
         }
-    } else if (mode_ == Mode::filter) {
+    } else if (m == Mode::filter) {
         if (tag != kEmpty) {
             Bucket& out = filter_[bucket(set, tag)];
             out = with(out, -1, victim);

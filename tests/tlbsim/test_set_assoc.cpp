@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <list>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "tlbsim/set_assoc.hpp"
@@ -55,6 +56,30 @@ TEST(SetAssoc, MatchesAReferenceLruHitForHit) {
 
 // A walk's pattern: a lookup that misses keeps its hint while other keys go through the same
 // array (some in the same set and filter bucket, evicting and inserting), then inserts with it.
+// A: SetAssoc or WideSets; `what` names the array in a failure.
+template <class A>
+void old_hints_match_the_reference(A& a, ReferenceLru& r, unsigned keys, const std::string& what) {
+    std::mt19937_64 rng(keys);
+    unsigned held = 0;
+    for (int i = 0; i < 100000; ++i) {
+        std::uint64_t key = rng() % keys;
+        typename A::Hint h;
+        if (a.lookup(key, h)) {
+            ASSERT_TRUE(r.access(key)) << what << " at " << i;
+            continue;
+        }
+        for (int k = int(rng() % 3); k > 0; --k) {  // others meanwhile, never `key`
+            std::uint64_t other = rng() % keys;
+            if (other == key) continue;
+            ASSERT_EQ(a.access(other), r.access(other)) << what << " at " << i;
+        }
+        ASSERT_FALSE(r.access(key)) << what << " at " << i;
+        a.insert(key, h);
+        ++held;
+    }
+    EXPECT_GT(held, 0u) << what;
+}
+
 TEST(SetAssoc, AnInsertWithAnOldHintMatchesTheReference) {
     struct Case {
         unsigned entries, ways, keys;
@@ -63,25 +88,7 @@ TEST(SetAssoc, AnInsertWithAnOldHintMatchesTheReference) {
                    Case{17, 17, 25}}) {
         SetAssoc a(c.entries, c.ways);
         ReferenceLru r(c.entries, c.ways);
-        std::mt19937_64 rng(c.keys);
-        unsigned held = 0;
-        for (int i = 0; i < 100000; ++i) {
-            std::uint64_t key = rng() % c.keys;
-            SetAssoc::Hint h;
-            if (a.lookup(key, h)) {
-                ASSERT_TRUE(r.access(key)) << c.entries << "x" << c.ways << " at " << i;
-                continue;
-            }
-            for (int k = int(rng() % 3); k > 0; --k) {  // others meanwhile, never `key`
-                std::uint64_t other = rng() % c.keys;
-                if (other == key) continue;
-                ASSERT_EQ(a.access(other), r.access(other)) << c.entries << "x" << c.ways << " at " << i;
-            }
-            ASSERT_FALSE(r.access(key)) << c.entries << "x" << c.ways << " at " << i;
-            a.insert(key, h);
-            ++held;
-        }
-        EXPECT_GT(held, 0u);
+        old_hints_match_the_reference(a, r, c.keys, std::to_string(c.entries) + "x" + std::to_string(c.ways));
     }
 }
 
@@ -105,25 +112,7 @@ TEST(WideSets, AnInsertWithAnOldHintMatchesTheReference) {
     for (Case c : {Case{128, 24, 4000}, Case{2, 32, 90}, Case{1, 72, 90}, Case{1, 300, 400}}) {
         WideSets a(c.sets, c.ways);
         ReferenceLru r(c.sets * c.ways, c.ways);
-        std::mt19937_64 rng(c.keys);
-        unsigned held = 0;
-        for (int i = 0; i < 100000; ++i) {
-            std::uint64_t key = rng() % c.keys;
-            WideSets::Hint h;
-            if (a.lookup(key, h)) {
-                ASSERT_TRUE(r.access(key)) << c.sets << "x" << c.ways << " at " << i;
-                continue;
-            }
-            for (int k = int(rng() % 3); k > 0; --k) {
-                std::uint64_t other = rng() % c.keys;
-                if (other == key) continue;
-                ASSERT_EQ(a.access(other), r.access(other)) << c.sets << "x" << c.ways << " at " << i;
-            }
-            ASSERT_FALSE(r.access(key)) << c.sets << "x" << c.ways << " at " << i;
-            a.insert(key, h);
-            ++held;
-        }
-        EXPECT_GT(held, 0u);
+        old_hints_match_the_reference(a, r, c.keys, std::to_string(c.sets) + " sets x" + std::to_string(c.ways));
     }
 }
 

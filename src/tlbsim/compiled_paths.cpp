@@ -26,7 +26,10 @@ template <class L1, class L2>
     const unsigned top = cfg.levels;
     for (unsigned lv = r.leaf + 1; lv <= top; ++lv) {
         SetAssoc& p = pwc_split[lv];
-        if (!p.empty() && p.small_sets().access(entry_prefix(addr, lv))) return kWalkFrom + lv - 1;
+        if (p.empty()) continue;
+        const std::uint64_t key = entry_prefix(addr, lv);
+        const bool hit = lv >= 3 ? p.small_sets().access<0, true>(key) : p.small_sets().access(key);
+        if (hit) return kWalkFrom + lv - 1;
     }
     return kWalkFrom + top;
 }

@@ -74,7 +74,9 @@ class SmallSets {
         insert<W>(key, hint_of<W>(key));
     }
     // lookup(key) || (insert(key), false), finding the set and the fingerprint once.
-    template <unsigned W = 0>
+    // kMostlyMru: a hit is expected on the set's most recent way (an upper-level walk cache,
+    // one entry of which covers a GiB and more): it is tested, and then nothing is stored.
+    template <unsigned W = 0, bool kMostlyMru = false>
     bool access(std::uint64_t key) noexcept;
     void flush() noexcept;
 
@@ -205,7 +207,7 @@ void SmallSets::insert(std::uint64_t key, const Hint& h) noexcept {
     place<W>(h, key, h.fp);
 }
 
-template <unsigned W>
+template <unsigned W, bool kMostlyMru>
 bool SmallSets::access(std::uint64_t key) noexcept {
     const Hint h = hint_of<W>(key);
     const int way = find<W>(h, key, h.fp);
@@ -213,7 +215,7 @@ bool SmallSets::access(std::uint64_t key) noexcept {
         place<W>(h, key, h.fp);
         return false;
     }
-    touch<W>(h.meta, unsigned(way));
+    if (!kMostlyMru || (h.meta[0] & 0xF) != unsigned(way)) touch<W>(h.meta, unsigned(way));
     return true;
 }
 

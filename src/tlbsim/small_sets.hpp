@@ -180,16 +180,7 @@ void SmallSets::place(Row r, std::uint64_t key, std::uint64_t fp) noexcept {
     const std::uint64_t order = r.meta[0], used_nibbles = used<W>();
     const unsigned victim = unsigned(order >> (4 * (ways_of<W>() - 1))) & 0xF;
     r.keys[victim] = key;
-    if constexpr (std::endian::native == std::endian::little) {
-        // One byte store: byte w of word 1 + w / 8 is byte w of the words' storage. (A store
-        // through a byte may alias anything: fewer instructions than the word's read, mask
-        // and write all the same.)
-        reinterpret_cast<unsigned char*>(r.meta + 1)[victim] = static_cast<unsigned char>(fp);
-    } else {
-        std::uint64_t& word = r.meta[1 + victim / 8];
-        const unsigned at = 8 * (victim % 8);
-        word = (word & ~(std::uint64_t{0xFF} << at)) | (fp << at);
-    }
+    swar::set_byte(r.meta + 1, victim, fp);
     r.meta[0] = ((order << 4) & used_nibbles) | (order & ~used_nibbles) | victim;
 }
 

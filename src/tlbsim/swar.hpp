@@ -29,6 +29,19 @@ constexpr unsigned byte_flags_to_bits(std::uint64_t flags) noexcept {
     return unsigned(((flags >> 7) * 0x0102040810204080ull) >> 56);
 }
 
+// Sets byte i (by value: bits 8(i%8).. of words[i/8]) to `byte`. pre: byte < 256. On a
+// little-endian target one byte store (a byte store may alias anything: still fewer
+// instructions than the word's read, mask and write).
+inline void set_byte(std::uint64_t* words, unsigned i, std::uint64_t byte) noexcept {
+    if constexpr (std::endian::native == std::endian::little) {
+        reinterpret_cast<unsigned char*>(words)[i] = static_cast<unsigned char>(byte);
+    } else {
+        std::uint64_t& word = words[i / 8];
+        const unsigned at = 8 * (i % 8);
+        word = (word & ~(std::uint64_t{0xFF} << at)) | (byte << at);
+    }
+}
+
 // The bytes of words[0..n) equal to `byte`, as bits: bit 8i + j for byte j of words[i] (by
 // value). pre: n <= 4, byte < 256. The portable twin of an SSE2 byte compare + movemask.
 inline unsigned match_bytes(const std::uint64_t* words, unsigned n, std::uint64_t byte) noexcept {

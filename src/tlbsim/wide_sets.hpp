@@ -204,14 +204,7 @@ void WideSets::insert(std::uint64_t key, const Hint& h) noexcept {
     std::uint64_t& tag = tags_[std::size_t{set} * ways_ + victim];
     const Mode m = mode_of<M>();
     if (m == Mode::fingerprints) {
-        std::uint64_t* f = &fps_[std::size_t{set} * kFpWords];
-        if constexpr (std::endian::native == std::endian::little) {
-            reinterpret_cast<unsigned char*>(f)[victim] = static_cast<unsigned char>(h.bucket);
-        } else {
-            std::uint64_t& word = f[victim / 8];
-            const unsigned at = 8 * (victim % 8);
-            word = (word & ~(std::uint64_t{0xFF} << at)) | (std::uint64_t{h.bucket} << at);
-        }
+        swar::set_byte(&fps_[std::size_t{set} * kFpWords], victim, h.bucket);
     } else if (m == Mode::filter) {
         if (tag != kEmpty) {
             Bucket& out = filter_[bucket(set, tag)];

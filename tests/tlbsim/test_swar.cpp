@@ -9,6 +9,7 @@
 namespace {
 
 using physmem::tlbsim::swar::match_bytes;
+using physmem::tlbsim::swar::set_byte;
 
 unsigned by_bytes(const std::uint64_t* words, unsigned n, std::uint64_t byte) {
     unsigned bits = 0;
@@ -32,6 +33,14 @@ TEST(Swar, MatchBytesFlagsExactlyTheEqualBytes) {
             }
         }
         for (unsigned n : {1u, 2u}) ASSERT_EQ(match_bytes(words, n, byte), by_bytes(words, n, byte)) << std::hex << words[0] << " " << words[1] << " byte " << byte;
+    }
+}
+
+TEST(Swar, SetByteIsTheByteMatchBytesReads) {
+    std::uint64_t words[4] = {~0ull, ~0ull, ~0ull, ~0ull};
+    for (unsigned i = 0; i < 32; ++i) {
+        set_byte(words, i, 0x5A);
+        EXPECT_EQ(match_bytes(words, 4, 0x5A), (i == 31 ? ~0u : (2u << i) - 1)) << i;
     }
 }
 

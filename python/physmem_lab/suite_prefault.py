@@ -50,10 +50,13 @@ ROWS = (
         sizes={"tiny": (1 * M,), "default": (32 * M,), "full": (128 * M,)}, priority=0),
     Row(SHOOT, (Variant("array", "4k"),), params=({"churn": "none"}, {"churn": "release"}), cap="reads",
         sizes={"tiny": (4 * M,), "default": (64 * M,), "full": (1 * G,)}, priority=0),
-    Row(SHOOT, (Variant("pool", "4k"),), params=({"churn": "release", "lock": "off"},
-                                     {"churn": "release", "lock": "on"},
-                                     {"churn": "paired", "lock": "off"}), cap="reads",
+    Row(SHOOT, (Variant("pool", "4k"),), params=({"churn": "paired", "lock": "off"},), cap="reads",
         sizes={"tiny": (4 * M,), "default": (64 * M,), "full": (1 * G,)}, priority=0),
+    # The pool churner flat out (hundreds of times the munmapping one's releases): the
+    # table's rows and prefault-3's notes, not its verdict.
+    Row(SHOOT, (Variant("pool", "4k"),), params=({"churn": "release", "lock": "off"},
+                                     {"churn": "release", "lock": "on"}), cap="reads",
+        sizes={"tiny": (4 * M,), "default": (64 * M,), "full": (1 * G,)}),
 )
 
 SCALES = {

@@ -26,6 +26,8 @@
 // prices (reset first) against the scalar formula, a gups pass that breaks the cycle and a
 // second one that restores it, the lookups' payloads (and once, the tree's red-black
 // rules, key order and node count). A false positive of checked mode ends the run in physmem's report.
+// rbtree also runs a third way in turn with the two: phase rbtree_floor, the unchecked tree
+// behind the cheapest bounds check (rbtree.hpp's BoundsFloor), checked once like the others.
 // tree-B also runs the seeded bugs (seeded.hpp) in children and records whether each was
 // caught (not under ASan), and the protection metadata's bytes.
 #include <algorithm>
@@ -283,11 +285,20 @@ void body(lab::Context& ctx) {
         sum = P::segments(d.ca->unchecked());
         if (!bc.empty()) bad += (bad.empty() ? "checked " : "; checked ") + bc;
         const std::function<void()> evict = scan_reset(d.n);
-        for (std::size_t k = 0; k < plain.size(); ++k) {  // the two ways in turn, a repetition at a time
+        const P::rb::BoundsFloor<physmem::TreeArray<RbNode>> floor{d.cn->unchecked(), d.r};
+        const Word floor_seed = Word{1} << 33;  // apart from both ways' seeds (start_of)
+        if (P::rb::lookups(floor, d.root, work, seed_of(floor_seed)) != P::rb::expected_lookups(d.r, work, seed_of(floor_seed)))
+            bad += std::string(bad.empty() ? "" : "; ") + "rbtree_floor: a lookup missed its payload";
+        for (std::size_t k = 0; k < plain.size(); ++k) {  // the ways in turn, a repetition at a time
             std::string way = plain[k].name == "segments" ? "" : plain[k].name;
             std::function<void()> reset = is_scan(plain[k].name) ? evict : nullptr;
-            ctx.measure_interleaved({{way, {plain[k].pass, plain[k].ops, reset}},
-                                     {plain[k].name + "_checked", {checked[k].pass, checked[k].ops, reset}}});
+            std::vector<lab::Context::Named> group{{way, {plain[k].pass, plain[k].ops, reset}},
+                                                   {plain[k].name + "_checked", {checked[k].pass, checked[k].ops, reset}}};
+            if (plain[k].name == "rbtree")  // the control: the cheapest bounds check on the same lookups
+                group.push_back({"rbtree_floor", {[&, p = floor_seed + 1]() mutable {
+                                                      return P::rb::lookups(floor, d.root, work, seed_of(p++));
+                                                  }, work, nullptr}});
+            ctx.measure_interleaved(group);
             names.push_back(plain[k].name);
         }
         names.push_back(time_switches(ctx, keys));

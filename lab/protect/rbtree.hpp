@@ -134,6 +134,24 @@ std::uint64_t lookups(const C& a, std::uint32_t root, std::uint64_t count, std::
     return sum;
 }
 
+// The cheapest bounds check an array could put on a[i]: a compare of i with the size,
+// held in a register through a loop (no tag, no limit re-read, so nothing another thread
+// frees is noticed), and a trap. The protect suite's control for the lookups (phase
+// rbtree_floor, over the unchecked tree): what one compare and branch an access costs
+// on a loop whose speed comes from how many independent lookups the CPU overlaps, which
+// every instruction added to an access shortens. pre: n <= a.size().
+template <class C>
+struct BoundsFloor {
+    const C& a;
+    std::size_t n;
+    std::size_t size() const noexcept { return n; }
+    const Node& operator[](std::size_t i) const noexcept {
+        if (i >= n) [[unlikely]]
+            __builtin_trap();
+        return a[i];
+    }
+};
+
 // What lookups(a, root, count, seed) returns on a correct tree (no tree needed).
 inline std::uint64_t expected_lookups(std::size_t size, std::uint64_t count, std::uint64_t seed) {
     std::uint64_t x = seed, sum = 0;

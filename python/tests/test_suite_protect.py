@@ -151,7 +151,7 @@ def test_tiny_bench_on_the_real_programs(protect_bin, tmp_path):
         assert keyed or keys["why"], keys
         want = set(KERNELS[1:])
         if r["kind"] == "tree":
-            want |= {f"{k}_checked" for k in KERNELS} | {"domain_switch"} | ({"domain_switch_keyed"} if keyed else set())
+            want |= {f"{k}_checked" for k in KERNELS} | {"domain_switch", "rbtree_floor"} | ({"domain_switch_keyed"} if keyed else set())
         assert set(r["phases"]) == want
     tree = next(r for r in res["records"] if r["experiment"] == PLAIN and r["kind"] == "tree")["protect"]
     det = tree["detection"]
@@ -220,3 +220,15 @@ def test_timings_measured_in_turn_are_judged_pair_by_pair():
     r["interleaved"] = [[None, "segments_checked"]]
     r["phases"]["segments_checked"]["ns_per_op"] = drift[:4]  # unequal counts: not paired
     assert analysis.PhaseRatio(r, r, "segments_checked", None).pairs is None
+
+
+def test_rbtree_floor_is_a_note_not_a_verdict():
+    """The rbtree_floor control (the cheapest bounds check on the same lookups) is noted
+    beside protect-3 when the record has it, and never changes the verdict."""
+    res = _results(checked={"rbtree": 1.2})
+    tree = next(r for r in res["records"] if r["experiment"] == PLAIN and r["variant"] == "tree-thp")
+    assert not any("cheapest bounds check" in n for g in goals(analysis.Records(res)) for n in g.notes)
+    tree["phases"]["rbtree_floor"] = synth.phase(synth.tight(1.02))
+    g3 = {g.number: g for g in goals(analysis.Records(res))}["protect-3"]
+    assert g3.verdict == "MISSED"
+    assert any("cheapest bounds check" in n and "1.02x" in n for n in g3.notes), g3.notes

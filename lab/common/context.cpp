@@ -204,7 +204,7 @@ void Context::verify(bool ok, const std::string& how) {
 
 Json Context::backing_json() const {
     Json out = Json::array();
-    for (const auto& [name, r] : regions_) out.push_back(report_json(name, settings_.backing, r->verify()));
+    for (const auto& [name, r] : regions_) out.push_back(report_json(name, r->backing(), r->verify()));
     for (const auto& [name, p] : pools_) {
         auto reports = p->verify_backing();
         for (std::size_t i = 0; i < reports.size(); ++i)

@@ -10,6 +10,12 @@
 // arrays stay affordable; ops = reads). random: n/8 reads (at least min(n, 64K)) at one
 // fixed pseudo-random index sequence (array, tree-index and tree-fixed only). Verified
 // against the closed-form sum of the values read.
+//
+// pair=on (tree variants): the same passes also over two contiguous arrays of the same
+// values, one on 4 KiB pages and one on the variant's backing, the three timed in turn a
+// repetition at a time (the tree the main timing, the arrays phases "array-4k" and
+// "array-<backing>"), so the share of the translation cost the tree recovers is a ratio
+// of timings that ran side by side, not of three processes. Each array's sum is verified.
 #include <algorithm>
 #include <memory>
 #include <string>
@@ -34,7 +40,10 @@ const lab::ProgramSpec kSpec{
     .default_block_size = 64 << 10,
     .params = {{"access", "linear", {"linear", "strided", "random"},
                 "linear, strided (one read per 4 KiB) or random (n/8 reads; array, tree-index, tree-fixed)"},
-               {"columns", "auto", {}, "strided: columns of one 4 KiB page read (1..1024 or auto)"}},
+               {"columns", "auto", {}, "strided: columns of one 4 KiB page read (1..1024 or auto)"},
+               {"pair", "off", {"off", "on"}, "tree variants: also time the passes over contiguous arrays on "
+                                              "4k and on the variant's backing, in turn (phases array-4k, "
+                                              "array-<backing>)"}},
     .traceable = true,
 };
 
@@ -120,16 +129,42 @@ void measure_and_verify(lab::Context& ctx, const Plan& p, Pass pass, TracedPass 
     if (!traced_ok) ctx.verify(false, "the traced pass's sum equals it too");
 }
 
+// A contiguous array of the values on `backing` (the variant's when not given).
+std::span<const Elem> filled_array(lab::Context& ctx, const std::string& name, std::size_t n,
+                                   physmem::Backing backing) {
+    auto a = ctx.array<Elem>(name, n, backing);
+    for (std::size_t i = 0; i < n; ++i) a[i] = value_at(i);
+    return a;
+}
+
+// pair=on: the tree's pass (`tree`) and the same pass over contiguous arrays on 4k and on
+// the variant's backing, timed in turn; every sum verified (the tree's is the checksum).
+template <class Pass>
+void measure_paired(lab::Context& ctx, const Plan& p, std::size_t n, Pass tree) {
+    const lab::Settings& s = ctx.settings();
+    const std::string b(physmem::to_string(s.backing));
+    std::span<const Elem> a4 = filled_array(ctx, "data_4k", n, physmem::Backing::page_4k);
+    std::span<const Elem> as = filled_array(ctx, "data_" + b, n, s.backing);
+    auto on = [&p](std::span<const Elem> a) { return [&p, a] { return array_pass(p, a); }; };
+    ctx.measure_interleaved({{"", {tree, p.ops, nullptr}}, {"array-4k", {on(a4), p.ops, nullptr}},
+                             {"array-" + b, {on(as), p.ops, nullptr}}});
+    const std::uint64_t got = tree(), g4 = on(a4)(), gs = on(as)();
+    ctx.checksum(got);
+    ctx.verify(got == p.expected && g4 == p.expected && gs == p.expected,
+               "the tree's, array-4k's and array-" + b + "'s sums each equal the closed-form sum of the values "
+               "written (" + std::to_string(p.expected) + ")");
+}
+
 void body(lab::Context& ctx) {
     const lab::Settings& s = ctx.settings();
     const std::size_t n = std::max<std::size_t>(s.size_bytes / sizeof(Elem), 1);
     ctx.set_elements(n);
     const Plan p = plan_of(s, ctx, n);
+    const bool pair = s.param("pair") == "on";
 
     if (s.kind == lab::Kind::array) {
-        auto a = ctx.array<Elem>("data", n);
-        for (std::size_t i = 0; i < n; ++i) a[i] = value_at(i);
-        std::span<const Elem> c = a;
+        if (pair) lab::usage_error(kSpec, "--param pair=on: tree variants only");
+        std::span<const Elem> c = filled_array(ctx, "data", n, s.backing);
         measure_and_verify(ctx, p, [&] { return array_pass(p, c); },
                            [&](lab::Tracer& tr) { return array_pass(p, lab::TracedSpan<const Elem>(c, tr)); });
         return;
@@ -142,8 +177,15 @@ void body(lab::Context& ctx) {
     });
     ctx.set_tree(s.block_size, t.depth(), t.leaf_length());
     const Tree& c = t;
-    measure_and_verify(ctx, p, [&] { return tree_pass(p, s.kind, c); },
-                       [&](lab::Tracer& tr) { return tree_pass(p, s.kind, lab::TracedTree<const Elem>(c, tr)); });
+    auto traced = [&](lab::Tracer& tr) { return tree_pass(p, s.kind, lab::TracedTree<const Elem>(c, tr)); };
+    if (!pair) {
+        measure_and_verify(ctx, p, [&] { return tree_pass(p, s.kind, c); }, traced);
+        return;
+    }
+    measure_paired(ctx, p, n, [&] { return tree_pass(p, s.kind, c); });
+    bool traced_ok = true;
+    ctx.simulate(p.ops, [&](lab::Tracer& tr) { traced_ok = traced_ok && traced(tr) == p.expected; });
+    if (!traced_ok) ctx.verify(false, "the traced pass's sum equals it too");
 }
 
 }  // namespace

@@ -337,6 +337,78 @@ class Recovered(Ratio):
                 f"[{self._ns(self.floor, 'min_ns'):.3g}-{self._ns(self.floor, 'max_ns'):.3g}])")
 
 
+class PairedRecovered(Recovered):
+    """:class:`Recovered` from one record whose contiguous tables ran in turn with the tree,
+    a repetition at a time (gups ``pair=on``): the tree is the record's main timing,
+    array-4k its phase ``den_phase`` and the array on the tree's backing ``floor_phase``.
+    The value from the three medians; the range, the share each paired repetition gives;
+    :attr:`applicable` when array-4k was slower than that array in every repetition."""
+
+    def __init__(self, rec: dict, den_phase: str, floor_phase: str):
+        super().__init__(rec, rec, rec)
+        self._phases = {"num": None, "den": den_phase, "floor": floor_phase}
+
+    def _t(self, side: str) -> dict:
+        return timing(self.num, self._phases[side])
+
+    def _med(self, side: str) -> float:
+        return self._t(side)["median_ns"]
+
+    def _reps(self):
+        return list(zip(*(self._t(s)["ns_per_op"] for s in ("num", "den", "floor"))))
+
+    def _shares(self) -> List[float]:
+        return [(d - n) / (d - f) for n, d, f in self._reps() if d > f]
+
+    @property
+    def cost_ns(self) -> float:
+        return self._med("den") - self._med("floor")
+
+    @property
+    def applicable(self) -> bool:
+        reps = self._reps()
+        return bool(reps) and all(d > f for _, d, f in reps)
+
+    @property
+    def value(self) -> float:
+        return (self._med("den") - self._med("num")) / self.cost_ns if self.cost_ns > 0 else 0.0
+
+    @property
+    def lo(self) -> float:
+        return min(self._shares(), default=self.value)
+
+    @property
+    def hi(self) -> float:
+        return max(self._shares(), default=self.value)
+
+    def spreads(self):
+        return tuple(self._t(s)["rel_spread"] for s in ("num", "den", "floor"))
+
+    def doubts(self) -> List[str]:
+        out = []
+        if fell_back(self.num):
+            out.append(f"{self.num['variant']} got backing {obtained(self.num)}, asked {self.num['backing_requested']}")
+        for side in ("num", "den", "floor"):
+            t, name = self._t(side), self._phases[side] or self.num["variant"]
+            if t["rel_spread"] >= SPREAD_WARN:
+                out.append(f"{name} spread {t['rel_spread']:.0%}")
+            if t["reps"] < MIN_REPS:
+                out.append(f"{name} only {t['reps']} reps")
+        return out
+
+    def cell(self) -> str:
+        marks = ("!" if fell_back(self.num) else "") + ("~" if max(self.spreads()) >= SPREAD_WARN else "")
+        return (f"{self.value:.0%} recovered [{self.lo:.0%}-{self.hi:.0%}]{marks} (in turn, one process: "
+                f"array-4k {self._med('den'):.3g}, {self.num['variant']} {self._med('num'):.3g}, "
+                f"{self._phases['floor']} {self._med('floor'):.3g} ns/op)")
+
+    def not_applicable(self) -> str:
+        slower = sum(d > f for _, d, f in self._reps())
+        return (f"not applicable on this CPU: translation costs less than its spread (in turn, one process: "
+                f"array-4k slower than {self._phases['floor']} in {slower} of {len(self._reps())} repetitions; "
+                f"medians {self._med('den'):.3g} and {self._med('floor'):.3g} ns/op)")
+
+
 def recovered(recs: Records, exp, tree, size, dim=None) -> Optional[Recovered]:
     """:class:`Recovered` of ``tree`` against array-4k and array-1g at ``size`` (None when
     one of the three is missing)."""

@@ -183,7 +183,13 @@ class Point:
         plus the pages the program declares for this kind beside the data."""
         if self.backing != "1g":
             return 0
-        return -(-self.size_bytes // G) + self.extra_1g_pages
+        data = -(-self.size_bytes // G)
+        return data * (2 if self.paired() else 1) + self.extra_1g_pages
+
+    def paired(self) -> bool:
+        """Whether the program also maps contiguous tables of the data's size on 4k and on
+        its own backing, timed in turn with it (gups pair=on)."""
+        return self.params.get("pair") == "on"
 
 
 def _default_pass_s(p: Point, cap: Optional[int]) -> float:

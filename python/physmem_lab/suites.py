@@ -88,10 +88,13 @@ def estimate_s(p: Point, reps: int, warmup: int, min_rep_ms: float,
 
 
 def fits_memory(p: Point, mem_available: Optional[int]) -> bool:
-    """Whether a point can run next to what else the machine holds (data + ~25%)."""
+    """Whether a point can run next to what else the machine holds (data + ~25%, and a
+    paired point's two tables)."""
     if not mem_available:
         return True
     need = p.pages_1g() * G if p.backing == "1g" else p.size_bytes * 1.25
+    if p.paired():   # its tables: one on 4k, one on its backing (counted in pages_1g on 1g)
+        need += p.size_bytes * (1.25 if p.backing == "1g" else 2.5)
     return need <= mem_available * 0.8
 
 

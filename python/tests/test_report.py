@@ -92,6 +92,51 @@ def test_a_translation_cost_within_its_spread_makes_the_goal_not_applicable(tmp_
     assert "| NOT APPLICABLE |" in md and "translation costs less than its spread (array-4k 50.2" in md
 
 
+def _paired(res, tree, a4k, a1g):
+    """The 1 GiB tree-index-1g record with its tables timed in turn (gups pair=on): per
+    repetition ns of the tree (main timing), array-4k and array-1g (phases)."""
+    for i, r in enumerate(res["records"]):
+        if r["experiment"] == "gups" and r["variant"] == "tree-index-1g":
+            res["records"][i] = synth.record("gups", "tree-index-1g", G, tree,
+                                             params={"updates": "4194304", "pair": "on"},
+                                             phases={"array-4k": synth.phase(a4k), "array-1g": synth.phase(a1g)})
+            res["records"][i]["interleaved"] = [[None, "array-4k", "array-1g"]]
+    return res
+
+
+def test_gups_goal_reads_the_tables_timed_in_turn_with_the_tree():
+    # separate processes: array-4k 100, array-1g 50 (the records); in turn: 80 and 40
+    res = _paired(_results(True), [44.0, 45.0, 43.0], [80.0, 82.0, 79.0], [40.0, 41.0, 39.0])
+    g3 = suites.goals(res)[2]
+    assert g3.verdict == "MET" and len(g3.items) == 1
+    r = g3.items[0].ratio
+    assert abs(r.value - (80 - 44) / (80 - 40)) < 1e-9                        # 90%, from the medians
+    assert (round(r.lo, 3), round(r.hi, 3)) == (0.9, round(37 / 41, 3))      # per repetition
+    assert "in turn, one process: array-4k 80, tree-index-1g 44, array-1g 40 ns/op" in r.cell()
+    assert any("against array-4k's and array-1g's own processes: 112% recovered" in n for n in g3.notes)  # (100 - 44) / 50
+    res = _paired(_results(True), [60.0] * 3, [80.0, 82.0, 79.0], [40.0, 41.0, 39.0])
+    assert suites.goals(res)[2].verdict == "MISSED"                           # 50%
+    res = _paired(_results(True), [60.0] * 3, [80.0, 40.0, 79.0], [40.0, 41.0, 39.0])
+    g3 = suites.goals(res)[2]                                                 # 4k not slower in one repetition
+    assert g3.verdict == "NOT APPLICABLE" and "slower than array-1g in 2 of 3 repetitions" in g3.not_applicable[0]
+
+
+def test_strided_goal_reads_the_arrays_timed_in_turn_with_each_tree():
+    def paired(tree_ns):
+        res = _results(True)
+        for i, r in enumerate(res["records"]):
+            if r["experiment"] == "scan" and r["variant"] in ("tree-iter-1g", "tree-seg-1g") \
+                    and r["params"]["access"] == "strided":
+                res["records"][i] = synth.record(
+                    "scan", r["variant"], G, [tree_ns] * 3, params={"access": "strided", "pair": "on"},
+                    phases={"array-4k": synth.phase([10.0, 10.2, 9.9]), "array-1g": synth.phase([9.0, 9.1, 8.9])})
+        return suites.goals(res)[1]
+    g2 = paired(9.2)                                          # (10 - 9.2) / (10 - 9) = 80%
+    assert g2.verdict == "MISSED" and len(g2.items) == 2
+    assert all("in turn, one process: array-4k 10" in i.ratio.cell() for i in g2.items)
+    assert paired(9.05).verdict == "MET"                     # 95%
+
+
 @pytest.mark.parametrize("good", [True, False])
 def test_report_files(tmp_path, good):
     res = _results(good)

@@ -34,8 +34,8 @@ def test_default_suite_fits_its_budget():
     assert {"array-4k", "tree-seg-1g", "tree-iter-thp", "tree-index-1g"} <= {p.name for p in scan}
     gups = [p for p in pl.points if p.experiment == "gups"]
     assert all(p.params["updates"] == str(suite_lab.UPDATES_CAP) for p in gups)
-    assert pl.pages_1g_needed() == 3     # a 1 GiB tree: data + inner blocks, plus one spare
-    assert suites.plan("default", mem_available=21 * G).pages_1g_needed() == 2  # none declared
+    assert pl.pages_1g_needed() == 4     # a 1 GiB tree: data + inner blocks, its paired 1g table, one spare
+    assert suites.plan("default", mem_available=21 * G).pages_1g_needed() == 3  # none declared: data, table, spare
     assert suites.reservation_pages(8, 10 * G) == 5
 
 

@@ -72,13 +72,29 @@ std::uint64_t choose_updates(lab::Context& ctx, std::uint64_t n) {
     return u;
 }
 
+// One pass of the kernel on t, with look-ahead or without (--param prefetch).
+template <class Table>
+std::uint64_t run_pass(Table& t, const Plan& plan, std::uint64_t mask, bool prefetch) {
+    return prefetch ? update_pass<true>(t, plan, mask) : update_pass<false>(t, plan, mask);
+}
+
+// The tree's updates through the TLB simulator (a no-op unless --simulate or --trace asked).
+template <class Traced>
+void simulate(lab::Context& ctx, const Plan& plan, std::uint64_t mask, Traced traced) {
+    const bool prefetch = ctx.settings().param("prefetch") == "on";
+    ctx.simulate(plan.updates, [&](lab::Tracer& tr) {
+        auto view = traced(tr);
+        run_pass(view, plan, mask, prefetch);
+    });
+}
+
 // Measures the kernel on `access` (a view of `store`), verifies it HPCC's way, then runs
 // it on `traced(tracer)` (the same table's traced view) when --simulate or --trace asked.
 template <class Store, class Access, class Traced>
 void measure_and_verify(lab::Context& ctx, Store& store, Access& access, const Plan& plan, Traced traced) {
     const std::uint64_t mask = store.size() - 1;
     const bool prefetch = ctx.settings().param("prefetch") == "on";
-    auto pass = [&] { return prefetch ? update_pass<true>(access, plan, mask) : update_pass<false>(access, plan, mask); };
+    auto pass = [&] { return run_pass(access, plan, mask, prefetch); };
     reset(store);
     ctx.measure(plan.updates, pass);
     Check c = verify(store, plan.updates, pass);
@@ -88,10 +104,7 @@ void measure_and_verify(lab::Context& ctx, Store& store, Access& access, const P
                "HPCC: after one pass from T[i] = i and a sequential replay, " + std::to_string(c.errors) +
                    " entries differ from i (pass: <= 1% of N); table signature after the pass " +
                    (c.signature_ok ? "equals" : "DIFFERS from") + " the one computed from the stream");
-    ctx.simulate(plan.updates, [&](lab::Tracer& tr) {
-        auto view = traced(tr);
-        prefetch ? update_pass<true>(view, plan, mask) : update_pass<false>(view, plan, mask);
-    });
+    simulate(ctx, plan, mask, traced);
 }
 
 // pair=on: the tree (`access`, a view of `store`) and contiguous tables on 4k and on the
@@ -102,13 +115,11 @@ void measure_paired(lab::Context& ctx, Store& store, Access& access, const Plan&
     const lab::Settings& s = ctx.settings();
     const std::uint64_t n = store.size(), mask = n - 1;
     const bool prefetch = s.param("prefetch") == "on";
-    const std::string same = "array-" + std::string(physmem::to_string(s.backing));
+    const std::string b(physmem::to_string(s.backing)), same = "array-" + b;
     std::span<std::uint64_t> a4 = ctx.array<std::uint64_t>("table_4k", n, physmem::Backing::page_4k);
-    std::span<std::uint64_t> as = ctx.array<std::uint64_t>("table_" + std::string(physmem::to_string(s.backing)), n);
+    std::span<std::uint64_t> as = ctx.array<std::uint64_t>("table_" + b, n);
     auto pass_on = [&](auto& t) {
-        return [&t, &plan, mask, prefetch]() -> std::uint64_t {
-            return prefetch ? update_pass<true>(t, plan, mask) : update_pass<false>(t, plan, mask);
-        };
+        return [&t, &plan, mask, prefetch]() -> std::uint64_t { return run_pass(t, plan, mask, prefetch); };
     };
     auto tree = pass_on(access), p4 = pass_on(a4), ps = pass_on(as);
     reset(store), reset(a4), reset(as);
@@ -127,10 +138,7 @@ void measure_paired(lab::Context& ctx, Store& store, Access& access, const Plan&
                "replay at most 1% of N entries differ from i, and the signature after the pass equals the "
                "one computed from the stream (" + line("tree", c) + "; " + line("array-4k", c4) + "; " +
                line(same.c_str(), cs) + ")");
-    ctx.simulate(plan.updates, [&](lab::Tracer& tr) {
-        auto view = traced(tr);
-        prefetch ? update_pass<true>(view, plan, mask) : update_pass<false>(view, plan, mask);
-    });
+    simulate(ctx, plan, mask, traced);
 }
 
 void body(lab::Context& ctx) {

@@ -41,7 +41,6 @@
 #include <sstream>
 #include <string>
 #include <thread>
-#include <utility>
 
 #include "context.hpp"
 #include "kernels/prefault.hpp"
@@ -117,6 +116,7 @@ class Churner {
         {
             std::lock_guard l(m_);
             stop_ = true;
+            active_ = false;  // a running thread parks, then sees stop_
         }
         cv_.notify_all();
         thread_.join();
@@ -136,7 +136,7 @@ class Churner {
     // Stops releasing; returns once the thread waits (its release in progress done).
     void pause() {
         std::unique_lock l(m_);
-        const bool was = std::exchange(active_, false);
+        const bool was = active_.exchange(false);
         cv_.wait(l, [this] { return parked_; });
         if (was) seconds_ += std::chrono::duration<double>(Clock::now() - since_).count();
     }
@@ -149,7 +149,7 @@ class Churner {
     void run() {
         Clock::time_point due{};
         for (;;) {
-            if (!active_flag()) {
+            if (!active_.load(std::memory_order_acquire)) {  // the lock only to park
                 std::unique_lock l(m_);
                 parked_ = true;
                 cv_.notify_all();
@@ -163,10 +163,6 @@ class Churner {
                 std::this_thread::sleep_until(due += std::chrono::duration_cast<Clock::duration>(
                                                   std::chrono::duration<double>(1 / o_.rate)));
         }
-    }
-    bool active_flag() {
-        std::lock_guard l(m_);
-        return active_ && !stop_;
     }
     void release() {
         const std::uint64_t k = releases();
@@ -185,7 +181,8 @@ class Churner {
     std::unique_ptr<physmem::BlockPool> pool_;
     std::mutex m_;
     std::condition_variable cv_;
-    bool active_ = false, parked_ = false, stop_ = false;  // under m_
+    std::atomic<bool> active_{false};  // stored under m_ (the wait's predicate), read without it
+    bool parked_ = false, stop_ = false;  // under m_
     Clock::time_point since_{};
     double seconds_ = 0;
     std::atomic<std::uint64_t> releases_{0};

@@ -115,8 +115,16 @@ std::uint64_t tree_pass(const Plan& p, lab::Kind kind, const A& t) {
     }
 }
 
-// Measures `pass`, verifies its sum, then runs its traced twin (ctx.simulate: a no-op
-// unless --simulate or --trace asked), whose sum must agree too.
+// Runs the traced twin of a pass (ctx.simulate: a no-op unless --simulate or --trace
+// asked), whose sum must equal the expected one.
+template <class TracedPass>
+void simulate_and_check(lab::Context& ctx, const Plan& p, TracedPass traced) {
+    bool traced_ok = true;
+    ctx.simulate(p.ops, [&](lab::Tracer& tr) { traced_ok = traced_ok && traced(tr) == p.expected; });
+    if (!traced_ok) ctx.verify(false, "the traced pass's sum equals it too");
+}
+
+// Measures `pass`, verifies its sum, then simulate_and_check.
 template <class Pass, class TracedPass>
 void measure_and_verify(lab::Context& ctx, const Plan& p, Pass pass, TracedPass traced) {
     ctx.measure(p.ops, pass);
@@ -124,12 +132,10 @@ void measure_and_verify(lab::Context& ctx, const Plan& p, Pass pass, TracedPass 
     ctx.checksum(got);
     ctx.verify(got == p.expected,
                "sum equals the closed-form sum of the values written (" + std::to_string(p.expected) + ")");
-    bool traced_ok = true;
-    ctx.simulate(p.ops, [&](lab::Tracer& tr) { traced_ok = traced_ok && traced(tr) == p.expected; });
-    if (!traced_ok) ctx.verify(false, "the traced pass's sum equals it too");
+    simulate_and_check(ctx, p, traced);
 }
 
-// A contiguous array of the values on `backing` (the variant's when not given).
+// A contiguous array of the values on `backing`.
 std::span<const Elem> filled_array(lab::Context& ctx, const std::string& name, std::size_t n,
                                    physmem::Backing backing) {
     auto a = ctx.array<Elem>(name, n, backing);
@@ -183,9 +189,7 @@ void body(lab::Context& ctx) {
         return;
     }
     measure_paired(ctx, p, n, [&] { return tree_pass(p, s.kind, c); });
-    bool traced_ok = true;
-    ctx.simulate(p.ops, [&](lab::Tracer& tr) { traced_ok = traced_ok && traced(tr) == p.expected; });
-    if (!traced_ok) ctx.verify(false, "the traced pass's sum equals it too");
+    simulate_and_check(ctx, p, traced);
 }
 
 }  // namespace

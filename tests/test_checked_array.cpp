@@ -289,6 +289,70 @@ TEST(CheckedArraySeeded, ALoopOfAccessesSeesAnotherThreadsFree) {
     ASSERT_EQ(pool.allocate(), leaf);  // a live block where the leaf was, for the destructor
 }
 
+// Under the fatal policy the armed fast path reads no shared word: a loop keeps the bound
+// in a register, and another thread's free reaches it through the leaf's poisoned entry,
+// on which the access faults: reported as a use after free, never read.
+TEST(CheckedArrayDeathTest, ALoopSeesAnotherThreadsFreeThroughThePoisonedEntry) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            BlockPool pool(tagged());
+            Checked a(1000, pool, Policy::fatal, "hot");
+            warm(a);
+            void* leaf = std::as_const(a).unchecked().leaf_data(1);
+            std::atomic<bool> started{false};
+            std::thread reader([&] {
+                started = true;
+                u64 s = 0;
+                for (u64 r = 0; r < (u64{1} << 34); ++r) s += std::as_const(a)[600];  // leaf 1, one index
+                use(s);
+            });
+            while (!started) std::this_thread::yield();
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            pool.deallocate(leaf);
+            reader.join();
+        },
+        "physmem: fatal: checked array hot \\(0x[0-9a-f]+\\): (use after free: operator\\[\\] faulted on leaf 1|stale)");
+}
+
+// A poisoned entry stays poisoned: growing the array afterwards (its own change, which
+// rebuilds the table's new leaves) does not make the freed leaf readable again, and the
+// checked path reports it even when the block is live again under another owner.
+TEST(CheckedArraySeeded, AFreedLeafStaysCaughtAfterTheArrayChanges) {
+    BlockPool pool(tagged());
+    Checked a(1000, pool, Policy::throw_error);
+    warm(a);
+    void* leaf = std::as_const(a).unchecked().leaf_data(1);
+    pool.deallocate(leaf);  // behind the array's back, on this thread
+    EXPECT_EQ(caught([&] { use(a[600]); }), Violation::stale);
+    void* again = pool.allocate();  // the block handed out again
+    EXPECT_EQ(again, leaf);
+    a.resize(3000);
+    EXPECT_EQ(caught([&] { use(a[600]); }), Violation::stale);
+    EXPECT_EQ(a[2500], 0u);  // the new leaves are fine
+}  // the destructor frees the block handed out again (the array still holds it)
+
+// Blocks moved under an armed fatal-policy array (compaction, relocate) get their new
+// entries at once: a loop that kept the bound in a register reads the moved leaves'
+// values, and nothing faults.
+TEST(CheckedArraySeeded, MovedLeavesKeepTheArmedFastPathRight) {
+    BlockPool pool(tagged());
+    Checked a(4000, pool, Policy::fatal, "moving");
+    fill_iota(a);
+    warm(a);
+    for (std::size_t k = 0; k < a.leaf_count(); k += 2) ASSERT_NE(pool.relocate(a.unchecked().leaf_data(k)), nullptr);
+    u64 sum = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) sum += std::as_const(a)[i];
+    EXPECT_EQ(sum, u64{4000} * 3999 / 2);
+    std::thread t([&] {
+        u64 s = 0;
+        for (int r = 0; r < 50; ++r)
+            for (std::size_t i = 0; i < a.size(); ++i) s += std::as_const(a)[i];
+        EXPECT_EQ(s, u64{50} * 4000 * 3999 / 2);
+    });
+    t.join();
+}
+
 // Domain 0's one-compare fast path (the limit) goes wherever it could be wrong: pop_back
 // (the limit follows the size), a shrink through unchecked() inside the last leaf (no block
 // freed, so no tag changes: taking unchecked() disarms), and an array moved into another

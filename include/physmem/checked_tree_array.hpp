@@ -24,10 +24,17 @@
 //     moved by relocate()/compact() or a set_domain() is looked up again (once, out of
 //     line) from the tree, which is always current: the array's own accesses never fail
 //     because its blocks moved; a leaf freed behind its back (not live any more) fails.
-//     In domain 0 (everyone's: every thread holds it) the armed state is also one word,
-//     the limit: size() while armed, else 0. The pool stores 0 in it on every tag change
-//     (BlockPool::watch_tags), the array on every change of its own shape, so an index
-//     below it needs no other check: one load and one compare an access.
+//     In domain 0 (everyone's: every thread holds it) the armed state is also one bound:
+//     size() while armed, else 0, so an index below it needs no other check. Under the
+//     fatal policy (for an element type whose leaves the tree owns, TreeArray<T>::
+//     kLeavesMove) the bound is a field of the array that a loop keeps in a register — one
+//     compare an access, no load — and the pool tells the array of every change to one of
+//     its own leaves (BlockPool::TagChange): a moved leaf gets its new entry, a leaf freed
+//     behind the array's back a poisoned entry through which the next access faults (a
+//     non-canonical address), reported as "use after free" (element(): what a loop on
+//     another thread sees, and when). Under throw_error (and for pinned leaves) the bound
+//     is the limit, a word the pool stores 0 in on every tag change (BlockPool::watch_tags)
+//     and every access reads: one load and one compare.
 //   for_each_segment / for_each_strided / segment(k), and physmem:: algorithms on the
 //     iterators (segmented_iterator.hpp): the leaf's tag once per leaf, then a plain loop.
 //   iterators: the leaf's tag (generation and domain) when entering a leaf; every
@@ -40,7 +47,9 @@
 // accesses hand out T&: software cannot stop a kept reference), an end() iterator of a
 // destroyed array moved backwards (it holds no leaf to check), a DomainScope ending while
 // an iterator stays inside one leaf (domains are checked on entering a leaf), and a leaf
-// freed behind the array's back and handed out again before the array's next access.
+// freed behind the array's back and handed out again before the array's next access, under
+// throw_error, when that access is on another thread (the freeing thread marks the leaf
+// lost; any later check of it reports it).
 //
 // A violation goes through the array's Policy (capability.hpp): fatal (the default:
 // "physmem: fatal: checked array <name> (0x...): <violation>: <access> at index i (size
@@ -50,13 +59,15 @@
 // TreeArray (const access from many threads; the table's refreshes are atomic). Cost
 // (measured by examples/bench_checked.cpp, checked vs unchecked on the same blocks): per-leaf
 // paths a check per leaf, iterator loops one load and one compare an element, operator[]
-// in domain 0 one load and one compare, then a walk through the array's own table of leaf
-// entries — its address, then the entry: a depth-2 tree's walk at any depth, with no test
-// of the depth (in another domain, or while the limit is unarmed, a handful). What it
-// cannot remove: the limit's load and test at every access (another thread's free must be
-// seen at the next one), where a TreeArray loop only walks; with Clang the out-of-line
-// check is also an ordinary call, so the loop reloads the array's fields every access
-// (element(); the protect suite measures what either costs on the machine it runs on).
+// in domain 0 one compare with a register (fatal) or with the limit in memory
+// (throw_error), then a walk through the array's own table of leaf entries — its address,
+// then the entry: a depth-2 tree's walk at any depth, with no test of the depth (in another
+// domain, or while unarmed, a handful). What it cannot remove: the compare at every access,
+// and a call to the out-of-line check in the loop, whose registers the compiler must keep
+// around it (a loop of many live values spills some: a red-black tree's lookups reload a few
+// per lookup); with Clang the check is also an ordinary call, so the loop reloads the
+// array's fields every access (element(); the protect suite measures what either costs on
+// the machine it runs on).
 #pragma once
 
 #include <algorithm>
@@ -82,6 +93,10 @@ namespace physmem {
 
 namespace detail {
 
+// LeafTag::seen of a leaf freed behind its array's back (a tag word never reaches it): the
+// leaf's checks report it from then on, even once its block is live again for another owner.
+constexpr std::uint64_t kLostSeen = ~std::uint64_t{0};
+
 // One leaf of a checked array: its tag word and the word seen at the last check.
 struct LeafTag {
     const std::atomic<std::uint64_t>* word = nullptr;
@@ -96,6 +111,20 @@ struct LeafTag {
 // Quietly: when `leaf` is a live block starting there, points t at its tag word, sets
 // t.seen and w to the word now, and returns true (the leaf moved); false otherwise.
 bool try_refresh(const BlockPool& pool, const void* leaf, LeafTag& t, std::uint64_t& w);
+
+// A poisoned entry: leaf k's entry once its block was freed behind the array's back, so
+// that element i of that leaf (the entry plus i elements) is the address 2^63 plus i's
+// offset in the leaf — non-canonical on x86-64 (either paging depth), in no user mapping
+// elsewhere: any access through it faults. No live leaf has this entry (it would start at 2^63).
+constexpr std::uintptr_t kPoisonBase = std::uintptr_t{1} << 63;
+constexpr std::uintptr_t poisoned_entry(std::size_t k, std::size_t leaf_bytes) noexcept {
+    return kPoisonBase - static_cast<std::uintptr_t>(k) * leaf_bytes;
+}
+// Records that `array` (named `name`) poisoned leaf k's entry (its block freed behind its
+// back) and makes sure a fault through a poisoned entry is reported (os::on_other_fault):
+// "physmem: fatal: checked array <name> ...: use after free", then SIGABRT. Called under
+// the pool's lock; allocates nothing.
+void note_poisoned(const char* name, const void* array, std::size_t k, const void* block) noexcept;
 
 }  // namespace detail
 
@@ -218,14 +247,21 @@ class CheckedTreeArray {
 
     // --- modifiers (TreeArray's guarantees; the table follows) ---------------------------
     void resize(size_type n) {
-        tree_.resize(n);
+        {
+            Changing own(own_change_);
+            tree_.resize(n);
+        }
         sync_tags();
     }
     void resize(size_type n, const T& value) {
-        tree_.resize(n, value);
+        {
+            Changing own(own_change_);
+            tree_.resize(n, value);
+        }
         sync_tags();
     }
     void clear() noexcept {
+        Changing own(own_change_);
         tree_.clear();
         tags_.clear();
         entries_.clear();
@@ -243,14 +279,20 @@ class CheckedTreeArray {
     // pre: !empty() (checked).
     void pop_back() {
         if (empty()) [[unlikely]] report(Violation::bounds, "pop_back", 0, 0, nullptr);
-        tree_.pop_back();
+        {
+            Changing own(own_change_);
+            tree_.pop_back();
+        }
         if (tags_.size() != leaf_count()) sync_tags();
         else rearm_limit(size() + 1);
     }
     // TreeArray::migrate to tagged `target`; iterators into the old blocks become stale (caught).
     void migrate(BlockPool& target) {
         require_tags(target);
-        tree_.migrate(target);
+        {
+            Changing own(own_change_);
+            tree_.migrate(target);
+        }
         tags_.clear();
         sync_tags();
     }
@@ -260,7 +302,10 @@ class CheckedTreeArray {
         if (d > BlockTag::kDomainMask) throw std::invalid_argument("CheckedTreeArray::set_domain: domain not below 64");
         domain_ = d;
         domain_bit_ = std::uint64_t{1} << d;
-        for (size_type k = 0; k < leaf_count(); ++k) pool().set_domain(tree_.leaf_data(k), d);  // also back to 0
+        {
+            Changing own(own_change_);
+            for (size_type k = 0; k < leaf_count(); ++k) pool().set_domain(tree_.leaf_data(k), d);  // also back to 0
+        }
         tags_.clear();
         sync_tags();
     }
@@ -293,20 +338,46 @@ class CheckedTreeArray {
     // measured on tree lookups), ordered after the limit by its address depending on it
     // (depend_on) where the limit is a volatile read; on x86-64 the limit is a compare with
     // memory (detail::below: one op fewer an access) and the entry is not ordered after it,
-    // which the race below allows. Its race with an arming thread's atomic stores is benign: an entry
-    // changes only when its leaf moves, which takes the array exclusively (a block freed
-    // behind the array's back zeroes the limit and changes no entry); otherwise arming
-    // stores the value already there. Unless Kept the out-of-line check is declared pure
+    // which the race below allows. Its race with the stores of other threads is benign: an
+    // entry changes when its leaf moves, which takes the array exclusively, and when its
+    // block is freed behind the array's back (poisoned, below, under the fatal policy; the
+    // limit is zeroed before); arming stores the value already there (where leaves are
+    // pinned; else arming stores none). Unless Kept the out-of-line check is declared pure
     // (PHYSMEM_CHECK_PURE) and passed the limit read (a volatile read the compiler never
     // merges), so no two accesses share one check; an access whose result is discarded
     // may lose its check.
+    //
+    // Under the fatal policy where the leaves can move (kTargeted: TreeArray<T>::kLeavesMove,
+    // so each leaf has the tree as its owner and the pool's TagChange names it) the fast
+    // path reads no shared word at all: the bound is bound_, a field of this array (size() while armed, else 0)
+    // that a loop keeps in a register, and the entry is the only load on the element's path,
+    // as in TreeArray's own walk (the protect suite measured the limit's load at 16-24% of a
+    // red-black tree's lookups: they are bound by how many loads the CPU keeps in flight).
+    // What another thread does reaches this fast path through the entries (on_tag_change,
+    // under the pool's lock): a leaf moved gets its new entry, a leaf freed behind the
+    // array's back a poisoned one (detail::poisoned_entry), through which the access faults
+    // and is reported (detail::note_poisoned). A leaf put in another domain, and a free on
+    // this thread, also clear bound_, which a loop reloads after any call it cannot see
+    // into, so its next access takes the checked path. (Under throw_error a fault could not
+    // be thrown: that policy keeps the limit, which the pool zeroes, and an entry that is
+    // never poisoned.) The branch on the policy is on a field the loop keeps in a register
+    // (GCC unswitches the loop on it at -O3). A loop on another thread that already holds bound_ meets a
+    // leaf's new domain only at its next reload of the array's fields (as an iterator meets
+    // it on entering a leaf). A loop that starts unarmed (after unchecked(), or a change to
+    // one of its leaves) stays on the checked path: the slow call is pure, so the register
+    // keeps the bound it had.
     template <bool Kept = false>
     T* element(size_type i, const char* access) const {
         const std::uintptr_t* table = entries_.data();
         size_type k = i >> shape().leaf_shift;
         static_assert(sizeof(size_type) == sizeof(std::uint64_t));
-        if (detail::below(i, limit_, k)) [[likely]]  // k's table load after the limit's read
-            return reinterpret_cast<T*>(table[k] + i * sizeof(T));
+        if (kTargeted && policy_ != Policy::throw_error) {
+            if (i < size_type(bound_)) [[likely]]
+                return reinterpret_cast<T*>(table[k] + i * sizeof(T));
+        } else {
+            if (detail::below(i, limit_, k)) [[likely]]  // k's table load after the limit's read
+                return reinterpret_cast<T*>(table[k] + i * sizeof(T));
+        }
         if constexpr (Kept) return element_kept(i, access);
         else return element_pure(i, access, detail::peek(limit_));  // a read of its own
     }
@@ -349,7 +420,7 @@ class CheckedTreeArray {
             if (!same && !detail::try_refresh(pool(), tree_.leaf_data(j), t, w))
                 return;  // leaf j is not a live block starting there: reported when next used
             if ((w & BlockTag::kDomainMask) != domain_) return;
-            if (domain_ == 0)  // moved or not; only domain 0 arms the limit that reads them
+            if (domain_ == 0 && !kTargeted)  // moved or not; only domain 0 arms the limit that reads them
                 std::atomic_ref(entries_[j]).store(tree_.leaf_entry(j), std::memory_order_relaxed);
         }
         std::atomic_ref(armed_).store(e, std::memory_order_relaxed);
@@ -357,17 +428,23 @@ class CheckedTreeArray {
         // Armed after the pool's last store of 0, or the epoch read again shows its change.
         std::atomic_ref limit(limit_);
         limit.store(size(), std::memory_order_seq_cst);
-        if (epoch_->load(std::memory_order_seq_cst) != e) limit.store(0, std::memory_order_relaxed);
+        if constexpr (kTargeted) bound_ = size();
+        if (epoch_->load(std::memory_order_seq_cst) != e) {
+            limit.store(0, std::memory_order_relaxed);
+            if constexpr (kTargeted) bound_ = 0;
+        }
     }
     // After a push_back or pop_back inside the last leaf: an armed limit follows the size
     // (was: the size before); one the pool cleared meanwhile stays 0.
     void rearm_limit(size_type was) noexcept {
+        if (size_type(bound_) != 0) bound_ = size();
         if (was == 0) return;  // 0 is the unarmed limit
         std::size_t expected = was;
         std::atomic_ref(limit_).compare_exchange_strong(expected, size(), std::memory_order_seq_cst);
     }
     void disarm() noexcept {
         armed_ = kUnarmed;
+        bound_ = 0;
         std::atomic_ref(limit_).store(0, std::memory_order_seq_cst);
     }
     // Watches pool p's tag changes (nullptr: none), leaving the one watched before.
@@ -396,14 +473,57 @@ class CheckedTreeArray {
         watch(&pool());
         size_type n = leaf_count();
         if (tags_.size() > n) tags_.resize(n);
-        entries_.resize(n);  // filled when the fast path is armed
+        entries_.resize(n);  // kTargeted: the new leaves' below; else filled when armed
         for (size_type k = tags_.size(); k < n; ++k) {
             void* leaf = tree_.leaf_data(k);
-            if (domain_) pool().set_domain(leaf, domain_);
+            if (domain_) {
+                Changing own(own_change_);
+                pool().set_domain(leaf, domain_);
+            }
             const auto* w = pool().tag_word(leaf, nullptr);
             tags_.push_back({w, w->load(std::memory_order_acquire)});
+            if constexpr (kTargeted) std::atomic_ref(entries_[k]).store(tree_.leaf_entry(k), std::memory_order_relaxed);
         }
+        if constexpr (kTargeted)  // the leaves are this array's own: armed at once in domain 0
+            if (domain_ == 0) bound_ = size();
     }
+    // The pool's TagChange for a block of this array's tree (kTargeted; under the pool's
+    // lock, on the thread that made the change): a leaf moved gets its new entry; a leaf
+    // freed behind the array's back (by anything but this array's own modifiers, which
+    // rebuild the table after: own_change_) is marked lost (kLostSeen: its checks report it
+    // from then on) and, under the fatal policy, gets a poisoned entry and the fast path is
+    // disarmed (under throw_error the fast path re-reads the limit the pool has just
+    // zeroed, and a fault could not be thrown); a leaf put in another domain disarms it.
+    // Changes to other blocks do nothing here.
+    static void on_tag_change(BlockPool::TagWatch& w, const BlockPool::TagChange& c) noexcept {
+        auto* self = static_cast<CheckedTreeArray*>(w.context);
+        size_type k;
+        if (!c.owner || c.owner != self->tree_.owner() || !TreeArray<T>::leaf_of_cookie(c.cookie, k)) return;
+        if (self->own_change_ || k >= self->entries_.size() || k >= self->tags_.size()) return;
+        if (c.domain) {
+            self->bound_ = 0;
+            return;
+        }
+        const std::uintptr_t bytes = self->leaf_length() * sizeof(T);
+        std::atomic_ref e(self->entries_[k]);
+        if (e.load(std::memory_order_relaxed) + k * bytes != reinterpret_cast<std::uintptr_t>(c.block)) return;
+        if (c.moved_to) {
+            e.store(reinterpret_cast<std::uintptr_t>(c.moved_to) - k * bytes, std::memory_order_relaxed);
+            return;
+        }
+        std::atomic_ref(self->tags_[k].seen).store(detail::kLostSeen, std::memory_order_seq_cst);
+        if (self->policy_ == Policy::throw_error) return;
+        detail::note_poisoned(self->name_.c_str(), self, k, c.block);  // first: a fault may follow at once
+        e.store(detail::poisoned_entry(k, bytes), std::memory_order_seq_cst);
+        self->bound_ = 0;
+    }
+    // Marks this array's own modification of its tree for its lifetime (on_tag_change
+    // ignores the blocks it frees or re-domains: the table is rebuilt after).
+    struct Changing {
+        explicit Changing(bool& f) noexcept : f_(f) { f_ = true; }
+        ~Changing() { f_ = false; }
+        bool& f_;
+    };
     detail::CheckedAccess site(const char* access, size_type i, size_type k, const void* block) const {
         return {name_.c_str(), this, policy_, access, i, size(), k, block, 0, 0};
     }
@@ -423,7 +543,12 @@ class CheckedTreeArray {
     // Domain 0's fast path (element): size() while every leaf was seen unchanged at the
     // pool's current tags, else 0; the pool zeroes it (watch_) on every tag change.
     mutable std::size_t limit_ = 0;
-    BlockPool::TagWatch watch_{&limit_};
+    // The fast path's bound where leaves are owned (kTargeted): size() while armed, else 0;
+    // a field a loop keeps in a register (see element()).
+    static constexpr bool kTargeted = TreeArray<T>::kLeavesMove;
+    mutable detail::Unaliased<size_type> bound_ = 0;
+    bool own_change_ = false;  // this array is changing its own tree (Changing)
+    BlockPool::TagWatch watch_{&limit_, kTargeted ? &on_tag_change : nullptr, this};
     BlockPool* watched_ = nullptr;  // the pool watch_ is registered with
     mutable std::size_t misses_ = 0;          // per-leaf checks since the last look at all
     Policy policy_;

@@ -221,8 +221,23 @@ class BlockPool {
     // tag change stores 0 in it, after the epoch has moved (seq_cst, under the lock), so a
     // structure that armed it and then reads the epoch unchanged knows no change was missed.
     // The node lives in the structure; unwatch before it goes. Pre: tagged().
+    // A structure that can tell its blocks from others' by their owner also gives `changed`:
+    // called (under the pool's lock, on the thread that made the change, after the epoch and
+    // the word) with the block whose tag changed: freed (moved_to null), moved (its contents
+    // now at moved_to, the owner's reference already re-pointed), or put in another domain
+    // (domain true); owner and cookie as the block was allocated with (owner null: pinned).
+    // It must not call into the pool nor throw.
+    struct TagChange {
+        const void* block;
+        const void* moved_to;
+        const BlockOwner* owner;
+        std::uintptr_t cookie;
+        bool domain;
+    };
     struct TagWatch {
         std::size_t* word = nullptr;
+        void (*changed)(TagWatch&, const TagChange&) noexcept = nullptr;
+        void* context = nullptr;  // the watching structure, for `changed`
         TagWatch* prev = nullptr;
         TagWatch* next = nullptr;
     };
@@ -261,7 +276,7 @@ class BlockPool {
     void restore_huge_pages() noexcept;  // each region's (Region::restore_huge_pages)
     bool grow_locked() noexcept;
     void* take_locked(Page* pg, BlockOwner* owner, std::uintptr_t cookie) noexcept;
-    void put_locked(Slab& s, std::size_t i) noexcept;
+    void put_locked(Slab& s, std::size_t i, const void* moved_to = nullptr) noexcept;  // moved_to: a move's destination
     std::size_t index_checked(Slab*& s, const void* p, const char* who) const noexcept;
     void* move_locked(Slab& s, std::size_t i, Page* to) noexcept;
     std::size_t drain_locked(Page& src, std::vector<Page*>& dst, std::size_t d, std::size_t limit,
@@ -291,7 +306,7 @@ class BlockPool {
     std::size_t retired_tag_bytes_ = 0;
     std::atomic<std::uint64_t> tag_epoch_{0};  // tag_epoch(); written under the lock
     TagWatch* watchers_ = nullptr;             // watch_tags(); under the lock
-    void tags_changed_locked() noexcept;       // the epoch up, then every watched word 0
+    void tags_changed_locked(const TagChange& c) noexcept;  // the epoch up, every watched word 0, `changed`
     Filler* filler_;                    // owned; pages by fullness (page_filler.hpp)
     std::size_t in_use_ = 0;
     std::size_t total_ = 0;

@@ -136,6 +136,17 @@ class TreeArray {
     BlockPool& pool() const noexcept { return *pool_; }
     // Root block (a leaf when depth() == 1), for fixed-depth views. nullptr when empty.
     void* root() const noexcept { return root_; }
+    // The owner its blocks are allocated with (block_owner.hpp; leaves only when T can be
+    // relocated, kLeavesMove: else they are pinned, owner null), and the leaf a block with
+    // that owner and `cookie` is (its index k), if a leaf: lets a watcher of the pool's tags
+    // (BlockPool::TagChange) tell this array's leaves from other blocks. null when empty.
+    const BlockOwner* owner() const noexcept { return anchor_; }
+    static bool leaf_of_cookie(std::uintptr_t cookie, size_type& k) noexcept {
+        if ((cookie & 63) != 0) return false;
+        k = static_cast<size_type>(cookie >> 6);
+        return true;
+    }
+    static constexpr bool kLeavesMove = std::is_trivially_copyable_v<T> || std::is_nothrow_move_constructible_v<T>;
 
     // --- element access ---------------------------------------------------------------
     // pre: i < size(). No bounds check. The walk's last load gives leaf k's entry, which
@@ -268,8 +279,6 @@ class TreeArray {
         return node;
     }
 
-    // Leaves can move when their elements can be relocated without an exception.
-    static constexpr bool kLeavesMove = std::is_trivially_copyable_v<T> || std::is_nothrow_move_constructible_v<T>;
 
     // The owner registered with every block (block_owner.hpp): stable address, points
     // back at whichever TreeArray holds the blocks now.

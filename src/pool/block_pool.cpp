@@ -119,11 +119,11 @@ void* BlockPool::take_locked(Page* pg, BlockOwner* owner, std::uintptr_t cookie)
     return s.block(i, block_shift_);
 }
 
-void BlockPool::put_locked(Slab& s, std::size_t i) noexcept {
+void BlockPool::put_locked(Slab& s, std::size_t i, const void* moved_to) noexcept {
     Page& pg = s.page_of(i);
     if (s.tags) {  // before the block is on the free stack: stale handles see it
         s.retire_tag(i);
-        tags_changed_locked();
+        tags_changed_locked({s.block(i, block_shift_), moved_to, s.owner[i], s.cookie[i], false});
     }
     s.flip(i);
     pg.pinned -= s.owner[i] == nullptr;

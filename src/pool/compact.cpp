@@ -28,7 +28,7 @@ void* BlockPool::move_locked(Slab& s, std::size_t i, Page* to) noexcept {
         core::fatal("BlockPool: owner %p failed to relocate block %p (cookie %#" PRIxPTR ") to %p; "
                       "its reference would dangle",
                       static_cast<void*>(owner), from, cookie, dest);
-    put_locked(s, i);
+    put_locked(s, i, dest);
     ++moved_;
     return dest;
 }

@@ -35,12 +35,15 @@ void BlockPool::set_domain(void* p, std::uint32_t domain) noexcept {
     Slab* s;
     std::size_t i = index_checked(s, p, "set_domain");
     s->set_tag_domain(i, domain);
-    tags_changed_locked();
+    tags_changed_locked({s->block(i, block_shift_), nullptr, s->owner[i], s->cookie[i], true});
 }
 
-void BlockPool::tags_changed_locked() noexcept {
+void BlockPool::tags_changed_locked(const TagChange& c) noexcept {
     tag_epoch_.fetch_add(1, std::memory_order_seq_cst);
-    for (TagWatch* w = watchers_; w; w = w->next) std::atomic_ref(*w->word).store(0, std::memory_order_seq_cst);
+    for (TagWatch* w = watchers_; w; w = w->next) {
+        if (w->word) std::atomic_ref(*w->word).store(0, std::memory_order_seq_cst);
+        if (w->changed) w->changed(*w, c);
+    }
 }
 
 void BlockPool::watch_tags(TagWatch& w) noexcept {

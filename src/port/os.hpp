@@ -42,6 +42,12 @@ void write_pkru(std::uint32_t value) noexcept;
 // by SIGSEGV under the default action; any other SIGSEGV goes to the handler installed
 // before. 0, else the errno.
 int on_pkey_fault(bool (*report)(int key, const void* addr)) noexcept;
+// The same handler (installed once for both) for any other SIGSEGV: report(address) is
+// called first (async-signal-safe code only; the address is null where the kernel does not
+// give one, as for an access to a non-canonical address on x86-64): when it returns true
+// (the fault is the caller's, reported) the process ends by SIGABRT (as a fatal error);
+// otherwise the fault goes to the handler installed before. 0, else the errno.
+int on_other_fault(bool (*report)(const void* addr)) noexcept;
 
 // --- memory (memory.cpp) -------------------------------------------------------------
 

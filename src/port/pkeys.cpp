@@ -1,10 +1,14 @@
 // src/port/pkeys.cpp — protection keys (x86 PKU/MPK): the system calls, the PKRU register
-// and the fault hook. See os.hpp.
+// and the fault hooks (a key's fault; any other, for checked arrays' poisoned entries). See
+// os.hpp.
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdlib>
+#include <mutex>
 #include <csignal>
 #include <cstring>
 
@@ -27,7 +31,10 @@ constexpr unsigned long kDisableAccess = 0x1;  // PKEY_DISABLE_ACCESS (linux/mma
 #endif
 
 bool (*g_report)(int key, const void* addr) = nullptr;
+std::atomic<bool (*)(const void* addr)> g_other{nullptr};
 struct sigaction g_previous;
+std::once_flag g_installed;
+int g_install_error = 0;
 
 // The key of a SEGV_PKUERR fault: siginfo's si_pkey, where the C library names it.
 int fault_key(const siginfo_t* info) {
@@ -56,6 +63,10 @@ int fault_key(const siginfo_t* info) {
 // other fault (another key's, or not a key's) goes to the handler installed before.
 void on_segv(int sig, siginfo_t* info, void* uc) {
     if (info->si_code == SEGV_PKUERR && g_report && g_report(fault_key(info), info->si_addr)) die_by_segv();
+    if (auto other = g_other.load(std::memory_order_acquire); info->si_code != SEGV_PKUERR && other && other(info->si_addr)) {
+        signal(SIGABRT, SIG_DFL);
+        abort();
+    }
     if ((g_previous.sa_flags & SA_SIGINFO) && g_previous.sa_sigaction) {
         g_previous.sa_sigaction(sig, info, uc);
         return;
@@ -106,14 +117,29 @@ void write_pkru(std::uint32_t v) noexcept {
 #endif
 }
 
+namespace {
+// on_segv as the SIGSEGV handler, once (the handler before it kept in g_previous).
+int install_once() noexcept {
+    std::call_once(g_installed, [] {
+        struct sigaction sa;
+        std::memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = on_segv;
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+        sigemptyset(&sa.sa_mask);
+        g_install_error = sigaction(SIGSEGV, &sa, &g_previous) == 0 ? 0 : errno;
+    });
+    return g_install_error;
+}
+}  // namespace
+
 int on_pkey_fault(bool (*report)(int key, const void* addr)) noexcept {
     g_report = report;
-    struct sigaction sa;
-    std::memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_segv;
-    sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-    sigemptyset(&sa.sa_mask);
-    return sigaction(SIGSEGV, &sa, &g_previous) == 0 ? 0 : errno;
+    return install_once();
+}
+
+int on_other_fault(bool (*report)(const void* addr)) noexcept {
+    g_other.store(report, std::memory_order_release);
+    return install_once();
 }
 
 }  // namespace physmem::os

@@ -135,8 +135,10 @@ std::uint64_t lookups(const C& a, std::uint32_t root, std::uint64_t count, std::
 }
 
 // The cheapest bounds check an array could put on a[i]: a compare of i with the size,
-// held in a register through a loop (no tag, no limit re-read, so nothing another thread
-// frees is noticed), and a trap. The protect suite's control for the lookups (phase
+// held in a register through a loop (no tag, and the unchecked tree's walk: nothing another
+// thread frees is noticed), and a trap (no call in the loop: checked mode's compare is the
+// same, its entries see a free, and its failed compare calls the out-of-line check, whose
+// registers the loop must keep around the call). The protect suite's control for the lookups (phase
 // rbtree_floor, over the unchecked tree): what one compare and branch an access costs
 // on a loop whose speed comes from how many independent lookups the CPU overlaps, which
 // every instruction added to an access shortens. pre: n <= a.size().

@@ -2,6 +2,8 @@
 #include "protect/seeded.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -10,6 +12,7 @@
 #include <memory>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "physmem/algorithm.hpp"
@@ -80,6 +83,33 @@ void use_after_compact() {
     pool.deallocate(first.back());
     pool.compact();
     use(*it);
+}
+
+// Another thread frees one of the array's leaves behind its back while this one reads it
+// in a loop: rounds of 2^20 reads, each round a loop that keeps the array's bound in a
+// register (the flag read between rounds, an atomic, makes the next round reload it). A
+// free inside a round reaches the loop through the leaf's poisoned entry, one between
+// rounds through the checked path: caught either way, never read. Ends after about 10 s
+// of reads (not caught) at the most.
+void freed_under_loop() {
+    BlockPool pool(tagged());
+    Checked a(kN, pool, Policy::fatal, "hot");
+    fill(a);
+    void* leaf = std::as_const(a).unchecked().leaf_data(1);
+    std::atomic<bool> started{false};
+    std::thread freer([&] {
+        while (!started.load()) std::this_thread::yield();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        pool.deallocate(leaf);
+    });
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    std::uint64_t s = 0;
+    started = true;
+    while (std::chrono::steady_clock::now() < until) {
+        for (std::uint64_t r = 0; r < (std::uint64_t{1} << 20); ++r) s += std::as_const(a)[600 + (r & 255)];
+        use(s);
+    }
+    freer.join();
 }
 
 // The same operations as the bugs, done right: nothing may be reported.
@@ -183,6 +213,7 @@ const std::vector<std::pair<std::string, std::function<void()>>>& table() {
              use(*it);
          }},
         {"use_after_compact", use_after_compact},
+        {"freed_under_loop", freed_under_loop},
         {"use_after_migrate", [] {
              BlockPool pool(tagged()), other(tagged(16384));
              Checked a(kN, pool, Policy::fatal, "migrated");

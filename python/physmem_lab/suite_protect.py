@@ -27,7 +27,7 @@ size, where the goals are judged). ``work`` (the row's cap): chase steps, gups u
 and rbtree lookups a pass.
 
 Time budget: 30 s at the default scale (2 programs x 2 variants x 2 rounds = 8 processes;
-about 1-2 s each at 64 MiB on the 2-vCPU development VM, the seeded bugs' 15 children
+about 1-2 s each at 64 MiB on the 2-vCPU development VM, the seeded bugs' 16 children
 included).
 """
 import math
@@ -265,12 +265,14 @@ def _floor_note(recs: Records, g: Goal) -> None:
     if t is None or not _has(t, "rbtree_floor") or not _has(t, _phase("rbtree")):
         return
     g.notes.append(f"{format_size(size)} rbtree: the cheapest bounds check (the size in a register, no tag, "
-                   f"no limit re-read: blind to another thread's free) / unchecked: "
-                   f"{PhaseRatio(t, t, 'rbtree_floor', _phase('rbtree')).cell()}; checked mode re-reads its "
-                   "limit at every access so that a free on another thread is seen (lookups overlap only "
-                   "as far as the CPU's window of loads and instructions reaches, so each load an access "
-                   "adds shortens it); the compiler lays each way's loop out on its own, so this is the "
-                   "control's cost, not one instruction's")
+                   f"no poisoned entry: blind to another thread's free) / unchecked: "
+                   f"{PhaseRatio(t, t, 'rbtree_floor', _phase('rbtree')).cell()}; checked mode (the fatal "
+                   "policy) compares with a bound in a register too, and sees a free on another thread "
+                   "through the leaf's poisoned entry, so what it adds over the control is the call to its "
+                   "out-of-line check in the loop, whose registers the compiler keeps around it (lookups "
+                   "overlap only as far as the CPU's window of loads and instructions reaches, so each op "
+                   "an access adds shortens it); the compiler lays each way's loop out on its own, so this "
+                   "is the control's cost, not one instruction's")
 
 
 def goals(recs: Records) -> List[Goal]:

@@ -15,6 +15,7 @@ from physmem_lab.suite_protect import ASAN, GOAL_TITLES, KERNELS, PLAIN, SUITE, 
 M = 1 << 20
 SIZE = 64 * M
 BUGS = ("oob_element", "oob_leaf", "iterator_past_end", "use_after_destroy", "use_after_compact",
+        "freed_under_loop",
         "use_after_migrate", "double_free", "other_domain", "paged_oob_element", "paged_iterator_past_end",
         "paged_use_after_destroy", "paged_use_after_move", "paged_other_domain", "widen_capability")
 # checked / unchecked that meet every goal, and ASan / plain dearer than them

@@ -162,6 +162,7 @@ class CheckedTreeArray {
           name_(std::move(o.name_)), domain_(o.domain_), domain_bit_(o.domain_bit_) {
         o.tags_.clear();
         o.entries_.clear();
+        if constexpr (kTargeted) bound_ = o.bound_;  // armed as it was: its entries came along
         o.disarm();
         watch(&pool());
     }
@@ -175,8 +176,10 @@ class CheckedTreeArray {
         tags_.swap(o.tags_);
         entries_.swap(o.entries_);
         std::swap(epoch_, o.epoch_);
+        const size_type bound = size_type(bound_), other = size_type(o.bound_);
         disarm();
         o.disarm();
+        if constexpr (kTargeted) bound_ = other, o.bound_ = bound;  // each as armed as its entries
         watch(&pool());
         o.watch(&o.pool());
         std::swap(policy_, o.policy_);
@@ -363,9 +366,13 @@ class CheckedTreeArray {
     // never poisoned.) The branch on the policy is on a field the loop keeps in a register
     // (GCC unswitches the loop on it at -O3). A loop on another thread that already holds bound_ meets a
     // leaf's new domain only at its next reload of the array's fields (as an iterator meets
-    // it on entering a leaf). A loop that starts unarmed (after unchecked(), or a change to
-    // one of its leaves) stays on the checked path: the slow call is pure, so the register
-    // keeps the bound it had.
+    // it on entering a leaf). A loop that starts unarmed stays on the checked path to its
+    // end (measured 8x an index loop's time): the slow call is pure, so the register keeps
+    // the bound it had, and a store of the re-armed bound in the loop made GCC reload the
+    // bound from memory at every access instead. Unarmed means: after the non-const
+    // unchecked() (until a checked access outside the loop, or at(), re-arms it), or after a
+    // change to one of its own leaves by someone else; construction, the array's own
+    // modifiers, moves and swaps leave it armed.
     template <bool Kept = false>
     T* element(size_type i, const char* access) const {
         const std::uintptr_t* table = entries_.data();

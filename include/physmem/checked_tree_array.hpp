@@ -201,9 +201,17 @@ class CheckedTreeArray {
     // elements may be written through it; its shape may not be changed through it (resize,
     // push_back, migrate...: use this class's own) — a checked access then finds the
     // table's length wrong and reports it rather than reading past the table.
-    // Taking it disarms the fast path (the caller may be about to change the shape).
+    // Taking it disarms the fast path (the caller may be about to change the shape): the
+    // limit, and the bound (kTargeted) down to the start of the last leaf — a shrink that
+    // frees leaves reaches the array through their entries (poisoned), a shrink inside the
+    // last leaf or a growth meets the checked path there — so a loop over the array after
+    // it still runs armed but for its last leaf (element(): a loop that starts unarmed
+    // stays unarmed).
     TreeArray<T>& unchecked() noexcept {
+        const size_type last_leaf = size() ? ((size() - 1) >> shape().leaf_shift) << shape().leaf_shift : 0;
+        const size_type bound = std::min(size_type(bound_), last_leaf);
         disarm();
+        if constexpr (kTargeted) bound_ = bound;
         return tree_;
     }
     const TreeArray<T>& unchecked() const noexcept { return tree_; }
@@ -366,19 +374,23 @@ class CheckedTreeArray {
     // never poisoned.) The branch on the policy is on a field the loop keeps in a register
     // (GCC unswitches the loop on it at -O3). A loop on another thread that already holds bound_ meets a
     // leaf's new domain only at its next reload of the array's fields (as an iterator meets
-    // it on entering a leaf). A loop that starts unarmed stays on the checked path to its
-    // end (measured 8x an index loop's time): the slow call is pure, so the register keeps
-    // the bound it had, and a store of the re-armed bound in the loop made GCC reload the
-    // bound from memory at every access instead. Unarmed means: after the non-const
-    // unchecked() (until a checked access outside the loop, or at(), re-arms it), or after a
-    // change to one of its own leaves by someone else; construction, the array's own
-    // modifiers, moves and swaps leave it armed.
+    // it on entering a leaf). A loop that starts unarmed keeps the bound it loaded in its
+    // register, the slow call being pure, and takes the checked path past it to its end
+    // (an index loop over an unarmed array: 8x its time); a store of the re-armed bound in
+    // the loop made GCC reload the bound at every access, and a second, cold test of the
+    // bound in memory cost the lookups 5%. So little disarms it: a change to one of its own
+    // leaves by someone else (a free, a domain), and the non-const unchecked(), which
+    // keeps every leaf but the last armed; construction, the array's own modifiers, moves
+    // and swaps leave it armed.
     template <bool Kept = false>
     T* element(size_type i, const char* access) const {
         const std::uintptr_t* table = entries_.data();
         size_type k = i >> shape().leaf_shift;
         static_assert(sizeof(size_type) == sizeof(std::uint64_t));
         if (kTargeted && policy_ != Policy::throw_error) {
+            // The second test (cold: only past the bound the loop holds) reads the bound from
+            // memory, so a loop that began unarmed runs at about the limit's cost once an
+            // access has re-armed it, instead of taking the checked path to its end.
             if (i < size_type(bound_)) [[likely]]
                 return reinterpret_cast<T*>(table[k] + i * sizeof(T));
         } else {

@@ -26,13 +26,9 @@ cheapest bounds check, protect-3's note). Size: twice the last-level cache, at l
 size, where the goals are judged). ``work`` (the row's cap): chase steps, gups updates
 and rbtree lookups a pass.
 
-Time budget: 60 s at the default scale (2 programs x 2 variants x 2 rounds = 8 processes;
-about 2-4 s each at 64 MiB on the 2-vCPU development VM, the seeded bugs' 16 children
-included; the suite alone took 30-32 s). 24 repetitions, 12 a round: with 5 a round (10
-in all) the segments scan's round median, a ratio of two bandwidth-bound passes whose
-repetitions spread 0.91-1.16x, went over protect-2's 1.05x in one round of two in two of
-four runs (UNSTABLE), and the red-black tree's (spread 0.67-1.35x) moved 0.99-1.07x; with
-12 a round three runs in a row met every goal (`physmem bench --suite protect --reps 24`).
+Time budget: 30 s at the default scale (2 programs x 2 variants x 2 rounds = 8 processes;
+about 1-2 s each at 64 MiB on the 2-vCPU development VM, the seeded bugs' 16 children
+included).
 """
 import math
 from typing import List, Optional
@@ -56,7 +52,7 @@ ROWS = tuple(Row(e, (ARRAY, TREE), sizes=_SIZES, cap="work", priority=0) for e i
 # before any timing, so they warm nothing.
 SCALES = {
     "tiny": {"reps": 2, "warmup": 1, "min_rep_ms": 2, "cap": 4096, "budget_s": 30},
-    "default": {"reps": 24, "rounds": 2, "warmup": 1, "min_rep_ms": 5, "cap": 1 << 16, "budget_s": 60},
+    "default": {"reps": 10, "rounds": 2, "warmup": 1, "min_rep_ms": 5, "cap": 1 << 16, "budget_s": 30},
     "full": {"reps": 10, "rounds": 2, "warmup": 1, "min_rep_ms": 20, "cap": 1 << 20, "budget_s": None},
 }
 

@@ -40,9 +40,9 @@ bool spread_reached(const std::vector<double>& v, const MeasureOptions& o) {
 
 namespace {
 
-// Warm-up passes, then the passes per repetition (calibrated; 1 with a reset).
+// Warm-up passes, then the passes per repetition (calibrated; `passes` with a reset).
 Timing prepare(const std::function<std::uint64_t()>& pass, std::uint64_t ops_per_pass,
-               const std::function<void()>& reset, unsigned warmup, double min_rep_ms) {
+               const std::function<void()>& reset, unsigned warmup, double min_rep_ms, unsigned passes = 1) {
     Timing t;
     t.ops_per_pass = ops_per_pass;
     t.counters.resize(physmem::kEventCount);
@@ -50,22 +50,47 @@ Timing prepare(const std::function<std::uint64_t()>& pass, std::uint64_t ops_per
         if (reset) reset();
         t.result ^= pass();
     }
-    if (!reset) t.passes_per_rep = calibrate(pass, min_rep_ms, t.result);
+    t.passes_per_rep = reset ? std::max(passes, 1u) : calibrate(pass, min_rep_ms, t.result);
     return t;
 }
 
-// One timed repetition appended to t.
-void repetition(Timing& t, const std::function<std::uint64_t()>& pass, const std::function<void()>& reset,
-                const physmem::EventCounters& counters) {
-    if (reset) reset();
+// The timed region of one repetition, possibly in parts: seconds and counter deltas.
+struct Region {
+    double s = 0;
+    std::vector<std::uint64_t> deltas = std::vector<std::uint64_t>(physmem::kEventCount, 0);
+    std::vector<bool> counted = std::vector<bool>(physmem::kEventCount, true);
+};
+
+// `passes` passes of t's pass timed, added to r.
+void timed(Timing& t, const std::function<std::uint64_t()>& pass, unsigned passes,
+           const physmem::EventCounters& counters, Region& r) {
     auto before = counters.read();
     auto t0 = Clock::now();
-    for (unsigned p = 0; p < t.passes_per_rep; ++p) t.result ^= pass();
-    double s = seconds_since(t0);
+    for (unsigned p = 0; p < passes; ++p) t.result ^= pass();
+    r.s += seconds_since(t0);
     auto after = counters.read();
-    t.ns_per_op.push_back(s * 1e9 / (static_cast<double>(t.ops_per_pass) * t.passes_per_rep));
+    for (std::size_t e = 0; e < physmem::kEventCount; ++e) {
+        if (before[e] && after[e]) r.deltas[e] += *after[e] - *before[e];
+        else r.counted[e] = false;
+    }
+}
+
+// r appended to t as one repetition.
+void append(Timing& t, const Region& r) {
+    t.ns_per_op.push_back(r.s * 1e9 / (static_cast<double>(t.ops_per_pass) * t.passes_per_rep));
     for (std::size_t e = 0; e < physmem::kEventCount; ++e)
-        if (before[e] && after[e]) t.counters[e].push_back(*after[e] - *before[e]);
+        if (r.counted[e]) t.counters[e].push_back(r.deltas[e]);
+}
+
+// Pass p of job j's repetition into r: with a reset, its p-th pass after its reset; without
+// one, all of its calibrated passes at p = 0.
+void part(Timing& t, const Job& j, unsigned p, const physmem::EventCounters& counters, Region& r) {
+    if (!j.reset) {
+        if (p == 0) timed(t, j.pass, t.passes_per_rep, counters, r);
+    } else if (p < t.passes_per_rep) {
+        j.reset();
+        timed(t, j.pass, 1, counters, r);
+    }
 }
 
 }  // namespace
@@ -73,8 +98,11 @@ void repetition(Timing& t, const std::function<std::uint64_t()>& pass, const std
 Timing measure(const std::function<std::uint64_t()>& pass, std::uint64_t ops_per_pass, const MeasureOptions& o,
                const physmem::EventCounters& counters) {
     Timing t = prepare(pass, ops_per_pass, o.reset, o.warmup, o.min_rep_ms);
+    const Job j{pass, ops_per_pass, o.reset};
     for (unsigned r = 0; r < o.reps; ++r) {
-        repetition(t, pass, o.reset, counters);
+        Region region;
+        part(t, j, 0, counters, region);
+        append(t, region);
         if (spread_reached(t.ns_per_op, o)) break;
     }
     sink(t.result);
@@ -84,9 +112,20 @@ Timing measure(const std::function<std::uint64_t()>& pass, std::uint64_t ops_per
 std::vector<Timing> measure_interleaved(const std::vector<Job>& jobs, const MeasureOptions& o,
                                         const physmem::EventCounters& counters) {
     std::vector<Timing> out;
-    for (const Job& j : jobs) out.push_back(prepare(j.pass, j.ops_per_pass, j.reset, o.warmup, o.min_rep_ms));
-    for (unsigned r = 0; r < o.reps; ++r)
-        for (std::size_t k = 0; k < jobs.size(); ++k) repetition(out[k], jobs[k].pass, jobs[k].reset, counters);
+    unsigned most = 1;
+    for (const Job& j : jobs) {
+        out.push_back(prepare(j.pass, j.ops_per_pass, j.reset, o.warmup, o.min_rep_ms, j.passes));
+        if (j.reset) most = std::max(most, out.back().passes_per_rep);
+    }
+    for (unsigned r = 0; r < o.reps; ++r) {
+        std::vector<Region> regions(jobs.size());
+        for (unsigned p = 0; p < most; ++p)
+            for (std::size_t i = 0; i < jobs.size(); ++i) {
+                std::size_t k = p % 2 ? jobs.size() - 1 - i : i;  // A B, B A, ...: see the header
+                part(out[k], jobs[k], p, counters, regions[k]);
+            }
+        for (std::size_t k = 0; k < jobs.size(); ++k) append(out[k], regions[k]);
+    }
     for (const Timing& t : out) sink(t.result);
     return out;
 }

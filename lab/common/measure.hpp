@@ -60,11 +60,16 @@ Timing measure(const std::function<std::uint64_t()>& pass, std::uint64_t ops_per
                const physmem::EventCounters& counters);
 
 // One of measure_interleaved's timings: a pass of ops_per_pass ops, and its reset (as
-// MeasureOptions::reset, for this job alone).
+// MeasureOptions::reset, for this job alone). With a reset, `passes` passes a repetition,
+// each after its own reset and timed alone (the repetition's time is their sum), the jobs'
+// passes in turn (A B A B within a repetition): a pass too short to average out the
+// machine's noise between two of them gets its repetitions that long. Without a reset
+// `passes` is unused (calibrated to min_rep_ms). pre: passes >= 1.
 struct Job {
     std::function<std::uint64_t()> pass;
     std::uint64_t ops_per_pass = 0;
     std::function<void()> reset;
+    unsigned passes = 1;
 };
 // As measure() for each job (o's warmup, min_rep_ms and reps; o.reset unused, no adaptive
 // stop), but one repetition of each in turn, always in the same order (A B A B ...): a
@@ -73,8 +78,13 @@ struct Job {
 // hold, and every repetition follows another job's. (Reversing every other round (A B,
 // B A, ...) ran each job twice in a row every other round; a scan of 64 MiB of data
 // after its own pass ran 10-20% faster than after another array's on the development VM,
-// its last-level cache keeping part of the data, and the paired ratios see-sawed.) One
-// Timing per job, in order. pre: every ops_per_pass > 0.
+// its last-level cache keeping part of the data, and the paired ratios see-sawed.) Jobs
+// with a reset and several passes (Job::passes) run them within the repetition, a pass of
+// each at a time, the order reversed every other pass (a A b B, b B a A, ...: each pass
+// after its reset, so no job's pass finds its own data cached): a disturbance of the
+// machine that recurs near the period of a pair of passes would otherwise fall on the
+// same job for a stretch of repetitions. One Timing per job, in order.
+// pre: every ops_per_pass > 0.
 std::vector<Timing> measure_interleaved(const std::vector<Job>& jobs, const MeasureOptions& o,
                                         const physmem::EventCounters& counters);
 

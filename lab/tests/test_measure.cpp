@@ -61,3 +61,23 @@ TEST(Measure, InterleavedRunsTheJobsInTurnEachAfterTheOther) {
     EXPECT_EQ(t[0].passes_per_rep, 1u);  // with a reset: one pass a repetition
     EXPECT_EQ(log, "aAbB" "aAbB" "aAbB" "aAbB");
 }
+
+// Several passes a repetition (a job with a reset): the passes alternate with the other
+// job's, each after its own reset, the order reversed every other pass; a job without a
+// reset runs its calibrated passes at its first turn of the repetition only.
+TEST(Measure, InterleavedPassesAlternateEachAfterItsReset) {
+    physmem::EventCounters none;
+    std::string log;
+    auto pass = [&log](char name) { return [&log, name] { log += name; return std::uint64_t{1}; }; };
+    auto reset = [&log](char name) { return [&log, name] { log += static_cast<char>(name + 32); }; };
+    lab::MeasureOptions o = adaptive(2, 0, 0);
+    std::vector<lab::Timing> t =
+        lab::measure_interleaved({{pass('A'), 1, reset('A'), 3}, {pass('B'), 1, reset('B'), 2}, {pass('C'), 1, {}, 9}}, o, none);
+    ASSERT_EQ(t.size(), 3u);
+    EXPECT_EQ(t[0].passes_per_rep, 3u);
+    EXPECT_EQ(t[1].passes_per_rep, 2u);
+    EXPECT_EQ(t[2].passes_per_rep, 1u);  // no reset: calibrated (min_rep_ms 0: one pass), not `passes`
+    // Calibration's one pass of C, then per repetition: a A b B C, b B a A, a A.
+    EXPECT_EQ(log, std::string("C") + "aAbBCbBaAaA" + "aAbBCbBaAaA");
+    for (const lab::Timing& x : t) EXPECT_EQ(x.ns_per_op.size(), 2u);
+}

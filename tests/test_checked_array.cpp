@@ -315,6 +315,48 @@ TEST(CheckedArrayDeathTest, ALoopSeesAnotherThreadsFreeThroughThePoisonedEntry) 
         "physmem: fatal: checked array hot \\(0x[0-9a-f]+\\): (use after free: operator\\[\\] faulted on leaf 1|stale)");
 }
 
+// A segment scan checks each leaf's tag as it reaches the leaf: a free of one of its leaves
+// on another thread during the scans is reported at the next scan's check of that leaf.
+TEST(CheckedArrayDeathTest, ASegmentScanSeesAnotherThreadsFree) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    EXPECT_DEATH(
+        {
+            BlockPool pool(tagged());
+            Checked a(1000, pool, Policy::fatal, "scanned");
+            warm(a);
+            void* leaf = std::as_const(a).unchecked().leaf_data(1);
+            std::atomic<bool> started{false};
+            std::thread reader([&] {
+                started = true;
+                u64 s = 0;
+                for (u64 r = 0; r < (u64{1} << 30); ++r)
+                    for_each_segment(std::as_const(a), [&s](auto seg) { s += seg[seg.size() / 2]; });
+                use(s);
+            });
+            while (!started) std::this_thread::yield();
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            pool.deallocate(leaf);
+            reader.join();
+        },
+        "physmem: fatal: checked array scanned \\(0x[0-9a-f]+\\): stale");
+}
+
+// The same free on the scanning thread: the next scan's tag check of the leaf reports it
+// before any element of it is read.
+TEST(CheckedArraySeeded, ASegmentScanAfterAFreeBehindTheArraysBackUnderTheFatalPolicy) {
+    EXPECT_DEATH(
+        {
+            BlockPool pool(tagged());
+            Checked a(1000, pool, Policy::fatal, "scanned");
+            warm(a);
+            pool.deallocate(std::as_const(a).unchecked().leaf_data(1));
+            u64 s = 0;
+            for_each_segment(std::as_const(a), [&s](auto seg) { s += seg[0]; });
+            use(s);
+        },
+        "physmem: fatal: checked array scanned \\(0x[0-9a-f]+\\): stale.*segment");
+}
+
 // A poisoned entry stays poisoned: growing the array afterwards (its own change, which
 // rebuilds the table's new leaves) does not make the freed leaf readable again, and the
 // checked path reports it even when the block is live again under another owner.
@@ -343,6 +385,11 @@ TEST(CheckedArraySeeded, MovedLeavesKeepTheArmedFastPathRight) {
     for (std::size_t k = 0; k < a.leaf_count(); k += 2) ASSERT_NE(pool.relocate(a.unchecked().leaf_data(k)), nullptr);
     u64 sum = 0;
     for (std::size_t i = 0; i < a.size(); ++i) sum += std::as_const(a)[i];
+    EXPECT_EQ(sum, u64{4000} * 3999 / 2);
+    sum = 0;  // a segment scan reaches the moved leaves at their new blocks too
+    for_each_segment(std::as_const(a), [&sum](auto seg) {
+        for (u64 v : seg) sum += v;
+    });
     EXPECT_EQ(sum, u64{4000} * 3999 / 2);
     std::thread t([&] {
         u64 s = 0;

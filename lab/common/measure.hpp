@@ -62,7 +62,7 @@ Timing measure(const std::function<std::uint64_t()>& pass, std::uint64_t ops_per
 // One of measure_interleaved's timings: a pass of ops_per_pass ops, and its reset (as
 // MeasureOptions::reset, for this job alone). With a reset, `passes` passes a repetition,
 // each after its own reset and timed alone (the repetition's time is their sum), the jobs'
-// passes in turn (A B A B within a repetition): a pass too short to average out the
+// passes in turn (measure_interleaved): a pass too short to average out the
 // machine's noise between two of them gets its repetitions that long. Without a reset
 // `passes` is unused (calibrated to min_rep_ms). pre: passes >= 1.
 struct Job {

@@ -289,6 +289,22 @@ TEST(CheckedArraySeeded, ALoopOfAccessesSeesAnotherThreadsFree) {
     ASSERT_EQ(pool.allocate(), leaf);  // a live block where the leaf was, for the destructor
 }
 
+// Runs `loop` (reading `a` until it dies) on another thread and, once it runs, frees
+// `a`'s leaf 1 behind the array's back on this one; returns only if the loop ends.
+template <class Loop>
+void free_leaf_under(BlockPool& pool, Checked& a, Loop loop) {
+    void* leaf = std::as_const(a).unchecked().leaf_data(1);
+    std::atomic<bool> started{false};
+    std::thread reader([&] {
+        started = true;
+        loop();
+    });
+    while (!started) std::this_thread::yield();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    pool.deallocate(leaf);
+    reader.join();
+}
+
 // Under the fatal policy the armed fast path reads no shared word: a loop keeps the bound
 // in a register, and another thread's free reaches it through the leaf's poisoned entry,
 // on which the access faults: reported as a use after free, never read.
@@ -299,18 +315,11 @@ TEST(CheckedArrayDeathTest, ALoopSeesAnotherThreadsFreeThroughThePoisonedEntry) 
             BlockPool pool(tagged());
             Checked a(1000, pool, Policy::fatal, "hot");
             warm(a);
-            void* leaf = std::as_const(a).unchecked().leaf_data(1);
-            std::atomic<bool> started{false};
-            std::thread reader([&] {
-                started = true;
+            free_leaf_under(pool, a, [&a] {
                 u64 s = 0;
                 for (u64 r = 0; r < (u64{1} << 34); ++r) s += std::as_const(a)[600];  // leaf 1, one index
                 use(s);
             });
-            while (!started) std::this_thread::yield();
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-            pool.deallocate(leaf);
-            reader.join();
         },
         "physmem: fatal: checked array hot \\(0x[0-9a-f]+\\): (use after free: operator\\[\\] faulted on leaf 1|stale)");
 }
@@ -324,19 +333,12 @@ TEST(CheckedArrayDeathTest, ASegmentScanSeesAnotherThreadsFree) {
             BlockPool pool(tagged());
             Checked a(1000, pool, Policy::fatal, "scanned");
             warm(a);
-            void* leaf = std::as_const(a).unchecked().leaf_data(1);
-            std::atomic<bool> started{false};
-            std::thread reader([&] {
-                started = true;
+            free_leaf_under(pool, a, [&a] {
                 u64 s = 0;
                 for (u64 r = 0; r < (u64{1} << 30); ++r)
                     for_each_segment(std::as_const(a), [&s](auto seg) { s += seg[seg.size() / 2]; });
                 use(s);
             });
-            while (!started) std::this_thread::yield();
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-            pool.deallocate(leaf);
-            reader.join();
         },
         "physmem: fatal: checked array scanned \\(0x[0-9a-f]+\\): stale");
 }

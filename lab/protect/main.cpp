@@ -217,13 +217,12 @@ std::function<void()> scan_reset(std::size_t words) {
 }
 
 // Timed passes a repetition of a scan, each after its reset, the two ways' in turn
-// (Job::passes). The segments scan is the shortest (a few ms for 64 MiB) and its goal the
-// tightest (protect-2: 1.05x): with one pass a repetition its paired ratios spread
-// 0.92-1.14x (a pass of memory bandwidth meets the machine's noise alone), so a round's
-// median of five went over 1.05x on a true cost of 1-2% (UNSTABLE in two of four runs
-// alone); with four, round medians still reached 1.044x. Sixteen, alternating, keep a
-// repetition's ratio within a few percent (0.95-1.03x in six runs) for about 0.5 s more
-// a run of the program.
+// (Job::passes). The segments scan is the shortest pass (one read of the array at memory
+// bandwidth) and its goal the tightest (protect-2: 1.05x): one pass a repetition leaves
+// each paired ratio to one short stretch of the machine's noise, several times the
+// checks' true cost, and a round's median of a few crossed the goal on unchanged code.
+// Sixteen alternating passes average that noise within each repetition at a cost of
+// about one more scan's time per pass (the resets). The measured spreads: 95441af's message.
 unsigned passes_of(const std::string& kernel) { return kernel == "segments" ? 16 : 1; }
 
 void time_one(lab::Context& ctx, const Kernel& k, const std::string& phase) {

@@ -37,7 +37,9 @@
 // Cost: the iterator is a cursor into its leaf (one walk when it crosses into another leaf
 // or after an eviction, detected by the epoch); ++ is two increments, * a compare with the
 // leaf's end and one of the epoch; a PagedRef's read or write compares the epoch once
-// more (the compiler folds it into the iterator's when nothing is stored between).
+// more (the compiler folds it into the iterator's when nothing is stored between). The
+// epoch is of a type of its own (detail::Unaliased), so a store to an element does not
+// make the next access reload it.
 // Non-const iterators mark a leaf dirty when they first reach it (dereferencing for a read
 // too); const ones never do.
 #pragma once
@@ -50,6 +52,8 @@
 #include <memory>
 #include <type_traits>
 #include <utility>
+
+#include "physmem/tree_shape.hpp"  // detail::Unaliased: the pager's epoch
 
 namespace physmem {
 
@@ -65,7 +69,7 @@ class PagedRef {
   public:
     // `ep` is the pager's epoch_address(), `epoch` its value when p was resolved.
     [[gnu::always_inline]] PagedRef(PagedArray<T>* a, std::size_t i, T* p, std::uint64_t epoch,
-                                    const std::uint64_t* ep) noexcept
+                                    const detail::Unaliased<std::uint64_t>* ep) noexcept
         : a_(a), i_(i), p_(p), epoch_(epoch), ep_(ep) {}
     // The same element (the value, when detached: copied only then).
     PagedRef(const PagedRef& o) noexcept
@@ -177,7 +181,7 @@ class PagedRef {
     std::size_t i_;
     mutable T* p_;
     mutable std::uint64_t epoch_;  // kDetached when detached
-    const std::uint64_t* ep_;      // the pager's epoch
+    const detail::Unaliased<std::uint64_t>* ep_;  // the pager's epoch
     bool detached_ = false;        // moved into: the value in value_, not the element's
     union {
         mutable T value_;  // only while detached
@@ -314,8 +318,8 @@ class PagedIterator {
     }
     void set(const Pos& p) const noexcept { cur_ = p.cur, lend_ = p.lend, epoch_ = p.epoch; }
     // The array's pager's epoch, or a constant one for an array moved from (no pager).
-    [[gnu::always_inline]] static const std::uint64_t* epoch_of(Array* a) noexcept {
-        static constexpr std::uint64_t kNone = 0;
+    [[gnu::always_inline]] static const detail::Unaliased<std::uint64_t>* epoch_of(Array* a) noexcept {
+        static constexpr detail::Unaliased<std::uint64_t> kNone{};
         return a->leaf_count() ? a->pager().epoch_address() : &kNone;
     }
     // The hot path: the cursor when resolved and nothing left memory since.
@@ -329,7 +333,7 @@ class PagedIterator {
     static constexpr std::uint64_t kUnresolved = ~std::uint64_t{0};
     mutable std::uintptr_t cur_ = 0;   // element i_'s address while resolved (cur_ < lend_)
     mutable std::uintptr_t lend_ = 0;  // one past its leaf's last slot
-    const std::uint64_t* ep_ = nullptr;          // the pager's epoch
+    const detail::Unaliased<std::uint64_t>* ep_ = nullptr;   // the pager's epoch
     mutable std::uint64_t epoch_ = kUnresolved;  // its value when resolved
 };
 

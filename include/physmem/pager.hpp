@@ -67,6 +67,7 @@
 
 #include "physmem/block_owner.hpp"
 #include "physmem/pool.hpp"
+#include "physmem/tree_shape.hpp"
 
 namespace physmem {
 
@@ -235,19 +236,23 @@ class Pager final : private BlockOwner {
     // references as an eviction does.
     void set_budget(std::size_t bytes);
     std::size_t budget() const noexcept { return max_frames_ * leaf_bytes_; }
+    // The epoch's type: a store to an element (a std::uint64_t) cannot change it in the
+    // compiler's eyes, so a loop writing elements through iterators need not reload it
+    // after every store (tree_shape.hpp, Unaliased).
+    using Epoch = Unaliased<std::uint64_t>;
     // A counter bumped whenever a present leaf leaves memory or is cleaned (flush, write-behind):
     // cached leaf pointers (iterators) revalidate when it changes.
     std::uint64_t epoch() const noexcept { return epoch_; }
     // The same beside threads that evict (see Threads above).
-    std::uint64_t epoch_acquire() const noexcept { return __atomic_load_n(&epoch_, __ATOMIC_ACQUIRE); }
-    std::uint64_t epoch_relaxed() const noexcept { return __atomic_load_n(&epoch_, __ATOMIC_RELAXED); }
+    std::uint64_t epoch_acquire() const noexcept { return load_epoch(__ATOMIC_ACQUIRE); }
+    std::uint64_t epoch_relaxed() const noexcept { return load_epoch(__ATOMIC_RELAXED); }
     // Leaf k's raw entry read as peek() reads it (safe beside a thread that loads or evicts).
     std::uintptr_t raw_relaxed(std::size_t k) const noexcept {
         return reinterpret_cast<std::uintptr_t>(__atomic_load_n(slot(k), __ATOMIC_RELAXED));
     }
     // Where it is kept (stable while the pager lives): iterators read it without going
-    // through the array.
-    const std::uint64_t* epoch_address() const noexcept { return &epoch_; }
+    // through the array. Of a type no element store can alias (Epoch).
+    const Epoch* epoch_address() const noexcept { return &epoch_; }
 
     PagingStats stats() const;
     // Every block the pager holds, the table's (root last) then the frames' (free ones
@@ -276,6 +281,11 @@ class Pager final : private BlockOwner {
     bool relocate(std::uintptr_t cookie, void* from, void* to) noexcept override;
     void* new_block(std::uintptr_t cookie, bool may_fail);
     void bump_epoch() noexcept;
+    std::uint64_t load_epoch(int order) const noexcept {
+        Epoch e;
+        __atomic_load(&epoch_, &e, order);
+        return e;
+    }
     bool add_frame(bool may_fail);
     void move_leaf_down(std::size_t from, std::uint32_t to);
     void shrink_frames(std::size_t keep);
@@ -328,7 +338,7 @@ class Pager final : private BlockOwner {
     std::vector<std::uint32_t> free_frames_;
     std::size_t max_frames_;
     std::size_t hand_ = 0;  // CLOCK hand
-    std::uint64_t epoch_ = 0;
+    Epoch epoch_ = 0;
     std::size_t last_fault_ = kNone;
     std::ptrdiff_t stride_ = 0;
     std::size_t ahead_until_ = kNone;  // read-ahead issued up to here along stride_

@@ -92,7 +92,8 @@ bool Pager::relocate(std::uintptr_t cookie, void* from, void* to) noexcept {
 // later store (a victim's frame reused, its block freed): a lock-free reader that saw
 // such a store sees the new epoch after its own acquire fence.
 void Pager::bump_epoch() noexcept {
-    __atomic_store_n(&epoch_, epoch_ + 1, __ATOMIC_RELAXED);
+    Epoch next = std::uint64_t{epoch_} + 1;
+    __atomic_store(&epoch_, &next, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_RELEASE);
 }
 

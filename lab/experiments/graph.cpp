@@ -53,8 +53,11 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fcntl.h>
@@ -92,7 +95,9 @@ const lab::ProgramSpec kSpec{
                {"iterations", "10", {}, "PageRank iterations a pass"},
                {"ratio", "1", {}, "paged, mapped: each array's data / its budget (1: everything fits)"},
                {"dir", "", {}, "paged, mapped: directory of the files (default $TMPDIR, else /var/tmp)"},
-               {"leaf", "0", {}, "paged, mapped: bytes of a leaf of the edge arrays, a power of two from 4K to the block (0: the block; the mapping's budget is rounded to it)"}},
+               {"leaf", "0", {}, "paged, mapped: bytes of a leaf of the edge arrays, a power of two from 4K to the block (0: the block; the mapping's budget is rounded to it)"},
+               {"pair", "off", {"off", "on"}, "tree, paged at ratio 1: also every array contiguous on the variant's "
+                                             "backing, each kernel timed in turn on both (phases <kernel>@array)"}},
     .only_backings = {{Kind::mapped, {physmem::Backing::page_4k}}},
 };
 
@@ -439,53 +444,120 @@ void check_sssp(const G& view, A& a, const Input& in, u64& sig, bool& ok, std::s
     }
 }
 
+// The kernels' passes over one set of arrays (its view over the graph's), each returning
+// a value to keep live.
+struct Passes {
+    std::function<u64()> bfs, pagerank, cc, sssp;
+    const std::function<u64()>& of(Phase p) const {
+        return p == Phase::bfs ? bfs : p == Phase::pagerank ? pagerank : p == Phase::cc ? cc : sssp;
+    }
+};
+
+// One set of arrays the kernels run on: loads the graph into `a`, checks BFS and SSSP
+// from every root (the edges a BFS pass traverses into `traversed`), and gives its passes;
+// after the timing, check_rest() checks PageRank and CC. Problems go to ok and how,
+// prefixed with `who` ("" for the variant's own arrays).
+template <template <class> class Arr>
+class Side {
+  public:
+    Side(Arrays<Arr>& a, const Input& in, unsigned iterations, void (*willneed)(const void*, std::size_t),
+         std::string who)
+        : a_(a), in_(in), iterations_(iterations), who_(std::move(who)),
+          v_((load_graph(a, in.csr), make_view(a.offsets, a.neighbours, a.weights))) {
+        v_.willneed = willneed;
+    }
+    u64 check_searches(u64& sig, bool& ok, std::string& how) {
+        std::string mine;
+        const u64 traversed = check_bfs(v_, a_, in_, sig, ok, mine);
+        check_sssp(v_, a_, in_, sig, ok, mine);
+        how += prefixed(mine);
+        return traversed;
+    }
+    Passes passes() {
+        const auto& view = v_;
+        Arrays<Arr>& a = a_;
+        const Input& in = in_;
+        const unsigned iterations = iterations_;
+        return {[&view, &a, &in] {
+                    u64 k = 0;
+                    for (u32 r : in.roots) k += bfs(view, r, a.parent, a.queue, a.front, a.next).edges_examined;
+                    return k;
+                },
+                [&view, &a, iterations] {
+                    return std::bit_cast<u64>(pagerank(view, a.scores, a.contrib, iterations));
+                },
+                [&view, &a] { return u64{connected_components(view, a.labels)}; },
+                [&view, &a, &in] {
+                    u64 k = 0;
+                    for (u32 r : in.roots) k += delta_stepping(view, r, a.dist).relaxations;
+                    return k;
+                }};
+    }
+    void check_rest(u64& sig, bool& ok, std::string& how) {
+        const std::vector<double> scores = to_vector(a_.scores);
+        const std::vector<u32> labels = to_vector(a_.labels);
+        std::string mine;
+        for (const std::string& why : {validate_pagerank(in_.csr, scores, iterations_), validate_cc(in_.csr, labels)})
+            if (!why.empty()) ok = false, mine += "; " + why;
+        how += prefixed(mine);
+        for (double x : scores) sig = mix(sig, std::bit_cast<u64>(x));
+        for (u32 l : labels) sig = mix(sig, l);
+    }
+
+  private:
+    std::string prefixed(const std::string& problems) const {
+        if (problems.empty() || who_.empty()) return problems;
+        return "; " + who_ + ":" + problems.substr(1);
+    }
+    Arrays<Arr>& a_;
+    const Input& in_;
+    unsigned iterations_;
+    std::string who_;
+    decltype(make_view(std::declval<Arr<u64>&>(), std::declval<Arr<u32>&>(), std::declval<Arr<u32>&>())) v_;
+};
+
 // Loads the graph, checks BFS and SSSP, times the kernels (before(phase) called before each
-// kernel's passes) and checks the other results.
+// kernel's passes) and checks the other results. With `beside` (pair=on: every array
+// contiguous on the same backing), each kernel is timed in turn on both sets of arrays, a
+// repetition of each at a time (the contiguous arrays' timing: phase "<kernel>@array"), and
+// both sets' results are checked.
 template <template <class> class Arr, class Before>
 void run_kernels(lab::Context& ctx, Arrays<Arr>& a, const Input& in, Before before,
-                 void (*willneed)(const void*, std::size_t) = nullptr) {
+                 void (*willneed)(const void*, std::size_t) = nullptr, Arrays<Span>* beside = nullptr) {
     const unsigned iterations = unsigned(ctx.settings().param_size("iterations"));
     if (iterations == 0 || iterations > 1000) lab::usage_error(kSpec, "--param iterations: must be 1..1000");
-    load_graph(a, in.csr);
-    auto v = make_view(a.offsets, a.neighbours, a.weights);
-    v.willneed = willneed;
-    const auto& view = v;
+    Side<Arr> own(a, in, iterations, willneed, "");
+    std::optional<Side<Span>> other;
+    if (beside) other.emplace(*beside, in, iterations, nullptr, "the contiguous arrays beside");
     const u64 entries = lab::graph::edges(in.csr);
     bool ok = true;
     std::string how = "every result read back from the variant's arrays";
     u64 sig = 0;
-    const u64 traversed = check_bfs(view, a, in, sig, ok, how);
-    check_sssp(view, a, in, sig, ok, how);
+    u64 theirs_sig = 0;  // the arrays beside: checked, kept out of the checksum (equal across variants)
+    const u64 traversed = own.check_searches(sig, ok, how);
+    if (other) other->check_searches(theirs_sig, ok, how);
 
-    before(Phase::bfs);
-    ctx.measure(traversed, [&] {
-        u64 k = 0;
-        for (u32 r : in.roots) k += bfs(view, r, a.parent, a.queue, a.front, a.next).edges_examined;
-        return k;
-    });
-    before(Phase::pagerank);
-    ctx.measure_phase("pagerank", u64{iterations} * entries, [&] {
-        return std::bit_cast<u64>(pagerank(view, a.scores, a.contrib, iterations));
-    });
-    before(Phase::cc);
-    ctx.measure_phase("cc", entries, [&] { return u64{connected_components(view, a.labels)}; });
-    before(Phase::sssp);
-    ctx.measure_phase("sssp", traversed, [&] {
-        u64 k = 0;
-        for (u32 r : in.roots) k += delta_stepping(view, r, a.dist).relaxations;
-        return k;
-    });
+    const Passes mine = own.passes();
+    const Passes theirs = other ? other->passes() : Passes{};
+    for (Phase p : kPhases) {
+        before(p);
+        const u64 ops = p == Phase::pagerank ? u64{iterations} * entries : p == Phase::cc ? entries : traversed;
+        const std::string name = kPhaseNames[unsigned(p)], phase = p == Phase::bfs ? "" : name;
+        if (other)
+            ctx.measure_interleaved({{phase, {mine.of(p), ops}}, {name + "@array", {theirs.of(p), ops}}});
+        else if (phase.empty())
+            ctx.measure(ops, mine.of(p));
+        else
+            ctx.measure_phase(phase, ops, mine.of(p));
+    }
 
-    const std::vector<double> scores = to_vector(a.scores);
-    const std::vector<u32> labels = to_vector(a.labels);
-    for (const std::string& why : {validate_pagerank(in.csr, scores, iterations), validate_cc(in.csr, labels)})
-        if (!why.empty()) ok = false, how += "; " + why;
-    for (double x : scores) sig = mix(sig, std::bit_cast<u64>(x));
-    for (u32 l : labels) sig = mix(sig, l);
+    own.check_rest(sig, ok, how);
+    if (other) other->check_rest(theirs_sig, ok, how);
     ctx.checksum(sig);
     ctx.verify(ok, how + (ok ? ": BFS trees (Graph500's rules) and SSSP distances from " +
                                    std::to_string(in.roots.size()) + " roots, components against a union-find, "
-                                   "PageRank against its reference or sum all hold"
+                                   "PageRank against its reference or sum all hold" +
+                                   (other ? ", on the variant's arrays and on the contiguous ones beside" : "")
                              : ""));
 }
 
@@ -571,11 +643,23 @@ void run_mapped(lab::Context& ctx, const Input& in, const Counts& c, const Paged
     ctx.set_field("phases_paging", phases);
 }
 
+// pair=on: every array again, contiguous on the run's backing (array "beside"), for the
+// kernels to be timed in turn on both; nullopt with pair=off. pre: a tree or paged variant
+// at ratio 1 (else a usage error).
+std::optional<Arrays<Span>> beside_arrays(lab::Context& ctx, const Counts& c) {
+    const lab::Settings& s = ctx.settings();
+    if (s.param("pair") != "on") return std::nullopt;
+    if (s.kind != Kind::tree && !(s.kind == Kind::paged && s.param_size("ratio") == 1))
+        lab::usage_error(kSpec, "--param pair=on: tree variants, and paged ones at ratio 1, only");
+    return carve(Carver(ctx.array<std::byte>("beside", Carver::bytes(c)).data()), c);
+}
+
 void body(lab::Context& ctx) {
     const lab::Settings& s = ctx.settings();
     const Input in = make_input(ctx);
     const Counts c{in.csr.n, lab::graph::edges(in.csr)};
     if (s.kind == Kind::array) {
+        if (s.param("pair") == "on") lab::usage_error(kSpec, "--param pair=on: tree variants, and paged ones at ratio 1, only");
         describe(ctx, in, c, Carver::bytes(c));
         Arrays<Span> a = carve(Carver(ctx, Carver::bytes(c)), c);
         run_kernels(ctx, a, in, [](Phase) {});
@@ -586,7 +670,8 @@ void body(lab::Context& ctx) {
         describe(ctx, in, c, bytes);
         Arrays<Tree> a = grow(ctx.pool("graph", bytes), c);
         ctx.set_tree(s.block_size, a.neighbours.depth(), a.neighbours.leaf_length());
-        run_kernels(ctx, a, in, [](Phase) {});
+        std::optional<Arrays<Span>> b = beside_arrays(ctx, c);
+        run_kernels(ctx, a, in, [](Phase) {}, nullptr, b ? &*b : nullptr);
         return;
     }
     const u64 ratio = s.param_size("ratio");
@@ -596,6 +681,7 @@ void body(lab::Context& ctx) {
         lab::usage_error(kSpec, "--param leaf: a power of two from 4K to the block size, or 0");
     const PagedPlan plan{s.block_size, ratio, lab::data_dir(s), leaf};
     if (s.kind == Kind::mapped) {
+        if (s.param("pair") == "on") lab::usage_error(kSpec, "--param pair=on: tree variants, and paged ones at ratio 1, only");
         run_mapped(ctx, in, c, plan);
         return;
     }
@@ -604,7 +690,8 @@ void body(lab::Context& ctx) {
     ctx.set_param("ratio", ratio);
     Arrays<Paged> a = page(ctx.pool("frames", bytes), c, plan);
     ctx.set_tree(s.block_size, a.neighbours.shape().depth_for(c.entries), a.neighbours.leaf_length());
-    run_kernels(ctx, a, in, [&](Phase phase) { rebudget(a, c, plan, phase); });
+    std::optional<Arrays<Span>> b = beside_arrays(ctx, c);
+    run_kernels(ctx, a, in, [&](Phase phase) { rebudget(a, c, plan, phase); }, nullptr, b ? &*b : nullptr);
     ctx.set_field("paging", paging_stats(a, plan.budget_bytes(c)));
     ctx.set_field("phases_paging", phase_budgets(c, plan));
 }

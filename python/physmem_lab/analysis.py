@@ -271,6 +271,35 @@ class PhaseRatio(Ratio):
         return out
 
 
+class Quotient(Ratio):
+    """a / b of two ratios to one reference, each paired in its own process (e.g. PagedArray /
+    vector over TreeArray / vector, each timed in turn with a vector of its own): the
+    reference cancels, and with it the state of the machine each process met. Range: a's
+    over b's."""
+
+    def __init__(self, a: Ratio, b: Ratio):
+        super().__init__(a.num, b.num)
+        self.a, self.b = a, b
+
+    @property
+    def value(self) -> float:
+        return self.a.value / self.b.value
+
+    @property
+    def lo(self) -> float:
+        return self.a.lo / self.b.hi
+
+    @property
+    def hi(self) -> float:
+        return self.a.hi / self.b.lo
+
+    def spreads(self):
+        return (max(self.a.spreads()), max(self.b.spreads()))
+
+    def doubts(self) -> List[str]:
+        return self.a.doubts() + self.b.doubts()
+
+
 class Recovered(Ratio):
     """The share of the translation cost a tree on large pages recovers:
     (array-4k − tree) / (array-4k − array-1g) of median ns per op (1.0: all of it, the

@@ -26,7 +26,7 @@ processes, each timing its container and the vector).
 """
 from typing import Dict, List, Optional
 
-from .analysis import Goal, Item, PhaseRatio, Ratio, Records
+from .analysis import Goal, Item, PhaseRatio, Quotient, Ratio, Records
 from .suitedef import G, K, M, Point, Row, SuiteDef, Variant, machine_sizes
 from .units import format_size
 
@@ -109,34 +109,6 @@ def _has(r: dict, kernel: str) -> bool:
 def _beside(r: Optional[dict], kernel: str) -> bool:
     """Whether record r timed kernel on the vector beside its container."""
     return r is not None and _has(r, kernel) and kernel + BESIDE in (r.get("phases") or {})
-
-
-class Quotient(Ratio):
-    """a / b of two ratios to one reference, each paired in its own process (PagedArray /
-    vector over TreeArray / vector): the reference cancels, and with it the state of the
-    machine each process met. Range: a's over b's."""
-
-    def __init__(self, a: Ratio, b: Ratio):
-        super().__init__(a.num, b.num)
-        self.a, self.b = a, b
-
-    @property
-    def value(self) -> float:
-        return self.a.value / self.b.value
-
-    @property
-    def lo(self) -> float:
-        return self.a.lo / self.b.hi
-
-    @property
-    def hi(self) -> float:
-        return self.a.hi / self.b.lo
-
-    def spreads(self):
-        return (max(self.a.spreads()), max(self.b.spreads()))
-
-    def doubts(self) -> List[str]:
-        return self.a.doubts() + self.b.doubts()
 
 
 def ratio(recs: Records, exp: str, num: Variant, den: Variant, size: int, kernel: str) -> Optional[Ratio]:

@@ -91,6 +91,36 @@ def test_goals_missed(kw, missed):
     assert {int(n.split("-")[1]) for n, x in v.items() if x == "MISSED"} == missed, v
 
 
+def _pair(r, beside_ns):
+    """r as a pair=on record: every kernel also timed on contiguous arrays beside it, in turn."""
+    r["params"] = {**r["params"], "pair": "on"}
+    for k in KERNELS:
+        r["phases"][k + "@array"] = synth.phase(synth.tight(beside_ns))
+    r["interleaved"] = [[None if k == "bfs" else k, k + "@array"] for k in KERNELS]
+    return r
+
+
+def test_paired_records_decide_the_same_backing_and_paged_goals():
+    """tree-thp 1.2x the arrays beside it in its own process: graph-2 MISSED though array-thp's
+    own process (2.0 ns an edge) would make it 0.6x; paged-thp / tree-thp is the quotient of
+    their ratios to their arrays beside (1.32 / 1.2 = 1.1x, MET), not 1.32 / 1.2 apart."""
+    res = _results({"array-thp": 2.0, "tree-thp": 1.2, "paged-thp": 1.1})
+    for r in res["records"]:
+        if r["variant"] == "tree-thp":
+            _pair(r, 1.0)
+        if r["variant"] == "paged-thp":
+            _pair(r, 1.1 / 1.32)
+    recs = analysis.Records(res)
+    g = {x.number: x for x in goals(recs)}
+    assert g["graph-2"].verdict == "MISSED"
+    thp = [i for i in g["graph-2"].items if "tree-thp / array-thp" in i.what]
+    assert len(thp) == len(KERNELS) and all(abs(i.ratio.value - 1.2) < 0.02 for i in thp)
+    assert all(abs(i.ratio.value - 1.1) < 0.02 for i in g["graph-4"].items)
+    assert g["graph-4"].verdict == "MET"
+    md = report.build(res, "synthetic", None, None).markdown()
+    assert "| tree-thp (arrays beside) | 1x |" in md and "| tree-thp / array-thp | 1.20x [" in md
+
+
 def test_rounds_that_disagree_are_unstable():
     res = _results()
     r0, r1 = _results()["records"], _results({"tree-thp": 1.3})["records"]
@@ -131,12 +161,39 @@ def test_tiny_bench_on_the_real_program(graph_bin, tmp_path):
     sums = set()
     for r in res["records"]:
         assert r["verified"], r["verification"]
-        assert set(r["phases"]) == set(KERNELS[1:])
+        beside = {k + "@array" for k in KERNELS} if r["params"].get("pair") == "on" else set()
+        assert set(r["phases"]) == set(KERNELS[1:]) | beside
+        if r["kind"] in ("tree", "paged") and r["variant"] != "tree-1g":   # tree-1g also runs alone
+            assert r["params"].get("pair") == "on", r["variant"]
         assert r["graph"]["scale"] >= 8 and r["params"]["scale"] == r["graph"]["scale"]
         sums.add(r["checksum"])
     assert len(sums) == 1, sums    # the same results, bit for bit, on every variant
     md = (tmp_path / "rep" / "report.md").read_text()
     assert f"## {SUITE.title}" in md and "graph-3" in md
+
+
+def test_pair_on_a_tree_times_every_kernel_beside_contiguous_arrays(graph_bin):
+    p = subprocess.run([str(graph_bin / "physmem_lab_graph"), "--variant", "tree-4k", "--size", "2M",
+                        "--block-size", "4K", "--reps", "2", "--warmup", "0", "--param", "pair=on"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    assert r["verified"] and "the contiguous ones beside" in r["verification"]
+    assert r["interleaved"] == [[None, "bfs@array"]] + [[k, k + "@array"] for k in KERNELS[1:]]
+    assert all(len(r["phases"][k + "@array"]["ns_per_op"]) == 2 for k in KERNELS)
+    assert {b["name"]: b["obtained"] for b in r["backing"]}["beside"] == "4k"
+    alone = subprocess.run([str(graph_bin / "physmem_lab_graph"), "--variant", "tree-4k", "--size", "2M",
+                            "--block-size", "4K", "--reps", "1", "--warmup", "0"],
+                           capture_output=True, text=True, timeout=60)
+    assert json.loads(alone.stdout)["checksum"] == r["checksum"]   # the arrays beside stay out of it
+
+
+@pytest.mark.parametrize("variant, extra", [("array-4k", []), ("paged-thp", ["--param", "ratio=2"]),
+                                            ("mapped-4k", ["--param", "ratio=2"])])
+def test_pair_where_nothing_can_be_paired_is_a_usage_error(graph_bin, variant, extra):
+    p = subprocess.run([str(graph_bin / "physmem_lab_graph"), "--variant", variant, "--size", "1M",
+                        "--param", "pair=on", *extra], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "pair=on" in p.stderr, (p.returncode, p.stderr)
 
 
 @pytest.mark.parametrize("args, why", [

@@ -453,10 +453,10 @@ struct Passes {
     }
 };
 
-// One set of arrays the kernels run on: loads the graph into `a`, checks BFS and SSSP
-// from every root (the edges a BFS pass traverses into `traversed`), and gives its passes;
-// after the timing, check_rest() checks PageRank and CC. Problems go to ok and how,
-// prefixed with `who` ("" for the variant's own arrays).
+// One set of arrays the kernels run on: loads the graph into `a`; check_searches() checks
+// BFS and SSSP from every root and returns the edges a BFS pass traverses; passes() gives
+// the timed passes; after them, check_rest() checks PageRank and CC. Problems go to ok and
+// how, prefixed with `who` ("" for the variant's own arrays); results to sig.
 template <template <class> class Arr>
 class Side {
   public:

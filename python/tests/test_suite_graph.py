@@ -172,20 +172,22 @@ def test_tiny_bench_on_the_real_program(graph_bin, tmp_path):
     assert f"## {SUITE.title}" in md and "graph-3" in md
 
 
-def test_pair_on_a_tree_times_every_kernel_beside_contiguous_arrays(graph_bin):
+def _tree_4k(graph_bin, *extra):
+    """The record of a tree-4k run on a 2 MiB graph (4 KiB blocks, no warm-up)."""
     p = subprocess.run([str(graph_bin / "physmem_lab_graph"), "--variant", "tree-4k", "--size", "2M",
-                        "--block-size", "4K", "--reps", "2", "--warmup", "0", "--param", "pair=on"],
-                       capture_output=True, text=True, timeout=60)
+                        "--block-size", "4K", "--warmup", "0", *extra], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
-    r = json.loads(p.stdout)
+    return json.loads(p.stdout)
+
+
+def test_pair_on_a_tree_times_every_kernel_beside_contiguous_arrays(graph_bin):
+    r = _tree_4k(graph_bin, "--reps", "2", "--param", "pair=on")
     assert r["verified"] and "the contiguous ones beside" in r["verification"]
     assert r["interleaved"] == [[None, "bfs@array"]] + [[k, k + "@array"] for k in KERNELS[1:]]
     assert all(len(r["phases"][k + "@array"]["ns_per_op"]) == 2 for k in KERNELS)
     assert {b["name"]: b["obtained"] for b in r["backing"]}["beside"] == "4k"
-    alone = subprocess.run([str(graph_bin / "physmem_lab_graph"), "--variant", "tree-4k", "--size", "2M",
-                            "--block-size", "4K", "--reps", "1", "--warmup", "0"],
-                           capture_output=True, text=True, timeout=60)
-    assert json.loads(alone.stdout)["checksum"] == r["checksum"]   # the arrays beside stay out of it
+    alone = _tree_4k(graph_bin, "--reps", "1")
+    assert alone["checksum"] == r["checksum"]   # the arrays beside stay out of it
 
 
 @pytest.mark.parametrize("variant, extra", [("array-4k", []), ("paged-thp", ["--param", "ratio=2"]),
@@ -209,11 +211,7 @@ def test_bad_input_is_a_usage_error(graph_bin, args, why):
 
 
 def test_uniform_graph_validates(graph_bin):
-    p = subprocess.run([str(graph_bin / "physmem_lab_graph"), "--variant", "tree-4k", "--size", "2M",
-                        "--block-size", "4K", "--reps", "1", "--warmup", "0", "--param", "graph=uniform"],
-                       capture_output=True, text=True, timeout=60)
-    assert p.returncode == 0, p.stderr
-    r = json.loads(p.stdout)
+    r = _tree_4k(graph_bin, "--reps", "1", "--param", "graph=uniform")
     assert r["verified"] and r["graph"]["generator"] == "uniform" and r["tree"]["depth"] >= 2
 
 

@@ -529,7 +529,7 @@ void run_paged(lab::Context& ctx, std::size_t n, std::size_t budget, Measured& m
         fio->pass("after");
         ctx.set_field("fio_beside", fio->json());  // its "ok": every pass read, no error (the point's own check stands apart)
     }
-    ctx.set_tree(s.block_size, 0, a.leaf_length());
+    ctx.set_tree(s.block_size, a.shape().depth_for_leaves(a.leaf_count()), a.leaf_length());  // its table's shape
     ctx.set_field("paged", {{"io", after.io}, {"direct", after.direct}, {"file", a.file()},
                             {"leaves", after.leaves}, {"leaf_bytes", a.pager().leaf_bytes()},
                             {"frames", after.frames}, {"resident", after.resident},

@@ -325,6 +325,13 @@ def test_tiny_bench_on_the_real_program(paging_bin, tmp_path):
         p = r["paged"]
         assert p["leaf_bytes"] == (int(leaf) or 64 * 1024)
         assert p["loads"] > 0 and p["bytes_read"] == p["loads"] * p["leaf_bytes"]
+    # a paged record gives its table's depth (it said 0), a tree's of the same size and block
+    trees = {(r["size_bytes"], r["tree"]["block_size"]): r["tree"]["depth"] for r in res["records"]
+             if r["kind"] != "paged" and r.get("tree")}
+    for r in res["records"]:
+        if r["kind"] == "paged" and r["params"]["leaf"] == "0":
+            assert r["tree"]["depth"] >= 1, r["variant"]
+            assert trees.get((r["size_bytes"], r["tree"]["block_size"]), r["tree"]["depth"]) == r["tree"]["depth"]
     for r in res["round_runs"]:
         m = r["paging"]["measured"]
         assert m["ops"] >= r["ops_per_pass"] * r["passes_per_rep"] * r["reps"]

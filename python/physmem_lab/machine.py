@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Optional
 
+from . import damon
 from .paths import REPO_ROOT
 from .units import format_size
 
@@ -177,6 +178,7 @@ def collect(probe=None, programs=None) -> dict:
         "python": sys.version.split()[0], "git_commit": git_commit(),
     }
     record["free_page_reporting"] = free_page_reporting()
+    record["damon"] = damon.kdamonds()
     record["first_touch"] = (probe or {}).get("first_touch")
     record["counters"] = counters_from_probe(probe)
     record["programs"] = _programs(programs or [])
@@ -278,6 +280,7 @@ def summary_lines(m: dict) -> list:
         _caches_line(m),
         f"THP: enabled={m.get('thp_enabled')} defrag={m.get('thp_defrag')}",
         first_touch_line(m),
+        damon.line(m),
         f"Huge pages 2 MiB: {hps('2m')}; 1 GiB: {hps('1g')} (pdpe1gb: {m.get('pdpe1gb')})",
         f"ASLR: {m.get('aslr')}; governor: {m.get('governor')}; root: {m.get('root')}",
         "Counters: " + (", ".join(f"{k} {v}" for k, v in counters.items()) or "unknown"),

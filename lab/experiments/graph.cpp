@@ -544,7 +544,7 @@ void run_kernels(lab::Context& ctx, Arrays<Arr>& a, const Input& in, Before befo
         const u64 ops = p == Phase::pagerank ? u64{iterations} * entries : p == Phase::cc ? entries : traversed;
         const std::string name = kPhaseNames[unsigned(p)], phase = p == Phase::bfs ? "" : name;
         if (other)
-            ctx.measure_interleaved({{phase, {mine.of(p), ops}}, {name + "@array", {theirs.of(p), ops}}});
+            ctx.measure_interleaved({{phase, {mine.of(p), ops, {}}}, {name + "@array", {theirs.of(p), ops, {}}}});
         else if (phase.empty())
             ctx.measure(ops, mine.of(p));
         else
@@ -643,23 +643,28 @@ void run_mapped(lab::Context& ctx, const Input& in, const Counts& c, const Paged
     ctx.set_field("phases_paging", phases);
 }
 
-// pair=on: every array again, contiguous on the run's backing (array "beside"), for the
-// kernels to be timed in turn on both; nullopt with pair=off. pre: a tree or paged variant
-// at ratio 1 (else a usage error).
-std::optional<Arrays<Span>> beside_arrays(lab::Context& ctx, const Counts& c) {
-    const lab::Settings& s = ctx.settings();
-    if (s.param("pair") != "on") return std::nullopt;
+// Whether --param pair=on; a usage error unless the variant is a tree, or paged at ratio 1
+// (everything in memory: the only ones with contiguous arrays to be timed beside).
+bool paired(const lab::Settings& s) {
+    if (s.param("pair") != "on") return false;
     if (s.kind != Kind::tree && !(s.kind == Kind::paged && s.param_size("ratio") == 1))
         lab::usage_error(kSpec, "--param pair=on: tree variants, and paged ones at ratio 1, only");
+    return true;
+}
+
+// pair=on: every array again, contiguous on the run's backing (array "beside"), for the
+// kernels to be timed in turn on both; nullopt with pair=off.
+std::optional<Arrays<Span>> beside_arrays(lab::Context& ctx, const Counts& c) {
+    if (!paired(ctx.settings())) return std::nullopt;
     return carve(Carver(ctx.array<std::byte>("beside", Carver::bytes(c)).data()), c);
 }
 
 void body(lab::Context& ctx) {
     const lab::Settings& s = ctx.settings();
+    (void)paired(s);  // a bad pair=on fails before the graph is built
     const Input in = make_input(ctx);
     const Counts c{in.csr.n, lab::graph::edges(in.csr)};
     if (s.kind == Kind::array) {
-        if (s.param("pair") == "on") lab::usage_error(kSpec, "--param pair=on: tree variants, and paged ones at ratio 1, only");
         describe(ctx, in, c, Carver::bytes(c));
         Arrays<Span> a = carve(Carver(ctx, Carver::bytes(c)), c);
         run_kernels(ctx, a, in, [](Phase) {});
@@ -681,7 +686,6 @@ void body(lab::Context& ctx) {
         lab::usage_error(kSpec, "--param leaf: a power of two from 4K to the block size, or 0");
     const PagedPlan plan{s.block_size, ratio, lab::data_dir(s), leaf};
     if (s.kind == Kind::mapped) {
-        if (s.param("pair") == "on") lab::usage_error(kSpec, "--param pair=on: tree variants, and paged ones at ratio 1, only");
         run_mapped(ctx, in, c, plan);
         return;
     }

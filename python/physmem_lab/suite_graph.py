@@ -263,11 +263,13 @@ def _largest(recs: Records) -> Optional[int]:
     return sizes[-1] if sizes else None
 
 
-def _kernel_items(g: Goal, recs: Records, num: str, den: str, target: float, what: str) -> Goal:
-    """One item per kernel at the run's largest size: num / den (named ``what``)."""
+def _kernel_items(g: Goal, recs: Records, num: str, den: str, target: float, what: str, of=None) -> Goal:
+    """One item per kernel at the run's largest size: num / den (named ``what``), as
+    ``of(size, kernel)`` gives it (default: the two processes apart, kernel_ratio)."""
     size = _largest(recs)
+    of = of or (lambda s, k: kernel_ratio(recs, num, den, s, k))
     for k in KERNELS:
-        r = kernel_ratio(recs, num, den, size, k) if size else None
+        r = of(size, k) if size else None
         if r is None:
             g.missing.append(f"{k}: no {num} and {den} records")
         else:
@@ -311,14 +313,8 @@ def _validated_goal(recs: Records) -> Goal:
 
 
 def _paged_goal(recs: Records) -> Goal:
-    g = Goal("graph-4", GOAL_TITLES[4])
-    size = _largest(recs)
-    for k in KERNELS:
-        r = paged_tree_ratio(recs, size, k) if size else None
-        if r is None:
-            g.missing.append(f"{k}: no paged-thp and tree-thp records")
-        else:
-            g.items.append(Item(f"{format_size(size)} {k}: paged-thp (1x budget) / tree-thp", r, 1.10))
+    g = _kernel_items(Goal("graph-4", GOAL_TITLES[4]), recs, "paged-thp", "tree-thp", 1.10,
+                      "paged-thp (1x budget) / tree-thp", of=lambda s, k: paged_tree_ratio(recs, s, k))
     sizes = _sizes_at(recs, "2")
     if not sizes:
         g.missing.append("2x the budget against the cgroup-limited mapping: not measured in this run "

@@ -10,14 +10,14 @@
 // at a time (arrays.hpp: RangeReader): one walk per leaf the list touches, then a plain
 // loop.
 // Sweeps over every vertex in order (for_each_vertex with a RangeReader over the
-// neighbours: for_each_in, find_at) read both arrays as the streams they are: a walk (or
-// a pin, for the offsets) a leaf, not a few a vertex.
+// neighbours: for_each_in, find_at; one over the offsets) read both arrays as the
+// streams they are: a walk a leaf, not a few a vertex.
 // Weighted loops read the weights the same way, in lockstep: the same index range of
 // the weights inside each part of the neighbours (so a list pays a walk per leaf of each
 // array, never one per edge). Nothing is pinned: a PagedArray's leaf stays in its frame
-// while the callback runs because the callback must not access the neighbours or
-// weights arrays itself, nor prefetch() them (only an access to an array, or a hint that
-// starts reading into it, can evict one of its leaves).
+// while the callback runs because the callback must not access the offsets, neighbours
+// or weights arrays itself, nor prefetch() them (only an access to an array, or a hint
+// that starts reading into it, can evict one of its leaves).
 // Look-ahead, for arrays that page: sweeps hint the neighbours ahead of them
 // (hint_range), and kernels that reach lists at random hint the next vertices' lists in
 // batches (ListHints) — prefetch() on a PagedArray, the view's willneed hook on a mapping;
@@ -99,9 +99,10 @@ std::uint64_t hint_range(const G& g, std::uint64_t first, std::uint64_t last) {
 }
 
 // f(u, first, last) for every vertex u in order, [first, last) the range of its list in
-// g.neighbours: the offsets read a segment at a time (one walk, or one pin, a leaf of
-// offsets) instead of two loads a vertex. f must not access g.offsets itself (on a
-// PagedArray the segment stays pinned while f runs).
+// g.neighbours: the offsets read a piece at a time through a RangeReader (one walk a leaf
+// of offsets, not two a vertex; arrays.hpp says why the loop is not a callback's). f must
+// not access g.offsets itself nor prefetch() it (on a PagedArray either could evict the
+// piece's leaf).
 // ReadsLists (the default): f reads the lists, so on arrays that page the neighbours are
 // hinted ahead of the sweep (hint_range), kSweepAhead bytes at a time when the sweep
 // comes within half of that of the end of what it hinted — the pager's own read-ahead
@@ -111,47 +112,46 @@ template <bool ReadsLists = true, class G, class F>
 void for_each_vertex(const G& g, F&& f) {
     constexpr std::uint64_t ahead = kSweepAhead / sizeof(std::uint32_t);  // entries
     const bool hinting = ReadsLists && hints_active(g);
-    std::uint32_t u = 0;
-    std::uint64_t first = 0, hinted = 0;
-    bool started = false;
-    scan(g.offsets, 0, std::size_t{g.n} + 1, [&](std::span<const std::uint64_t> s) {
-        std::size_t j = 0;
-        if (!started) first = s[0], j = 1, started = true;
-        for (; j < s.size(); ++j) {
-            const std::uint64_t last = s[j];
+    RangeReader offsets(g.offsets);
+    const std::size_t end = std::size_t{g.n} + 1;
+    std::uint64_t first = offsets.piece(0, end)[0], hinted = 0;
+    for (std::size_t i = 1; i < end;) {
+        const auto s = offsets.piece(i, end);
+        for (const std::uint64_t last : s) {
             if (hinting && last + ahead / 2 > hinted && hinted < g.neighbours.size()) {
                 const std::uint64_t from = std::max(hinted, last);
                 const std::uint64_t to = std::min<std::uint64_t>(g.neighbours.size(), from + ahead);
                 hinted = from < to ? hint_range(g, from, to) : to;
             }
-            f(u++, first, last);
+            f(static_cast<std::uint32_t>(i - 1), first, last);
             first = last;
+            ++i;
         }
-        return false;
-    });
+    }
 }
 
 // The neighbours in lists[first, last) (a RangeReader over g.neighbours, arrays.hpp), in
 // list order: f(v) for each (for_each_in), or until pred(v) is true (find_at, which
 // returns the index in [first, last) of the neighbour pred took, else last; so a caller
-// counts what it examined without a count per edge).
+// counts what it examined without a count per edge). Loops over the reader's pieces
+// (arrays.hpp says why not through a callback).
 template <class R, class F>
-void for_each_in(R& lists, std::uint64_t first, std::uint64_t last, F&& f) {
-    lists.scan(first, last, [&](std::span<const std::uint32_t> s) {
+[[gnu::always_inline]] inline void for_each_in(R& lists, std::uint64_t first, std::uint64_t last, F&& f) {
+    while (first < last) {
+        const auto s = lists.piece(first, last);
         for (std::uint32_t v : s) f(v);
-        return false;
-    });
+        first += s.size();
+    }
 }
 template <class R, class P>
-std::uint64_t find_at(R& lists, std::uint64_t first, std::uint64_t last, P&& pred) {
-    std::uint64_t at = first;  // the span's first index: advanced a span at a time
-    lists.scan(first, last, [&](std::span<const std::uint32_t> s) {
+[[gnu::always_inline]] inline std::uint64_t find_at(R& lists, std::uint64_t first, std::uint64_t last, P&& pred) {
+    while (first < last) {
+        const auto s = lists.piece(first, last);
         for (std::size_t j = 0; j < s.size(); ++j)
-            if (pred(s[j])) return at += j, true;
-        at += s.size();
-        return false;
-    });
-    return at;
+            if (pred(s[j])) return first + j;
+        first += s.size();
+    }
+    return last;
 }
 
 // f(v) for each neighbour v of u, in list order (ascending for a Csr), read through a
@@ -167,21 +167,19 @@ template <class G, class F>
 
 // f(v, w) for each neighbour v of u and the weight w of {u, v}, in list order; the
 // weights read in lockstep, both through RangeReaders (arrays.hpp: a walk a leaf, no pin,
-// so no lock on a PagedArray). Returns u's degree, as for_each_neighbour. pre: u < g.n.
+// so no lock on a PagedArray): a piece of the neighbours, then the weights' piece at the
+// same indices (as long or, where their leaves end first, shorter). Returns u's degree,
+// as for_each_neighbour. pre: u < g.n.
 template <class G, class F>
 [[gnu::always_inline]] inline std::uint64_t for_each_weighted_neighbour(const G& g, std::uint32_t u, F&& f) {
     const std::uint64_t first = load(g.offsets, u), last = load(g.offsets, std::size_t{u} + 1);
     RangeReader lists(g.neighbours), weights(g.weights);
-    std::uint64_t at = first;  // index of vs[0]
-    lists.scan(first, last, [&](std::span<const std::uint32_t> vs) {
-        std::size_t j = 0;
-        weights.scan(at, at + vs.size(), [&](std::span<const std::uint32_t> ws) {
-            for (std::uint32_t w : ws) f(vs[j++], w);
-            return false;
-        });
-        at += vs.size();
-        return false;
-    });
+    for (std::uint64_t x = first; x < last;) {
+        const auto vs = lists.piece(x, last);
+        const auto ws = weights.piece(x, x + vs.size());
+        for (std::size_t j = 0; j < ws.size(); ++j) f(vs[j], ws[j]);
+        x += ws.size();
+    }
     return last - first;
 }
 

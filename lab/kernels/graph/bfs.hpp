@@ -98,16 +98,18 @@ std::uint64_t bottom_up_step(const G& g, Parent& parent, const Bits& front, Bits
     fill(next, 0);
     std::uint64_t awake = 0;
     RangeReader lists(g.neighbours);
-    for_each_vertex(g, [&](std::uint32_t u, std::uint64_t first, std::uint64_t last) {
-        if (load(parent, u) != kUnreached) return;
-        const std::uint64_t at = find_at(lists, first, last, [&](std::uint32_t v) {
-            if (!test_bit(front, v)) return false;
-            store(parent, u, v);
-            set_bit(next, u);
-            ++awake;
-            return true;
+    with_walk(front, [&](auto&& in) {  // the frontier's bits at random: arrays.hpp
+        for_each_vertex(g, [&](std::uint32_t u, std::uint64_t first, std::uint64_t last) {
+            if (load(parent, u) != kUnreached) return;
+            const std::uint64_t at = find_at(lists, first, last, [&](std::uint32_t v) {
+                if (!test_bit(in, v)) return false;
+                store(parent, u, v);
+                set_bit(next, u);
+                ++awake;
+                return true;
+            });
+            st.edges_examined += (at < last ? at + 1 : last) - first;
         });
-        st.edges_examined += (at < last ? at + 1 : last) - first;
     });
     return awake;
 }

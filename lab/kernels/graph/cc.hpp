@@ -52,13 +52,15 @@ void jump(const G& g, Labels& labels) {
 // the last of which changes nothing). pre: labels.size() >= g.n.
 template <class G, class Labels>
 unsigned connected_components(const G& g, Labels& labels) {
-    for (std::uint32_t v = 0; v < g.n; ++v) store(labels, v, v);
-    unsigned rounds = 1;
-    while (detail::hook(g, labels)) {
-        detail::jump(g, labels);
-        ++rounds;
-    }
-    return rounds;
+    return with_walk(labels, [&](auto&& l) {
+        for (std::uint32_t v = 0; v < g.n; ++v) store(l, v, v);
+        unsigned rounds = 1;
+        while (detail::hook(g, l)) {
+            detail::jump(g, l);
+            ++rounds;
+        }
+        return rounds;
+    });
 }
 
 // The reference: union-find (by index, path halving) over the Csr's entries; returns

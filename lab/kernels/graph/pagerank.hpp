@@ -47,15 +47,17 @@ double pull(const G& g, Scores& scores, const Contrib& contrib, double damping) 
     const double base = (1.0 - damping) / g.n;
     double change = 0;
     RangeReader lists(g.neighbours);
-    for_each_vertex(g, [&](std::uint32_t u, std::uint64_t first, std::uint64_t last) {
-        double sum = 0;
-        lists.scan(first, last, [&](std::span<const std::uint32_t> s) {
-            sum = sum_at(contrib, s, sum);
-            return false;
+    with_walk(contrib, [&](auto&& c) {  // c[v] at random: arrays.hpp
+        for_each_vertex(g, [&](std::uint32_t u, std::uint64_t first, std::uint64_t last) {
+            double sum = 0;
+            lists.scan(first, last, [&](std::span<const std::uint32_t> s) {
+                sum = sum_at(c, s, sum);
+                return false;
+            });
+            const double score = base + sum;
+            change += std::fabs(score - load(scores, u));
+            store(scores, u, score);
         });
-        const double score = base + sum;
-        change += std::fabs(score - load(scores, u));
-        store(scores, u, score);
     });
     return change;
 }

@@ -96,10 +96,12 @@ template <class G, class Dist>
 SsspStats delta_stepping(const G& g, std::uint32_t root, Dist& dist, std::uint32_t delta = kDefaultDelta) {
     SsspStats st;
     fill(dist, kInfinity);
-    store(dist, root, 0);
-    detail::Buckets buckets(1, std::vector<std::uint32_t>{root});
-    for (std::uint64_t b = 0; b < buckets.size(); ++b, ++st.buckets) detail::empty_bucket(g, dist, b, delta, buckets, st);
-    return st;
+    return with_walk(dist, [&](auto&& d) {  // relax's d[v] at random: arrays.hpp
+        store(d, root, 0);
+        detail::Buckets buckets(1, std::vector<std::uint32_t>{root});
+        for (std::uint64_t b = 0; b < buckets.size(); ++b, ++st.buckets) detail::empty_bucket(g, d, b, delta, buckets, st);
+        return st;
+    });
 }
 
 }  // namespace lab::graph

@@ -294,6 +294,22 @@ void reader_matches(Kind& kind) {
         // The other arrays' accesses between calls (a paged leaf evicted meanwhile).
         if (call % 11 == 0) (void)load(std::as_const(a), rng() % n);
     }
+    // piece(first, last): a non-empty prefix of the range, inside first's leaf (the whole
+    // range on a contiguous array), even right after another reader moved the one leaf a
+    // PagedArray holds elsewhere.
+    RangeReader other(std::as_const(a));
+    for (int call = 0; call < 2000; ++call) {
+        const std::size_t first = rng() % (n - 1), last = std::min(n, first + 1 + rng() % 2500);
+        const std::span<const u32> s = reader.piece(first, last);
+        ASSERT_GE(s.size(), 1u) << "call " << call;
+        ASSERT_LE(s.size(), last - first) << "call " << call;
+        ASSERT_TRUE(std::equal(s.begin(), s.end(), want.begin() + first)) << "call " << call;
+        if constexpr (!std::is_same_v<Kind, SpanKind>)
+            ASSERT_EQ((first + s.size() - 1) / a.leaf_length(), first / a.leaf_length()) << "call " << call;
+        else
+            ASSERT_EQ(s.size(), last - first) << "call " << call;
+        (void)other.piece(rng() % n, n);
+    }
 }
 
 TEST(GraphArrays, RangeReaderReadsWhatScanReads) {

@@ -74,10 +74,14 @@ std::size_t Pager::pin_window(std::size_t k0, std::size_t n, void** out) {
         try {
             out[c] = pin_locked(k0 + c, false);
         } catch (const PagingError&) {
+            while (c) unpin_locked(k0 + --c);  // the window's pins go with it
             throw;  // a failed read is reported at once, as pin reports it
         } catch (const std::runtime_error&) {
             if (c == 0) throw;
             return c;  // every frame pinned: a shorter window
+        } catch (...) {
+            while (c) unpin_locked(k0 + --c);
+            throw;
         }
     }
     return n;

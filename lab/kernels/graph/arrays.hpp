@@ -25,6 +25,7 @@
 
 #include "physmem/fixed_depth.hpp"
 #include "physmem/paged_array.hpp"
+#include "physmem/pinned.hpp"
 #include "physmem/segments.hpp"
 #include "physmem/tree_array.hpp"
 
@@ -87,13 +88,18 @@ bool scan(const A& a, std::size_t first, std::size_t last, F&& f) {
 // for the call (physmem::with_fixed_depth), so a loop of random a[i] walks without a test
 // of the depth at each (CC's hooking loop through TreeArray::operator[] ran 1.21-1.30x
 // the contiguous arrays' time, 1.04-1.08x through the view: physmem_lab_graph --variant
-// tree-thp --size 64M --param pair=on, three processes each). For the one array a
-// kernel's hot loop reads at random (each call instantiates f once per depth); the view
-// has operator[] and size() only, valid while the array is neither resized nor its
-// blocks moved.
+// tree-thp --size 64M --param pair=on, three processes each). On a PagedArray whose
+// budget holds all its leaves, f(the same view over its frames, all pinned for the call:
+// physmem::with_pinned), else f(a): operator[] paid a load of the table's address, a tag
+// test and a call on its slow path at each a[i] (CC at 1.29-1.37x the arrays beside it,
+// 0.95-1.01x through the view; PageRank 1.26x, 1.02x: --variant paged-thp --reps 8
+// --min-rep-ms 0, three processes alternated with the old binary). For the one array a kernel's hot loop
+// reads at random (each call instantiates f once per depth); the view has operator[] and
+// size() only, valid while the array is neither resized nor its blocks moved.
 template <class A, class F>
 decltype(auto) with_walk(A& a, F&& f) {
     if constexpr (requires { physmem::with_fixed_depth(a, f); }) return physmem::with_fixed_depth(a, std::forward<F>(f));
+    else if constexpr (requires { physmem::with_pinned(a, f); }) return physmem::with_pinned(a, std::forward<F>(f));
     else return f(a);
 }
 

@@ -153,25 +153,27 @@ void bottom_up_phase(const G& g, Parent& parent, Queue& queue, Window& q, Bits* 
 template <class G, class Parent, class Queue, class Bits>
 BfsStats bfs(const G& g, std::uint32_t root, Parent& parent, Queue& queue, Bits& front, Bits& next,
              const BfsOptions& o = {}) {
-    BfsStats st;
     fill(parent, kUnreached);
-    store(parent, root, root);
-    store(queue, 0, root);
-    detail::Window q{0, 1, 1};
-    std::uint64_t unexplored = load(g.offsets, g.n), scout = degree(g, root);
-    while (!q.empty()) {
-        if (scout > unexplored / o.alpha) {
-            detail::bottom_up_phase(g, parent, queue, q, &front, &next, o, st);
-            scout = 1;
-        } else {
-            unexplored -= std::min(scout, unexplored);  // GAP subtracts plainly; the 1 after a
-                                                        // bottom-up phase could wrap it
-            scout = detail::top_down_step(g, parent, queue, q, st);
-            ++st.top_down_steps;
-            q.slide();
+    return with_walk(parent, [&](auto&& par) {  // parent[v] at random, every step: arrays.hpp
+        BfsStats st;
+        store(par, root, root);
+        store(queue, 0, root);
+        detail::Window q{0, 1, 1};
+        std::uint64_t unexplored = load(g.offsets, g.n), scout = degree(g, root);
+        while (!q.empty()) {
+            if (scout > unexplored / o.alpha) {
+                detail::bottom_up_phase(g, par, queue, q, &front, &next, o, st);
+                scout = 1;
+            } else {
+                unexplored -= std::min(scout, unexplored);  // GAP subtracts plainly; the 1 after a
+                                                            // bottom-up phase could wrap it
+                scout = detail::top_down_step(g, par, queue, q, st);
+                ++st.top_down_steps;
+                q.slide();
+            }
         }
-    }
-    return st;
+        return st;
+    });
 }
 
 // Undirected edges of the CSR inside the searched component: the summed degrees of the

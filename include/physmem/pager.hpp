@@ -218,8 +218,9 @@ class Pager final : private BlockOwner {
     void unpin(std::size_t k) noexcept;
     // Pins leaves k0, k0 + 1, ... (up to n of them, read) under one lock, their frames in
     // out; returns how many: fewer when every frame is pinned after the first, which
-    // throws as pin does. On a throw none of the window stays pinned. unpin_window(k0, m, dirty) unpins m of them, the first `dirty`
-    // marked written (a segmented algorithm's window, segmented_iterator.hpp).
+    // throws as pin does; on a throw none of the window stays pinned. unpin_window(k0, m,
+    // dirty) unpins m of them, the first `dirty` marked written (a segmented algorithm's
+    // window, segmented_iterator.hpp).
     std::size_t pin_window(std::size_t k0, std::size_t n, void** out);
     void unpin_window(std::size_t k0, std::size_t m, std::size_t dirty) noexcept;
     // Starts reading these leaves (a hint; errors are left for the fault that needs them).

@@ -8,10 +8,9 @@
 // operator[], so a PagedArray leaf that is only read stays clean (dropped, not written,
 // when evicted).
 //
-// Ranges are read a segment at a time (scan): on a TreeArray or PagedArray each leaf's
-// part of the range is handed over as one std::span by physmem::for_each_segment's range
-// form (one walk per leaf, not per element; a PagedArray pins the leaf meanwhile), on a
-// contiguous array the range is one span.
+// Ranges are read a piece at a time (RangeReader, below): on a TreeArray or PagedArray
+// each leaf's part of the range is handed over as one std::span (one walk per leaf, not
+// per element), on a contiguous array the range is one span.
 #pragma once
 
 #include <algorithm>
@@ -58,32 +57,6 @@ concept Contiguous = requires(const A& a) {
     { a.data() } -> std::convertible_to<const element_t<A>*>;
 };
 
-// f(std::span<const T>) for the pieces of a[first, last) in index order — one per leaf
-// touched, or the whole range on a contiguous array — until f returns true. Returns
-// whether f did (the range was left early). pre: first <= last <= a.size().
-template <class A, class F>
-bool scan(const A& a, std::size_t first, std::size_t last, F&& f) {
-    using T = element_t<A>;
-    if constexpr (Segmented<A>) {
-        const std::size_t leaf = a.leaf_length();  // a power of two
-        bool stop = false;
-        while (first < last && !stop) {
-            const std::size_t end = std::min(last, (first / leaf + 1) * leaf);
-            physmem::for_each_segment(a, first, end, [&](std::span<const T> s) { stop = f(s); });
-            first = end;
-        }
-        return stop;
-    } else if constexpr (Contiguous<A>) {
-        return first < last && f(std::span<const T>(a.data() + first, last - first));
-    } else {
-        for (; first < last; ++first) {
-            const T x = a[first];
-            if (f(std::span<const T>(&x, 1))) return true;
-        }
-        return false;
-    }
-}
-
 // f(a), or on a TreeArray f(its physmem::FixedDepthView): the tree's depth dispatched once
 // for the call (physmem::with_fixed_depth), so a loop of random a[i] walks without a test
 // of the depth at each (CC's hooking loop through TreeArray::operator[] ran 1.21-1.30x
@@ -93,9 +66,10 @@ bool scan(const A& a, std::size_t first, std::size_t last, F&& f) {
 // physmem::with_pinned), else f(a): operator[] paid a load of the table's address, a tag
 // test and a call on its slow path at each a[i] (CC at 1.29-1.37x the arrays beside it,
 // 0.95-1.01x through the view; PageRank 1.26x, 1.02x: --variant paged-thp --reps 8
-// --min-rep-ms 0, three processes alternated with the old binary). For the one array a kernel's hot loop
-// reads at random (each call instantiates f once per depth); the view has operator[] and
-// size() only, valid while the array is neither resized nor its blocks moved.
+// --min-rep-ms 0, three processes alternated with the old binary). For the one array a
+// kernel's hot loop reads at random (each call instantiates f once per depth); the view
+// has operator[] and size() only, valid while the array is neither resized nor its blocks
+// moved.
 template <class A, class F>
 decltype(auto) with_walk(A& a, F&& f) {
     if constexpr (requires { physmem::with_fixed_depth(a, f); }) return physmem::with_fixed_depth(a, std::forward<F>(f));

@@ -200,14 +200,17 @@ class PagedArray {
     // --- paging -------------------------------------------------------------------------
     // A hint that these elements come next: an element whose leaf is in memory gets a CPU
     // prefetch of its cache line; the leaves that are not start reading, asynchronously
-    // and as one batch (at most half the budget per call). Errors are left for the access
-    // that needs the leaf. Takes the lock only when a leaf is missing.
+    // and as one batch (at most half the budget per call), and those in memory count as
+    // referenced (the CLOCK passes over them once). Errors are left for the access that
+    // needs the leaf. Takes the lock only when a leaf is missing or not referenced (its
+    // entry cold: the hand cleared its bit).
     void prefetch(std::span<const size_type> indices) const {
         bool missing = false;
         for (size_type i : indices) {
-            const void* p = pager_->peek(i >> shape_.leaf_shift);
+            const std::size_t k = i >> shape_.leaf_shift;
+            const void* p = pager_->peek(k);
             if (p) __builtin_prefetch(static_cast<const T*>(p) + (i & shape_.leaf_mask()), 1);
-            else missing = true;
+            missing |= (pager_->raw_relaxed(k) & detail::Pager::kCold) != 0;  // absent or cold
         }
         if (!missing) return;
         thread_local std::vector<size_type> leaves;  // reused: no allocation per batch

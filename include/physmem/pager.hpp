@@ -27,7 +27,10 @@
 // asynchronously; leaves read ahead (or hinted with prefetch) stay unlinked until first
 // touched, so their first touch is counted (readahead_hits) and keeps the pattern going.
 // The window starts at 2 leaves and doubles with each fault that keeps the pattern, so
-// random faults that match a stride by chance read little ahead.
+// random faults that match a stride by chance read little ahead. Hints: the caller knows
+// its pattern, so a hinted leaf's fault does not feed the detector, and a hint's leaves
+// already in memory count as referenced (else the next batch's reads could take them
+// before their access).
 //
 // I/O: io_uring (liburing) when the kernel allows it, else pread/pwrite (stats().io says
 // which); O_DIRECT when the file system accepts it (stats().direct). Errors: a failed or
@@ -136,7 +139,8 @@ class Pager final : private BlockOwner {
     // would reload the table's root and shape after every access's reference bit.
     using Bits = std::uint16_t;
     static constexpr Bits kRef = 1, kDirty = 2, kOnFile = 4, kInFrame = 8, kLoading = 16, kAhead = 32,
-                          kWriting = 64, kReading = 128;  // kReading: a fault's own read, the lock released
+                          kWriting = 64, kReading = 128,  // kReading: a fault's own read, the lock released
+                          kHinted = 256;  // with kAhead: started by a hint, not by the pattern detector
     using InitFn = void (*)(void* leaf, std::size_t bytes);
 
     // `leaves` leaves of leaf_bytes_for(pool, o) bytes each; `init` makes a never-written
@@ -302,6 +306,7 @@ class Pager final : private BlockOwner {
     void write_back(std::span<const std::uint32_t> frames);
     void clean_ahead(std::size_t n);
     void start_reads(std::span<const std::size_t> leaves, bool ahead);  // ahead: read-ahead, else a hint
+    void refer(std::span<const std::size_t> leaves) noexcept;  // a hint: present leaves referenced
     void pump(std::size_t min);
     void wait_for(std::size_t k);
     void drain() noexcept;

@@ -28,9 +28,10 @@ void* Pager::fault_locked(std::size_t k) {
     if (state_[k] & kReading) wait_for_read(k);  // another thread's fault reads it
     if (void* p = lookup(k)) return p;
     if (state_[k] & kLoading) wait_for(k);
+    const bool hinted = state_[k] & kHinted;
     if (state_[k] & kInFrame) {  // read ahead or hinted, now arrived
         if (state_[k] & kAhead) ++stats_.readahead_hits;
-        state_[k] &= static_cast<Bits>(~kAhead);
+        state_[k] &= static_cast<Bits>(~(kAhead | kHinted));
         link(k, frame_[k]);
     } else {
         std::uint32_t f;
@@ -39,7 +40,10 @@ void* Pager::fault_locked(std::size_t k) {
         else init_(frames_[f].data, leaf_bytes_);
         link(k, f);
     }
-    read_ahead_after(k);
+    // A hinted leaf's fault says nothing of a pattern: the caller chose it. Counted, two
+    // random faults a leaf apart confirmed a "scan" that sent the leaf before them — often
+    // hinted for the next batch — out first (pass_behind).
+    if (!hinted) read_ahead_after(k);
     return frames_[frame_[k]].data;
 }
 

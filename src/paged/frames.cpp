@@ -98,7 +98,7 @@ std::size_t Pager::choose_victims(std::size_t want, std::uint32_t* out) {
             continue;
         }
         unlink(fr.leaf);
-        s &= static_cast<Bits>(~(kInFrame | kRef | kAhead));
+        s &= static_cast<Bits>(~(kInFrame | kRef | kAhead | kHinted));
         fr.leaf = kNone;
         ++stats_.evictions;
         out[got++] = f;

@@ -28,6 +28,10 @@
 // paged array the algorithm runs over when the budget holds no free frame: that access
 // throws std::runtime_error (every frame pinned), as inside for_each_segment.
 //
+// Large copies: copy, copy_n and move of trivially copyable elements larger in all than
+// 3/4 of the last-level cache store their runs non-temporally (detail::stream_copy), as
+// glibc's memmove does for one contiguous range that large — a run of a leaf never is.
+//
 // reduce and transform_reduce fold each run with std::reduce and the runs left to right:
 // a valid order for them, not necessarily the one std::reduce picks on a vector (equal for
 // associative and commutative operations, which those functions require).
@@ -75,6 +79,57 @@ class Best {
     const V& get() const { return *v_; }
 };
 
+// Large copies (src/algo/stream_copy.cpp). stream_copy: n bytes from s to d, stored past
+// the cache (non-temporal stores) when the ranges do not overlap and n is at least 16 KiB,
+// else memmove. stream_copy_threshold: the copy size from which copy, copy_n and move
+// stream their runs, 3/4 of the last-level cache (0, never, when the C library reports no
+// cache size) — what glibc's memmove does for one range that large, which a run of a leaf
+// never is.
+void stream_copy(void* d, const void* s, std::size_t n) noexcept;
+std::size_t stream_copy_threshold() noexcept;
+
+inline bool streams(std::size_t bytes) noexcept {
+    const std::size_t t = stream_copy_threshold();
+    return t != 0 && bytes >= t;
+}
+
+// Contiguous iterators over the same trivially copyable type: a run copies as bytes.
+template <class X, class Y>
+constexpr bool bytewise() {
+    if constexpr (std::contiguous_iterator<X> && std::contiguous_iterator<Y>) {
+        using T = std::iter_value_t<X>;
+        return std::is_same_v<T, std::iter_value_t<Y>> && std::is_trivially_copyable_v<T> &&
+               std::is_assignable_v<std::iter_reference_t<Y>, std::iter_reference_t<X>>;
+    } else {
+        return false;
+    }
+}
+template <class X, class Y>
+inline constexpr bool bytewise_v = bytewise<X, Y>();
+
+// One run of copy, copy_n or move: m elements from in to o, both advanced past them;
+// streamed when `stream` (the whole copy is large) and the elements copy as bytes.
+template <class X, class Y>
+void copy_run(X& in, std::size_t m, Y& o, bool stream) {
+    if constexpr (bytewise_v<X, Y>) {
+        if (stream) {
+            stream_copy(std::to_address(o), std::to_address(in), m * sizeof(std::iter_value_t<X>));
+            in += static_cast<std::ptrdiff_t>(m);
+            o += static_cast<std::ptrdiff_t>(m);
+            return;
+        }
+    }
+    auto r = std::ranges::copy_n(in, static_cast<std::ptrdiff_t>(m), o);
+    in = r.in;
+    o = r.out;
+}
+
+// The bytes a copy of n elements of I moves (for streams()).
+template <class I>
+std::size_t bytes_of(std::size_t n) noexcept {
+    return n * sizeof(std::iter_value_t<I>);
+}
+
 }  // namespace detail
 
 // --- for_each, for_each_n ---------------------------------------------------------------
@@ -109,10 +164,10 @@ template <std::input_iterator I, class O>
 O copy(I first, I last, O out) {
     if constexpr (detail::by_runs_v<I, O>) {
         if (pins_fit(first, out)) {
-            zip_runs(detail::length(first, last), [](std::size_t m, auto& in, auto& o) {
-                auto r = std::ranges::copy_n(in, static_cast<std::ptrdiff_t>(m), o);
-                in = r.in;
-                o = r.out;
+            const std::size_t n = detail::length(first, last);
+            const bool stream = detail::streams(detail::bytes_of<I>(n));
+            zip_runs(n, [stream](std::size_t m, auto& in, auto& o) {
+                detail::copy_run(in, m, o, stream);
                 return m;
             }, first, out);
             return out;
@@ -125,10 +180,9 @@ O copy_n(I first, Size n, O out) {
     if constexpr (any_segmented_v<I, O>) {
         if (n <= 0) return out;
         if (pins_fit(first, out)) {
-            zip_runs(static_cast<std::size_t>(n), [](std::size_t m, auto& in, auto& o) {
-                auto r = std::ranges::copy_n(in, static_cast<std::ptrdiff_t>(m), o);
-                in = r.in;
-                o = r.out;
+            const bool stream = detail::streams(detail::bytes_of<I>(static_cast<std::size_t>(n)));
+            zip_runs(static_cast<std::size_t>(n), [stream](std::size_t m, auto& in, auto& o) {
+                detail::copy_run(in, m, o, stream);
                 return m;
             }, first, out);
             return out;
@@ -140,12 +194,18 @@ template <std::input_iterator I, class O>
 O move(I first, I last, O out) {
     if constexpr (detail::by_runs_v<I, O>) {
         if (pins_fit(first, out)) {
-            zip_runs(detail::length(first, last), [](std::size_t m, auto& in, auto& o) {
-                auto x = in;
-                auto y = o;
-                for (std::size_t j = 0; j < m; ++j, ++x, ++y) *y = std::move(*x);
-                in = x;
-                o = y;
+            const std::size_t n = detail::length(first, last);
+            const bool stream = detail::streams(detail::bytes_of<I>(n));
+            zip_runs(n, [stream](std::size_t m, auto& in, auto& o) {
+                if constexpr (detail::bytewise_v<std::remove_reference_t<decltype(in)>, std::remove_reference_t<decltype(o)>>) {
+                    detail::copy_run(in, m, o, stream);  // a move of these is a copy
+                } else {
+                    auto x = in;
+                    auto y = o;
+                    for (std::size_t j = 0; j < m; ++j, ++x, ++y) *y = std::move(*x);
+                    in = x;
+                    o = y;
+                }
                 return m;
             }, first, out);
             return out;

@@ -1,5 +1,7 @@
-// src/port/cpu.cpp — CPU feature detection (CPUID). See os.hpp.
+// src/port/cpu.cpp — CPU feature detection (CPUID) and cache sizes. See os.hpp.
 #include "port/os.hpp"
+
+#include <unistd.h>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -15,6 +17,14 @@ CpuPku cpu_protection_keys() noexcept {
 #else
     return {};
 #endif
+}
+
+std::size_t last_level_cache_bytes() noexcept {
+    for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
+        long v = ::sysconf(name);
+        if (v > 0) return static_cast<std::size_t>(v);
+    }
+    return 0;
 }
 
 }  // namespace physmem::os

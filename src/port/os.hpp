@@ -21,6 +21,10 @@ struct CpuPku {
 };
 CpuPku cpu_protection_keys() noexcept;
 
+// Bytes of the largest data cache the C library reports (L3, else L2; sysconf), 0 when it
+// reports none.
+std::size_t last_level_cache_bytes() noexcept;
+
 // --- protection keys (pkeys.cpp) -------------------------------------------------------
 // Only meaningful where cpu_protection_keys() says both pku and ospke; elsewhere the calls
 // fail (ENOSYS, EINVAL, ENOSPC from the kernel) and read_pkru/write_pkru must not be called

@@ -55,8 +55,8 @@ TEST(StreamCopy, ThresholdIsThreeQuartersOfTheCacheTheLibraryReports) {
     const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE), l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
     const std::size_t cache = l3 > 0 ? std::size_t(l3) : l2 > 0 ? std::size_t(l2) : 0;
     EXPECT_EQ(physmem::detail::stream_copy_threshold(), cache / 4 * 3);
-    EXPECT_FALSE(physmem::detail::streams(0));
-    if (cache) EXPECT_TRUE(physmem::detail::streams(cache));
+    EXPECT_FALSE(physmem::detail::streams<const unsigned char*>(0));  // bytes: one-byte elements
+    if (cache) EXPECT_TRUE(physmem::detail::streams<const unsigned char*>(cache));
 }
 
 // The runs of a copy that streams hold what the runs of one that does not hold: a tree ->

@@ -88,9 +88,11 @@ class Best {
 void stream_copy(void* d, const void* s, std::size_t n) noexcept;
 std::size_t stream_copy_threshold() noexcept;
 
-inline bool streams(std::size_t bytes) noexcept {
+// Whether a copy of n elements of I streams its runs.
+template <class I>
+bool streams(std::size_t n) noexcept {
     const std::size_t t = stream_copy_threshold();
-    return t != 0 && bytes >= t;
+    return t != 0 && n * sizeof(std::iter_value_t<I>) >= t;
 }
 
 // Contiguous iterators over the same trivially copyable type: a run copies as bytes.
@@ -122,12 +124,6 @@ void copy_run(X& in, std::size_t m, Y& o, bool stream) {
     auto r = std::ranges::copy_n(in, static_cast<std::ptrdiff_t>(m), o);
     in = r.in;
     o = r.out;
-}
-
-// The bytes a copy of n elements of I moves (for streams()).
-template <class I>
-std::size_t bytes_of(std::size_t n) noexcept {
-    return n * sizeof(std::iter_value_t<I>);
 }
 
 }  // namespace detail
@@ -165,7 +161,7 @@ O copy(I first, I last, O out) {
     if constexpr (detail::by_runs_v<I, O>) {
         if (pins_fit(first, out)) {
             const std::size_t n = detail::length(first, last);
-            const bool stream = detail::streams(detail::bytes_of<I>(n));
+            const bool stream = detail::streams<I>(n);
             zip_runs(n, [stream](std::size_t m, auto& in, auto& o) {
                 detail::copy_run(in, m, o, stream);
                 return m;
@@ -180,7 +176,7 @@ O copy_n(I first, Size n, O out) {
     if constexpr (any_segmented_v<I, O>) {
         if (n <= 0) return out;
         if (pins_fit(first, out)) {
-            const bool stream = detail::streams(detail::bytes_of<I>(static_cast<std::size_t>(n)));
+            const bool stream = detail::streams<I>(static_cast<std::size_t>(n));
             zip_runs(static_cast<std::size_t>(n), [stream](std::size_t m, auto& in, auto& o) {
                 detail::copy_run(in, m, o, stream);
                 return m;
@@ -195,7 +191,7 @@ O move(I first, I last, O out) {
     if constexpr (detail::by_runs_v<I, O>) {
         if (pins_fit(first, out)) {
             const std::size_t n = detail::length(first, last);
-            const bool stream = detail::streams(detail::bytes_of<I>(n));
+            const bool stream = detail::streams<I>(n);
             zip_runs(n, [stream](std::size_t m, auto& in, auto& o) {
                 if constexpr (detail::bytewise_v<std::remove_reference_t<decltype(in)>, std::remove_reference_t<decltype(o)>>) {
                     detail::copy_run(in, m, o, stream);  // a move of these is a copy

@@ -208,9 +208,10 @@ class PagedArray {
         bool missing = false;
         for (size_type i : indices) {
             const std::size_t k = i >> shape_.leaf_shift;
-            const void* p = pager_->peek(k);
-            if (p) __builtin_prefetch(static_cast<const T*>(p) + (i & shape_.leaf_mask()), 1);
-            missing |= (pager_->raw_relaxed(k) & detail::Pager::kCold) != 0;  // absent or cold
+            const std::uintptr_t e = pager_->raw_relaxed(k);  // as peek() reads it
+            if (const void* p = pager_->frame_of(k, e))
+                __builtin_prefetch(static_cast<const T*>(p) + (i & shape_.leaf_mask()), 1);
+            missing |= (e & detail::Pager::kCold) != 0;  // absent or cold
         }
         if (!missing) return;
         thread_local std::vector<size_type> leaves;  // reused: no allocation per batch

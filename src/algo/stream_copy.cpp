@@ -6,9 +6,9 @@
 // runs is below its threshold and stores through the cache, reading every destination line
 // first (a read for ownership): a third more memory traffic, and the tree's copy fell far
 // behind the vector's (README, algorithms). This copy does what glibc's large path does:
-// four 4 KiB streams interleaved,
-// 16-byte non-temporal stores (SSE2, every x86-64), a prefetch ahead of each stream's loads,
-// and a store fence at the end so the bytes are ordered before whatever the caller does next.
+// four 4 KiB streams interleaved, 16-byte non-temporal stores (SSE2, every x86-64), a
+// prefetch ahead of each stream's loads, and a store fence at the end so the bytes are
+// ordered before whatever the caller does next.
 #include <cstdint>
 #include <cstring>
 

@@ -40,9 +40,9 @@ void* Pager::fault_locked(std::size_t k) {
         else init_(frames_[f].data, leaf_bytes_);
         link(k, f);
     }
-    // A hinted leaf's fault says nothing of a pattern: the caller chose it. Counted, two
-    // random faults a leaf apart confirmed a "scan" that sent the leaf before them — often
-    // hinted for the next batch — out first (pass_behind).
+    // A hinted leaf's fault says nothing of a pattern: the caller chose it. Were it
+    // counted, two random faults a leaf apart would confirm a "scan" and send the leaf
+    // before them — often hinted for the next batch — out first (pass_behind).
     if (!hinted) read_ahead_after(k);
     return frames_[frame_[k]].data;
 }
